@@ -1,0 +1,165 @@
+//! The chain graph: one node per chain, one edge per jump or goto, carrying the rule it came from.
+
+use crate::model::{ChainId, RuleId, Ruleset, TableId};
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::{Dfs, EdgeRef};
+
+/// A jump (`-j CHAIN`) or goto (`-g CHAIN`) from one chain to another in the same table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jump {
+    /// The rule holding the `-j`/`-g`.
+    pub rule: RuleId,
+    /// `-g`: the target chain does not return to the caller.
+    pub goto: bool,
+}
+
+/// Jumps between the chains of a ruleset, with the built-in chains as entry points.
+///
+/// Node `i` is chain `ChainId(i)`: the graph has exactly one node per chain, in the same order.
+///
+/// ```
+/// use rulelint_parser::{ChainGraph, TableKind, parse};
+/// let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-A - [0:0]\n\
+///             -A PREROUTING -j KUBE-SERVICES\n-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-A\nCOMMIT\n";
+/// let parsed = parse(text);
+/// let set = &parsed.ruleset;
+/// let graph = ChainGraph::build(set);
+/// let nat = set.table_by_kind(TableKind::Nat).unwrap();
+/// let svc = nat.chain("KUBE-SVC-A").unwrap().id;
+/// let prerouting = nat.chain("PREROUTING").unwrap().id;
+/// assert!(graph.reachable_from(prerouting).any(|c| c == svc));
+/// assert_eq!(graph.jumps_into(svc).count(), 1);
+/// assert!(graph.cycles().is_empty());
+/// ```
+#[derive(Clone, Debug)]
+pub struct ChainGraph {
+    graph: DiGraph<ChainId, Jump>,
+    /// Rules whose `-j`/`-g` names no chain of their table (extension targets included).
+    non_chain_targets: Vec<RuleId>,
+}
+
+fn node(id: ChainId) -> NodeIndex {
+    NodeIndex::new(id.index())
+}
+
+impl ChainGraph {
+    /// Builds the graph in one pass over the rules.
+    pub fn build(set: &Ruleset<'_>) -> ChainGraph {
+        let jump_estimate = set.rules.len() / 2;
+        let mut graph = DiGraph::with_capacity(set.chains.len(), jump_estimate);
+        for i in 0..set.chains.len() {
+            graph.add_node(ChainId(i as u32));
+        }
+        let mut non_chain_targets = Vec::new();
+        for rule in set.iter_rules() {
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            let from = rule.get().chain;
+            let table = set.chains[from.index()].table;
+            match set.tables[table.index()].chain_names.get(target.name()) {
+                Some(&to) => {
+                    graph.add_edge(
+                        node(from),
+                        node(to),
+                        Jump {
+                            rule: rule.id,
+                            goto: target.is_goto(),
+                        },
+                    );
+                }
+                None => non_chain_targets.push(rule.id),
+            }
+        }
+        ChainGraph {
+            graph,
+            non_chain_targets,
+        }
+    }
+
+    /// The underlying petgraph graph (node weight: chain id; edge weight: the jump).
+    pub fn inner(&self) -> &DiGraph<ChainId, Jump> {
+        &self.graph
+    }
+
+    /// The built-in chains of a table: where packets enter.
+    pub fn hooks<'s>(
+        &self,
+        set: &'s Ruleset<'_>,
+        table: TableId,
+    ) -> impl Iterator<Item = ChainId> + 's {
+        set.tables[table.index()]
+            .chains
+            .iter()
+            .copied()
+            .filter(move |c| set.chains[c.index()].builtin)
+    }
+
+    /// Chains reachable from `start` by jumps and gotos, `start` included.
+    pub fn reachable_from(&self, start: ChainId) -> impl Iterator<Item = ChainId> + '_ {
+        let mut dfs = Dfs::new(&self.graph, node(start));
+        std::iter::from_fn(move || dfs.next(&self.graph).map(|n| ChainId(n.index() as u32)))
+    }
+
+    /// For every chain, whether a built-in chain of its table reaches it.
+    pub fn reachable_from_hooks(&self, set: &Ruleset<'_>) -> Vec<bool> {
+        let mut seen = vec![false; set.chains.len()];
+        let mut stack: Vec<NodeIndex> = set
+            .chains
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.builtin)
+            .map(|(i, _)| NodeIndex::new(i))
+            .collect();
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut seen[n.index()], true) {
+                continue;
+            }
+            stack.extend(self.graph.neighbors(n).filter(|m| !seen[m.index()]));
+        }
+        seen
+    }
+
+    /// The jumps into `chain`: (calling chain, jump).
+    pub fn jumps_into(&self, chain: ChainId) -> impl Iterator<Item = (ChainId, Jump)> + '_ {
+        self.graph
+            .edges_directed(node(chain), Direction::Incoming)
+            .map(|e| (ChainId(e.source().index() as u32), *e.weight()))
+    }
+
+    /// The jumps out of `chain`: (called chain, jump).
+    pub fn jumps_from(&self, chain: ChainId) -> impl Iterator<Item = (ChainId, Jump)> + '_ {
+        self.graph
+            .edges_directed(node(chain), Direction::Outgoing)
+            .map(|e| (ChainId(e.target().index() as u32), *e.weight()))
+    }
+
+    /// Cycles of jumps: each strongly connected group of chains that can reach itself, chains in
+    /// ascending id order, groups in ascending order of their first chain.
+    pub fn cycles(&self) -> Vec<Vec<ChainId>> {
+        let mut cycles: Vec<Vec<ChainId>> = petgraph::algo::tarjan_scc(&self.graph)
+            .into_iter()
+            .filter(|scc| scc.len() > 1 || self.graph.contains_edge(scc[0], scc[0]))
+            .map(|scc| {
+                let mut ids: Vec<ChainId> =
+                    scc.into_iter().map(|n| ChainId(n.index() as u32)).collect();
+                ids.sort_unstable();
+                ids
+            })
+            .collect();
+        cycles.sort_unstable();
+        cycles
+    }
+
+    /// Rules whose target is not a chain of their table: extension targets (`ACCEPT`, `DNAT`,
+    /// ...) and targets that name a chain that does not exist.
+    pub fn non_chain_targets(&self) -> &[RuleId] {
+        &self.non_chain_targets
+    }
+
+    /// Number of jump edges.
+    pub fn jump_count(&self) -> usize {
+        self.graph.edge_count()
+    }
+}

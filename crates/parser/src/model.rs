@@ -1,0 +1,836 @@
+//! The parsed ruleset: tables, chains, rules and their words, stored flat and compact.
+//!
+//! Rules do not own strings: every name and argument is a [`Span`] into the source text, and a
+//! rule's words live in one shared [`Token`] array. Handles such as [`RuleRef`] pair an id with the
+//! ruleset to give a convenient, allocation-free view.
+
+use crate::span::Span;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id as an index into the ruleset's vectors.
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// Index of a table in [`Ruleset::tables`].
+    TableId
+);
+id_type!(
+    /// Index of a chain in [`Ruleset::chains`].
+    ChainId
+);
+id_type!(
+    /// Index of a rule in [`Ruleset::rules`].
+    RuleId
+);
+
+/// The tables iptables knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableKind {
+    /// `*raw`
+    Raw,
+    /// `*mangle`
+    Mangle,
+    /// `*nat`
+    Nat,
+    /// `*filter`
+    Filter,
+    /// `*security`
+    Security,
+    /// Any other name (reported as `unknown-table`).
+    Other,
+}
+
+impl TableKind {
+    /// The table for a `*name` header.
+    pub fn from_name(name: &str) -> TableKind {
+        match name {
+            "raw" => TableKind::Raw,
+            "mangle" => TableKind::Mangle,
+            "nat" => TableKind::Nat,
+            "filter" => TableKind::Filter,
+            "security" => TableKind::Security,
+            _ => TableKind::Other,
+        }
+    }
+
+    /// The table's name as iptables writes it (`other` for unknown tables).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableKind::Raw => "raw",
+            TableKind::Mangle => "mangle",
+            TableKind::Nat => "nat",
+            TableKind::Filter => "filter",
+            TableKind::Security => "security",
+            TableKind::Other => "other",
+        }
+    }
+
+    /// The built-in chains (netfilter hooks) of this table, in iptables-save order.
+    pub fn builtin_chains(self) -> &'static [&'static str] {
+        match self {
+            TableKind::Raw => &["PREROUTING", "OUTPUT"],
+            TableKind::Mangle => &["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"],
+            TableKind::Nat => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
+            TableKind::Filter | TableKind::Security => &["INPUT", "FORWARD", "OUTPUT"],
+            TableKind::Other => &[],
+        }
+    }
+
+    /// True when `chain` is a built-in chain of this table.
+    pub fn is_builtin(self, chain: &str) -> bool {
+        self.builtin_chains().contains(&chain)
+    }
+}
+
+/// The address family of a dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// iptables (IPv4).
+    Ipv4,
+    /// ip6tables (IPv6).
+    Ipv6,
+}
+
+/// One `*table ... COMMIT` block, or the implicit table of a headerless fragment.
+#[derive(Clone, Debug)]
+pub struct Table<'a> {
+    /// The name after `*` (for an implicit table, the inferred name is `kind.name()`).
+    pub name: Span,
+    /// Which table.
+    pub kind: TableKind,
+    /// The `*name` line; empty for an implicit table.
+    pub header: Span,
+    /// The `COMMIT` line, if the block was closed.
+    pub commit: Option<Span>,
+    /// A later block of the same table replaces this one (two dumps back to back).
+    pub superseded: bool,
+    /// Not a block in the text: rules outside any table, grouped by the inferred table.
+    pub implicit: bool,
+    /// The chains of this table, in order of first appearance.
+    pub chains: Vec<ChainId>,
+    pub(crate) chain_names: FxHashMap<&'a str, ChainId>,
+}
+
+/// One chain of one table.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// The chain's name.
+    pub name: Span,
+    /// The table it belongs to.
+    pub table: TableId,
+    /// A built-in chain of its table (a netfilter hook).
+    pub builtin: bool,
+    /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
+    pub declaration: Option<Span>,
+    /// The policy word (`ACCEPT`, `DROP`, `-`), when declared with one.
+    pub policy: Option<Span>,
+    /// The `[packets:bytes]` of the declaration, brackets included.
+    pub counters: Option<Span>,
+    pub(crate) rules_start: u32,
+    pub(crate) rules_len: u32,
+}
+
+/// What a rule line does, by its verb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleOp {
+    /// `-A`: the form every `iptables-save` rule has.
+    Append,
+    /// `-I CHAIN [n]`: restore input.
+    Insert,
+    /// `-D CHAIN rule` or `-D CHAIN n`: restore input.
+    Delete,
+    /// `-R CHAIN n rule`: restore input.
+    Replace,
+}
+
+/// A chain-level command of restore input (`-N`, `-X`, `-F`, `-P`, `-Z`, `-E`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandVerb {
+    /// `-N`: create a chain (declares it, like `:NAME - [0:0]`).
+    NewChain,
+    /// `-X`: delete a chain.
+    DeleteChain,
+    /// `-F`: flush a chain.
+    Flush,
+    /// `-P CHAIN POLICY`: set a built-in chain's policy.
+    Policy,
+    /// `-Z`: zero counters.
+    Zero,
+    /// `-E OLD NEW`: rename a chain.
+    Rename,
+}
+
+impl CommandVerb {
+    /// The short flag, e.g. `-N`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            CommandVerb::NewChain => "-N",
+            CommandVerb::DeleteChain => "-X",
+            CommandVerb::Flush => "-F",
+            CommandVerb::Policy => "-P",
+            CommandVerb::Zero => "-Z",
+            CommandVerb::Rename => "-E",
+        }
+    }
+}
+
+/// A chain-level command line of restore input.
+#[derive(Clone, Debug)]
+pub struct Command {
+    /// The whole line (counters excluded).
+    pub span: Span,
+    /// Which command.
+    pub verb: CommandVerb,
+    /// The table block it appears in.
+    pub table: TableId,
+    /// The chain it names (may be empty for `-F`/`-X`/`-Z` without a chain).
+    pub chain: Span,
+    /// The rest of the line after the chain (policy, new name), possibly empty.
+    pub args: Span,
+}
+
+/// The role of one word of a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenKind {
+    /// An option name: `-s`, `--dport`, `--to-destination`.
+    Option,
+    /// An argument of the option before it.
+    Arg,
+    /// `-m NAME` (both words, one token): starts a match.
+    Module,
+    /// `-j NAME` or `-g NAME` (both words, one token): the target.
+    Target,
+    /// `[unsupported revision]`: iptables could not print what the kernel holds.
+    Unsupported,
+}
+
+/// One word (or `-m NAME` / `-j NAME` pair) of a rule. 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    start: u32,
+    len: u16,
+    /// The word's role.
+    pub kind: TokenKind,
+    flags: u8,
+}
+
+impl Token {
+    pub(crate) const NEGATED: u8 = 1;
+    pub(crate) const BASIC: u8 = 2;
+    pub(crate) const NEGATED_AFTER: u8 = 4;
+    pub(crate) const GOTO: u8 = 8;
+
+    pub(crate) fn new(span: Span, kind: TokenKind, flags: u8) -> Token {
+        Token {
+            start: span.start,
+            len: span.len() as u16,
+            kind,
+            flags,
+        }
+    }
+
+    /// The token's bytes in the source.
+    #[inline]
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.start,
+            end: self.start + self.len as u32,
+        }
+    }
+
+    /// An option negated with `!` (either before it, or after it in the old style).
+    #[inline]
+    pub fn negated(&self) -> bool {
+        self.flags & Token::NEGATED != 0
+    }
+
+    /// The negation was written in the old style, after the option: `-s ! 10.0.0.0/8`.
+    #[inline]
+    pub fn negated_after(&self) -> bool {
+        self.flags & Token::NEGATED_AFTER != 0
+    }
+
+    /// A basic iptables option (`-s`, `-d`, `-p`, `-i`, `-o`, `-f`), not a module's.
+    #[inline]
+    pub fn is_basic(&self) -> bool {
+        self.flags & Token::BASIC != 0
+    }
+
+    /// A `-g` (goto) target rather than `-j` (jump).
+    #[inline]
+    pub fn is_goto(&self) -> bool {
+        self.flags & Token::GOTO != 0
+    }
+
+    pub(crate) fn add_flags(&mut self, flags: u8) {
+        self.flags |= flags;
+    }
+}
+
+/// One rule line (`-A`, `-I`, `-D`, `-R`).
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The rule from its verb to its last word (counters excluded; may span wrapped lines).
+    pub span: Span,
+    /// The chain it belongs to.
+    pub chain: ChainId,
+    /// Its verb.
+    pub op: RuleOp,
+    /// The rule number of `-I CHAIN n`, `-R CHAIN n`, `-D CHAIN n`; 0 when absent.
+    pub position: u32,
+    /// The `[packets:bytes]` prefix written by `iptables-save -c`, brackets included.
+    pub counters: Option<Span>,
+    pub(crate) tokens_start: u32,
+    pub(crate) tokens_end: u32,
+    pub(crate) target: u32,
+}
+
+impl Rule {
+    pub(crate) const NO_TARGET: u32 = u32::MAX;
+}
+
+/// What a `#` line says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommentKind {
+    /// `# Generated by iptables-save v1.8.7 on ...`
+    Generated(Generator),
+    /// `# Completed on ...`
+    Completed,
+    /// `# Warning: iptables-legacy tables present, use iptables-legacy-save to see them`
+    LegacyTablesPresent,
+    /// `# Table `nat' is incompatible, use 'nft' tool.`
+    IncompatibleTable,
+    /// Any other comment.
+    Other,
+}
+
+/// The tool that wrote a dump, from its `# Generated by` header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generator {
+    /// `iptables-save`, `ip6tables-save`, `iptables-nft-save`, `xtables-save`, ...
+    pub tool: Span,
+    /// `1.8.7` (without the `v`); empty when absent.
+    pub version: Span,
+    /// The header says `(nf_tables)` or the tool is an `-nft-` variant.
+    pub nf_tables: bool,
+    /// The header says `(legacy)` or the tool is a `-legacy-` variant.
+    pub legacy: bool,
+}
+
+/// A `#` line.
+#[derive(Clone, Debug)]
+pub struct Comment {
+    /// The whole line.
+    pub span: Span,
+    /// What it says.
+    pub kind: CommentKind,
+}
+
+/// A parsed dump. Borrows the text it was parsed from.
+#[derive(Clone, Debug)]
+pub struct Ruleset<'a> {
+    pub(crate) source: &'a str,
+    /// Tables in order of appearance.
+    pub tables: Vec<Table<'a>>,
+    /// Every chain of every table.
+    pub chains: Vec<Chain>,
+    /// Every rule, in order of appearance.
+    pub rules: Vec<Rule>,
+    /// Chain-level commands of restore input, in order of appearance.
+    pub commands: Vec<Command>,
+    /// `#` lines, in order of appearance.
+    pub comments: Vec<Comment>,
+    /// The address family, from the header or the addresses; `None` when nothing tells.
+    pub family: Option<Family>,
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) chain_rules: Vec<RuleId>,
+}
+
+impl<'a> Ruleset<'a> {
+    /// The text this ruleset was parsed from.
+    pub fn source(&self) -> &'a str {
+        self.source
+    }
+
+    /// The text of a span.
+    #[inline]
+    pub fn text(&self, span: Span) -> &'a str {
+        &self.source[span.range()]
+    }
+
+    /// A table by id.
+    pub fn table(&self, id: TableId) -> TableRef<'_, 'a> {
+        TableRef { set: self, id }
+    }
+
+    /// A chain by id.
+    pub fn chain(&self, id: ChainId) -> ChainRef<'_, 'a> {
+        ChainRef { set: self, id }
+    }
+
+    /// A rule by id.
+    pub fn rule(&self, id: RuleId) -> RuleRef<'_, 'a> {
+        RuleRef { set: self, id }
+    }
+
+    /// Every table, in order.
+    pub fn iter_tables(&self) -> impl Iterator<Item = TableRef<'_, 'a>> + '_ {
+        (0..self.tables.len() as u32).map(|i| self.table(TableId(i)))
+    }
+
+    /// Every chain, in order.
+    pub fn iter_chains(&self) -> impl Iterator<Item = ChainRef<'_, 'a>> + '_ {
+        (0..self.chains.len() as u32).map(|i| self.chain(ChainId(i)))
+    }
+
+    /// Every rule, in order of appearance.
+    pub fn iter_rules(&self) -> impl Iterator<Item = RuleRef<'_, 'a>> + '_ {
+        (0..self.rules.len() as u32).map(|i| self.rule(RuleId(i)))
+    }
+
+    /// The live (not superseded) table of a kind: the one analysis looks at.
+    pub fn table_by_kind(&self, kind: TableKind) -> Option<TableRef<'_, 'a>> {
+        self.iter_tables()
+            .filter(|t| t.kind() == kind && !t.get().superseded)
+            .last()
+    }
+
+    /// A chain of a table by name.
+    pub fn find_chain(&self, table: TableId, name: &str) -> Option<ChainRef<'_, 'a>> {
+        self.tables[table.index()]
+            .chain_names
+            .get(name)
+            .map(|&id| self.chain(id))
+    }
+
+    /// The generator header, if any (the first one).
+    pub fn generator(&self) -> Option<&Generator> {
+        self.comments.iter().find_map(|c| match &c.kind {
+            CommentKind::Generated(g) => Some(g),
+            _ => None,
+        })
+    }
+
+    /// True when the dump carries the iptables-nft warning that legacy tables are also present.
+    pub fn legacy_tables_present(&self) -> bool {
+        self.comments
+            .iter()
+            .any(|c| c.kind == CommentKind::LegacyTablesPresent)
+    }
+
+    /// Number of tokens (words) stored for all rules: a size measure for benchmarks.
+    pub fn token_count(&self) -> usize {
+        self.tokens.len()
+    }
+}
+
+/// A table with its ruleset.
+#[derive(Clone, Copy)]
+pub struct TableRef<'r, 'a> {
+    set: &'r Ruleset<'a>,
+    /// The table's id.
+    pub id: TableId,
+}
+
+impl<'r, 'a> TableRef<'r, 'a> {
+    /// The stored table.
+    pub fn get(&self) -> &'r Table<'a> {
+        &self.set.tables[self.id.index()]
+    }
+
+    /// The table's name (`nat`, ...).
+    pub fn name(&self) -> &'a str {
+        let t = self.get();
+        if t.implicit {
+            t.kind.name()
+        } else {
+            self.set.text(t.name)
+        }
+    }
+
+    /// Which table.
+    pub fn kind(&self) -> TableKind {
+        self.get().kind
+    }
+
+    /// The chains of this table, in order of first appearance.
+    pub fn chains(&self) -> impl Iterator<Item = ChainRef<'r, 'a>> + 'r {
+        let set = self.set;
+        self.get().chains.iter().map(move |&id| set.chain(id))
+    }
+
+    /// A chain of this table by name.
+    pub fn chain(&self, name: &str) -> Option<ChainRef<'r, 'a>> {
+        let set = self.set;
+        self.get()
+            .chain_names
+            .get(name)
+            .map(move |&id| set.chain(id))
+    }
+
+    /// Number of rules in the table.
+    pub fn rule_count(&self) -> usize {
+        self.chains().map(|c| c.get().rules_len as usize).sum()
+    }
+}
+
+/// A chain with its ruleset.
+#[derive(Clone, Copy)]
+pub struct ChainRef<'r, 'a> {
+    set: &'r Ruleset<'a>,
+    /// The chain's id.
+    pub id: ChainId,
+}
+
+impl<'r, 'a> ChainRef<'r, 'a> {
+    /// The stored chain.
+    pub fn get(&self) -> &'r Chain {
+        &self.set.chains[self.id.index()]
+    }
+
+    /// The chain's name.
+    pub fn name(&self) -> &'a str {
+        self.set.text(self.get().name)
+    }
+
+    /// The table it belongs to.
+    pub fn table(&self) -> TableRef<'r, 'a> {
+        self.set.table(self.get().table)
+    }
+
+    /// The policy word, if declared with one.
+    pub fn policy(&self) -> Option<&'a str> {
+        self.get().policy.map(|s| self.set.text(s))
+    }
+
+    /// The declaration's `[packets:bytes]`, brackets included.
+    pub fn counters(&self) -> Option<&'a str> {
+        self.get().counters.map(|s| self.set.text(s))
+    }
+
+    /// The ruleset it belongs to.
+    pub fn ruleset(&self) -> &'r Ruleset<'a> {
+        self.set
+    }
+
+    /// The rules of this chain, in order of appearance.
+    pub fn rules(&self) -> impl ExactSizeIterator<Item = RuleRef<'r, 'a>> + 'r {
+        let set = self.set;
+        let chain = self.get();
+        let start = chain.rules_start as usize;
+        set.chain_rules[start..start + chain.rules_len as usize]
+            .iter()
+            .map(move |&id| set.rule(id))
+    }
+
+    /// Number of rules.
+    pub fn rule_count(&self) -> usize {
+        self.get().rules_len as usize
+    }
+}
+
+/// A rule with its ruleset: the accessors for its words and typed views (see [`crate::views`]).
+#[derive(Clone, Copy)]
+pub struct RuleRef<'r, 'a> {
+    pub(crate) set: &'r Ruleset<'a>,
+    /// The rule's id.
+    pub id: RuleId,
+}
+
+impl<'r, 'a> RuleRef<'r, 'a> {
+    /// The stored rule.
+    pub fn get(&self) -> &'r Rule {
+        &self.set.rules[self.id.index()]
+    }
+
+    /// The ruleset it belongs to.
+    pub fn ruleset(&self) -> &'r Ruleset<'a> {
+        self.set
+    }
+
+    /// The chain it belongs to.
+    pub fn chain(&self) -> ChainRef<'r, 'a> {
+        self.set.chain(self.get().chain)
+    }
+
+    /// The rule's text as written, from its verb (may contain wrapped lines).
+    pub fn text(&self) -> &'a str {
+        self.set.text(self.get().span)
+    }
+
+    /// The rule's words after `-A CHAIN`.
+    pub fn tokens(&self) -> &'r [Token] {
+        let r = self.get();
+        &self.set.tokens[r.tokens_start as usize..r.tokens_end as usize]
+    }
+
+    /// The text of a token of this ruleset: for `Module` and `Target` tokens, the name alone.
+    pub fn token_text(&self, token: &Token) -> &'a str {
+        token_text(self.set.source, token)
+    }
+
+    /// The target, if the rule has one.
+    pub fn target(&self) -> Option<TargetRef<'r, 'a>> {
+        let r = self.get();
+        (r.target != Rule::NO_TARGET).then(|| TargetRef {
+            rule: *self,
+            index: (r.target - r.tokens_start) as usize,
+        })
+    }
+
+    /// The matches, in order: each basic option (`-s`, `-p`, ...) is a match of its own, each
+    /// `-m NAME` a match with the options that follow it.
+    pub fn matches(&self) -> MatchIter<'r, 'a> {
+        let tokens = self.tokens();
+        let end = self.target().map_or(tokens.len(), |t| t.index);
+        MatchIter {
+            rule: *self,
+            tokens: &tokens[..end],
+            pos: 0,
+        }
+    }
+
+    /// True when the rule has no match that restricts traffic: no basic option and no module
+    /// other than `comment`. Such a rule's target applies to every packet reaching it.
+    pub fn is_unconditional(&self) -> bool {
+        self.matches().all(|m| m.module() == Some("comment"))
+    }
+}
+
+/// The text of a token: for `Module` and `Target` tokens, the name after `-m`/`-j`/`-g`.
+pub(crate) fn token_text<'a>(source: &'a str, token: &Token) -> &'a str {
+    let text = &source[token.span().range()];
+    match token.kind {
+        TokenKind::Module | TokenKind::Target => text.rsplit([' ', '\t']).next().unwrap_or(text),
+        _ => text,
+    }
+}
+
+/// A rule's target with its options.
+#[derive(Clone, Copy)]
+pub struct TargetRef<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    index: usize,
+}
+
+impl<'r, 'a> TargetRef<'r, 'a> {
+    /// The target's name: a chain, or an extension such as `DNAT`.
+    pub fn name(&self) -> &'a str {
+        self.rule.token_text(&self.rule.tokens()[self.index])
+    }
+
+    /// `-g` rather than `-j`.
+    pub fn is_goto(&self) -> bool {
+        self.rule.tokens()[self.index].is_goto()
+    }
+
+    /// The `-j NAME` / `-g NAME` token.
+    pub fn token(&self) -> &'r Token {
+        &self.rule.tokens()[self.index]
+    }
+
+    /// The target's options (`--to-destination 10.0.0.1:80`), grouped with their arguments.
+    pub fn options(&self) -> OptionIter<'r, 'a> {
+        OptionIter {
+            rule: self.rule,
+            tokens: &self.rule.tokens()[self.index + 1..],
+            pos: 0,
+        }
+    }
+
+    /// The first argument of the target option `name`, e.g. `--to-destination`.
+    pub fn option_arg(&self, name: &str) -> Option<&'a str> {
+        self.options()
+            .find(|o| o.name() == name)
+            .and_then(|o| o.args().next())
+    }
+
+    /// The span from `-j` to the last target option.
+    pub fn span(&self) -> Span {
+        let tokens = self.rule.tokens();
+        tokens[self.index]
+            .span()
+            .cover(tokens.last().map_or(Span::default(), |t| t.span()))
+    }
+}
+
+/// Iterates the matches of a rule.
+pub struct MatchIter<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    tokens: &'r [Token],
+    pos: usize,
+}
+
+impl<'r, 'a> Iterator for MatchIter<'r, 'a> {
+    type Item = MatchRef<'r, 'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.pos;
+        let first = self.tokens.get(start)?;
+        let mut end = start + 1;
+        match first.kind {
+            TokenKind::Module => {
+                // A module owns the non-basic options that follow, up to the next module.
+                while let Some(t) = self.tokens.get(end) {
+                    match t.kind {
+                        TokenKind::Module | TokenKind::Target => break,
+                        TokenKind::Option if t.is_basic() => break,
+                        _ => end += 1,
+                    }
+                }
+            }
+            _ => {
+                // A basic option (or an odd word) with its arguments.
+                while let Some(t) = self.tokens.get(end) {
+                    if t.kind != TokenKind::Arg {
+                        break;
+                    }
+                    end += 1;
+                }
+            }
+        }
+        self.pos = end;
+        Some(MatchRef {
+            rule: self.rule,
+            tokens: &self.tokens[start..end],
+        })
+    }
+}
+
+/// One match of a rule: a basic option, or `-m NAME` with its options.
+#[derive(Clone, Copy)]
+pub struct MatchRef<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    tokens: &'r [Token],
+}
+
+impl<'r, 'a> MatchRef<'r, 'a> {
+    /// The module name for `-m NAME`; `None` for a basic option.
+    pub fn module(&self) -> Option<&'a str> {
+        let first = &self.tokens[0];
+        (first.kind == TokenKind::Module).then(|| self.rule.token_text(first))
+    }
+
+    /// The match's tokens.
+    pub fn tokens(&self) -> &'r [Token] {
+        self.tokens
+    }
+
+    /// From the first to the last token.
+    pub fn span(&self) -> Span {
+        self.tokens[0]
+            .span()
+            .cover(self.tokens[self.tokens.len() - 1].span())
+    }
+
+    /// The options with their arguments (for a basic match: the one option).
+    pub fn options(&self) -> OptionIter<'r, 'a> {
+        let skip = usize::from(self.tokens[0].kind == TokenKind::Module);
+        OptionIter {
+            rule: self.rule,
+            tokens: &self.tokens[skip..],
+            pos: 0,
+        }
+    }
+}
+
+/// Iterates options with their arguments.
+pub struct OptionIter<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    tokens: &'r [Token],
+    pos: usize,
+}
+
+impl<'r, 'a> Iterator for OptionIter<'r, 'a> {
+    type Item = OptionRef<'r, 'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.pos;
+        self.tokens.get(start)?;
+        let mut end = start + 1;
+        while self
+            .tokens
+            .get(end)
+            .is_some_and(|t| t.kind == TokenKind::Arg)
+        {
+            end += 1;
+        }
+        self.pos = end;
+        Some(OptionRef {
+            rule: self.rule,
+            tokens: &self.tokens[start..end],
+        })
+    }
+}
+
+/// An option (`--dport`) with its arguments (`80`).
+#[derive(Clone, Copy)]
+pub struct OptionRef<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    tokens: &'r [Token],
+}
+
+impl<'r, 'a> OptionRef<'r, 'a> {
+    /// The option's name as written (`-s`, `--dport`). For a stray argument with no option
+    /// before it, the argument itself.
+    pub fn name(&self) -> &'a str {
+        self.rule.token_text(&self.tokens[0])
+    }
+
+    /// The option token (or `Unsupported` / stray `Arg` token).
+    pub fn token(&self) -> &'r Token {
+        &self.tokens[0]
+    }
+
+    /// Negated with `!`.
+    pub fn negated(&self) -> bool {
+        self.tokens[0].negated()
+    }
+
+    /// The arguments as written (quotes kept). For a stray argument: nothing.
+    pub fn args(&self) -> impl Iterator<Item = &'a str> + 'r {
+        let rule = self.rule;
+        let skip = usize::from(self.tokens[0].kind != TokenKind::Arg);
+        let tokens = if skip == 0 {
+            &self.tokens[..0]
+        } else {
+            &self.tokens[1..]
+        };
+        tokens.iter().map(move |t| rule.token_text(t))
+    }
+
+    /// The argument tokens.
+    pub fn arg_tokens(&self) -> &'r [Token] {
+        if self.tokens[0].kind == TokenKind::Arg {
+            &self.tokens[..0]
+        } else {
+            &self.tokens[1..]
+        }
+    }
+
+    /// From the option to its last argument.
+    pub fn span(&self) -> Span {
+        self.tokens[0]
+            .span()
+            .cover(self.tokens[self.tokens.len() - 1].span())
+    }
+}

@@ -1,0 +1,1232 @@
+//! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
+//! parser goes on with the next one.
+
+use crate::codes;
+use crate::diagnostic::Diagnostic;
+use crate::lexer::{self, is_blank, offset_in};
+use crate::model::*;
+use crate::span::Span;
+use crate::views::{AddressError, parse_address};
+use rustc_hash::FxHashMap;
+
+/// The result of [`parse`]: the ruleset and everything the parser had to say about the text.
+#[derive(Clone, Debug)]
+pub struct Parsed<'a> {
+    /// What was read. Always present, possibly empty.
+    pub ruleset: Ruleset<'a>,
+    /// Parser diagnostics (`RL1xx`), in order of position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed<'_> {
+    /// True when the text held nothing that looks like iptables-save output.
+    pub fn has_no_content(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.code == codes::NO_CONTENT.code)
+    }
+}
+
+/// Parses iptables-save (or iptables-restore input) text. Never fails and never panics: problems
+/// in the text become diagnostics, and everything readable is kept.
+///
+/// ```
+/// let text = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 22 -j ACCEPT\nCOMMIT\n";
+/// let parsed = rulelint_parser::parse(text);
+/// assert!(parsed.diagnostics.is_empty());
+/// let rule = parsed.ruleset.iter_rules().next().unwrap();
+/// assert_eq!(rule.chain().name(), "INPUT");
+/// assert_eq!(rule.target().unwrap().name(), "ACCEPT");
+/// ```
+pub fn parse(text: &str) -> Parsed<'_> {
+    let mut parser = Parser::new(text);
+    if text.len() >= u32::MAX as usize {
+        parser.diags.push(
+            Diagnostic::new(
+                &codes::INPUT_TOO_LARGE,
+                Span::default(),
+                format!(
+                    "input is {} bytes; rulelint reads dumps below 4 GiB",
+                    text.len()
+                ),
+            )
+            .with_label("start of the input")
+            .with_help("split the input, one dump per file"),
+        );
+    } else {
+        parser.run();
+    }
+    parser.finish()
+}
+
+/// A run of lines of one kind (stray text, or headerless rules), reported once.
+struct Block {
+    first: Span,
+    lines: u32,
+    prompt: bool,
+    after_dump: bool,
+    tables: [bool; 6],
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    pos: usize,
+    line_no: u32,
+    set: Ruleset<'a>,
+    diags: Vec<Diagnostic>,
+    open: Option<TableId>,
+    table_lines: Vec<u32>,
+    tables_by_name: FxHashMap<&'a str, TableId>,
+    implicit_tables: [Option<TableId>; 6],
+    stray: Option<Block>,
+    fragment: Option<Block>,
+    words: Vec<Span>,
+    last_chain: Option<(TableId, &'a str, ChainId)>,
+    seen_table: bool,
+}
+
+fn table_slot(kind: TableKind) -> usize {
+    kind as usize
+}
+
+const VERB_APPEND: &[&str] = &["-A", "--append"];
+
+enum Verb {
+    Rule(RuleOp),
+    Command(CommandVerb),
+}
+
+fn verb(word: &str) -> Option<Verb> {
+    Some(match word {
+        w if VERB_APPEND.contains(&w) => Verb::Rule(RuleOp::Append),
+        "-I" | "--insert" => Verb::Rule(RuleOp::Insert),
+        "-D" | "--delete" => Verb::Rule(RuleOp::Delete),
+        "-R" | "--replace" => Verb::Rule(RuleOp::Replace),
+        "-N" | "--new-chain" => Verb::Command(CommandVerb::NewChain),
+        "-X" | "--delete-chain" => Verb::Command(CommandVerb::DeleteChain),
+        "-F" | "--flush" => Verb::Command(CommandVerb::Flush),
+        "-P" | "--policy" => Verb::Command(CommandVerb::Policy),
+        "-Z" | "--zero" => Verb::Command(CommandVerb::Zero),
+        "-E" | "--rename-chain" => Verb::Command(CommandVerb::Rename),
+        _ => return None,
+    })
+}
+
+/// Number of arguments of a basic (non-module) option, or `None` for any other word.
+fn basic_arity(word: &str) -> Option<u8> {
+    match word {
+        "-s" | "--source" | "-d" | "--destination" | "-p" | "--protocol" | "-i"
+        | "--in-interface" | "-o" | "--out-interface" => Some(1),
+        "-f" | "--fragment" | "-4" | "--ipv4" | "-6" | "--ipv6" => Some(0),
+        "-c" | "--set-counters" => Some(2),
+        _ => None,
+    }
+}
+
+/// An option name: `-x` or `--xx`, not a negative number or a lone dash.
+fn is_option_word(word: &str) -> bool {
+    let b = word.as_bytes();
+    match b {
+        [b'-', c, ..] if c.is_ascii_alphabetic() => true,
+        [b'-', b'-', c, ..] if c.is_ascii_alphanumeric() => true,
+        [b'-', b'4' | b'6'] => true,
+        _ => false,
+    }
+}
+
+/// Infers the table of a headerless rule from its chain and target names.
+fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
+    if let Some(target) = target {
+        match target {
+            "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "NETMAP" | "KUBE-MARK-MASQ"
+            | "KUBE-POSTROUTING" => return Some(TableKind::Nat),
+            "REJECT" => return Some(TableKind::Filter),
+            "NOTRACK" | "CT" => return Some(TableKind::Raw),
+            t if [
+                "KUBE-SVC-",
+                "KUBE-SEP-",
+                "KUBE-SVL-",
+                "KUBE-EXT-",
+                "KUBE-FW-",
+            ]
+            .iter()
+            .any(|p| t.starts_with(p)) =>
+            {
+                return Some(TableKind::Nat);
+            }
+            _ => {}
+        }
+    }
+    match chain {
+        "PREROUTING" | "POSTROUTING" | "KUBE-MARK-MASQ" | "KUBE-POSTROUTING" | "KUBE-NODEPORTS" => {
+            Some(TableKind::Nat)
+        }
+        "INPUT"
+        | "FORWARD"
+        | "KUBE-FIREWALL"
+        | "KUBE-PROXY-FIREWALL"
+        | "KUBE-FORWARD"
+        | "KUBE-EXTERNAL-SERVICES" => Some(TableKind::Filter),
+        c if [
+            "KUBE-SVC-",
+            "KUBE-SEP-",
+            "KUBE-SVL-",
+            "KUBE-EXT-",
+            "KUBE-FW-",
+        ]
+        .iter()
+        .any(|p| c.starts_with(p)) =>
+        {
+            Some(TableKind::Nat)
+        }
+        _ => None,
+    }
+}
+
+/// Heuristic for a pasted shell prompt or command line.
+fn looks_like_prompt(line: &str) -> bool {
+    let has_prompt_char = line.contains("$ ") || line.contains("# ") || line.ends_with('$');
+    (line.contains('@') && has_prompt_char)
+        || ((line.contains("iptables") || line.contains("sudo ")) && has_prompt_char)
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Parser<'a> {
+        let bytes = src.as_bytes();
+        // Pre-size from cheap counts so the big vectors are allocated once.
+        let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+        let spaces = memchr::memchr_iter(b' ', bytes).count();
+        Parser {
+            src,
+            pos: 0,
+            line_no: 0,
+            set: Ruleset {
+                source: src,
+                tables: Vec::new(),
+                chains: Vec::with_capacity(lines / 4),
+                rules: Vec::with_capacity(lines),
+                commands: Vec::new(),
+                comments: Vec::new(),
+                family: None,
+                tokens: Vec::with_capacity(spaces.saturating_sub(lines)),
+                chain_rules: Vec::new(),
+            },
+            diags: Vec::new(),
+            open: None,
+            table_lines: Vec::new(),
+            tables_by_name: FxHashMap::default(),
+            implicit_tables: [None; 6],
+            stray: None,
+            fragment: None,
+            words: Vec::with_capacity(64),
+            last_chain: None,
+            seen_table: false,
+        }
+    }
+
+    /// The next physical line, trimmed of the line break, `\r` and surrounding blanks.
+    /// Returns (start, end) of the trimmed content, and advances past the line.
+    fn next_line(&mut self) -> (usize, usize) {
+        let bytes = self.src.as_bytes();
+        let start = self.pos;
+        let nl = memchr::memchr(b'\n', &bytes[start..]).map(|i| start + i);
+        let end = nl.unwrap_or(bytes.len());
+        self.pos = nl.map_or(bytes.len(), |i| i + 1);
+        self.line_no += 1;
+        let mut s = start;
+        let mut e = end;
+        while e > s && matches!(bytes[e - 1], b'\r' | b' ' | b'\t') {
+            e -= 1;
+        }
+        while s < e && matches!(bytes[s], b' ' | b'\t') {
+            s += 1;
+        }
+        (s, e)
+    }
+
+    fn run(&mut self) {
+        while self.pos < self.src.len() {
+            let line_start = self.pos;
+            let (start, end) = self.next_line();
+            if start == end {
+                continue;
+            }
+            let line = &self.src[start..end];
+            let span = Span::new(start, end);
+            match line.as_bytes()[0] {
+                b'#' => {
+                    self.flush_blocks();
+                    self.comment(span, line);
+                }
+                b'*' => {
+                    self.flush_blocks();
+                    self.table_header(span, line);
+                }
+                b':' if self.open.is_some() => self.chain_declaration(span, line),
+                b'-' | b'[' => self.rule_line(span, line_start != start),
+                _ if line == "COMMIT" => {
+                    self.flush_blocks();
+                    self.commit(span);
+                }
+                _ if self.open.is_some() => {
+                    self.flush_blocks();
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::INVALID_LINE,
+                            span,
+                            format!(
+                                "line in table `{}` is not a rule, chain declaration, COMMIT or comment",
+                                self.open_table_name()
+                            ),
+                        )
+                        .with_label("not iptables-save syntax")
+                        .with_help("rules start with `-A CHAIN`, chain declarations with `:CHAIN`; remove or fix this line"),
+                    );
+                }
+                _ => self.stray_line(span, line),
+            }
+        }
+    }
+
+    fn open_table_name(&self) -> &'a str {
+        self.open
+            .map_or("", |t| self.set.text(self.set.tables[t.index()].name))
+    }
+
+    fn finish(mut self) -> Parsed<'a> {
+        self.flush_blocks();
+        if let Some(open) = self.open.take() {
+            let table = &self.set.tables[open.index()];
+            let name = self.set.text(table.name);
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::MISSING_COMMIT,
+                    table.header,
+                    format!("table `{name}` ends without COMMIT: the paste looks truncated"),
+                )
+                .with_label("table opened here is never committed")
+                .with_help(
+                    "paste the whole dump; iptables-restore applies a table only at its COMMIT",
+                ),
+            );
+        }
+        if self.set.tables.is_empty() && self.set.rules.is_empty() && self.set.commands.is_empty() {
+            let span = Span::new(
+                0,
+                self.src
+                    .len()
+                    .min(self.src.find('\n').unwrap_or(self.src.len())),
+            );
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::NO_CONTENT,
+                    span,
+                    "no iptables-save content: no table, chain or rule",
+                )
+                .with_label("this does not look like iptables-save output")
+                .with_help(
+                    "run `iptables-save` (and `ip6tables-save`) on the node and analyse its output",
+                ),
+            );
+        }
+        self.index_chain_rules();
+        self.diags.sort_by_key(|d| (d.span.start, d.code));
+        Parsed {
+            ruleset: self.set,
+            diagnostics: self.diags,
+        }
+    }
+
+    /// Groups rule ids by chain (a counting sort), so each chain lists its rules in order.
+    fn index_chain_rules(&mut self) {
+        let set = &mut self.set;
+        for chain in &mut set.chains {
+            chain.rules_len = 0;
+        }
+        for rule in &set.rules {
+            set.chains[rule.chain.index()].rules_len += 1;
+        }
+        let mut next = 0u32;
+        for chain in &mut set.chains {
+            chain.rules_start = next;
+            next += chain.rules_len;
+        }
+        let mut fill: Vec<u32> = set.chains.iter().map(|c| c.rules_start).collect();
+        set.chain_rules = vec![RuleId(0); set.rules.len()];
+        for (i, rule) in set.rules.iter().enumerate() {
+            let slot = &mut fill[rule.chain.index()];
+            set.chain_rules[*slot as usize] = RuleId(i as u32);
+            *slot += 1;
+        }
+    }
+
+    fn flush_blocks(&mut self) {
+        if let Some(block) = self.stray.take() {
+            let what = if block.prompt {
+                "a shell prompt"
+            } else {
+                "text that is not iptables-save output"
+            };
+            let lines = if block.lines == 1 {
+                String::from("1 line")
+            } else {
+                format!("{} lines", block.lines)
+            };
+            let place = if block.after_dump {
+                "outside any table"
+            } else {
+                "before the dump"
+            };
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::STRAY_TEXT,
+                    block.first,
+                    format!("{lines} {place}: {what}, skipped"),
+                )
+                .with_label(if block.prompt {
+                    "shell prompt pasted with the dump"
+                } else {
+                    "first line of the text"
+                })
+                .with_help(
+                    "keep only the output of iptables-save; iptables-restore rejects these lines",
+                ),
+            );
+        }
+        if let Some(block) = self.fragment.take() {
+            let names: Vec<&str> = [
+                TableKind::Raw,
+                TableKind::Mangle,
+                TableKind::Nat,
+                TableKind::Filter,
+                TableKind::Security,
+                TableKind::Other,
+            ]
+            .into_iter()
+            .filter(|k| block.tables[table_slot(*k)])
+            .map(|k| k.name())
+            .collect();
+            let rules = if block.lines == 1 {
+                String::from("1 rule line")
+            } else {
+                format!("{} rule lines", block.lines)
+            };
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::HEADERLESS_RULES,
+                    block.first,
+                    format!(
+                        "{rules} outside any `*table` block: read as a fragment of table `{}`",
+                        names.join("` and `")
+                    ),
+                )
+                .with_label("no `*table` header before this rule")
+                .with_help("the table was inferred from chain names and targets; analyse the whole iptables-save output for certain results"),
+            );
+        }
+    }
+
+    fn stray_line(&mut self, span: Span, line: &'a str) {
+        if let Some(f) = self.fragment.take() {
+            self.fragment = Some(f);
+            self.flush_blocks();
+        }
+        let prompt = looks_like_prompt(line);
+        match &mut self.stray {
+            Some(block) => {
+                block.lines += 1;
+                block.prompt |= prompt;
+            }
+            None => {
+                self.stray = Some(Block {
+                    first: span,
+                    lines: 1,
+                    prompt,
+                    after_dump: self.seen_table,
+                    tables: [false; 6],
+                })
+            }
+        }
+    }
+
+    fn comment(&mut self, span: Span, line: &'a str) {
+        let kind = if let Ok((_, (tool, version, backend))) = lexer::generated_by(line) {
+            let base = offset_in(self.src, tool);
+            let tool_span = Span::new(base, base + tool.len());
+            let version_span = version.map_or(
+                Span::new(tool_span.end as usize, tool_span.end as usize),
+                |v| {
+                    let o = offset_in(self.src, v);
+                    Span::new(o, o + v.len())
+                },
+            );
+            if tool.starts_with("ip6tables") && self.set.family.is_none() {
+                self.set.family = Some(Family::Ipv6);
+            } else if tool.starts_with("iptables") && self.set.family.is_none() {
+                self.set.family = Some(Family::Ipv4);
+            }
+            CommentKind::Generated(Generator {
+                tool: tool_span,
+                version: version_span,
+                nf_tables: backend == Some("nf_tables") || tool.contains("-nft"),
+                legacy: backend == Some("legacy") || tool.contains("-legacy"),
+            })
+        } else if line.starts_with("# Completed") {
+            CommentKind::Completed
+        } else if line.contains("iptables-legacy tables present") {
+            CommentKind::LegacyTablesPresent
+        } else if line.contains("is incompatible, use 'nft' tool") {
+            CommentKind::IncompatibleTable
+        } else {
+            CommentKind::Other
+        };
+        self.set.comments.push(Comment { span, kind });
+    }
+
+    fn table_header(&mut self, span: Span, line: &'a str) {
+        let name = line[1..].trim_matches(is_blank);
+        let name_start = span.start as usize
+            + 1
+            + (line[1..].len() - line[1..].trim_start_matches(is_blank).len());
+        let name_span = Span::new(name_start, name_start + name.len());
+        if let Some(open) = self.open.take() {
+            let open_name = self.set.text(self.set.tables[open.index()].name);
+            let open_header = self.set.tables[open.index()].header;
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::MISSING_COMMIT,
+                    open_header,
+                    format!(
+                        "table `{open_name}` is not closed by COMMIT before `*{name}` at line {}",
+                        self.line_no
+                    ),
+                )
+                .with_label("table opened here is never committed")
+                .with_help("add COMMIT at the end of the table; iptables-restore applies a table only at its COMMIT"),
+            );
+        }
+        let kind = TableKind::from_name(name);
+        if kind == TableKind::Other {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::UNKNOWN_TABLE,
+                    name_span,
+                    format!("`{name}` is not an iptables table"),
+                )
+                .with_label("unknown table name")
+                .with_help("tables are raw, mangle, nat, filter and security"),
+            );
+        }
+        let id = TableId(self.set.tables.len() as u32);
+        if let Some(&previous) = self.tables_by_name.get(name) {
+            self.set.tables[previous.index()].superseded = true;
+            let first_line = self.table_lines[previous.index()];
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::REPEATED_TABLE,
+                    span,
+                    format!(
+                        "table `{name}` appears again (first at line {first_line}): two dumps back to back"
+                    ),
+                )
+                .with_label("second block of the same table")
+                .with_help("put one dump per file; rulelint analyses this later block and ignores the earlier one"),
+            );
+        }
+        self.tables_by_name.insert(name, id);
+        self.table_lines.push(self.line_no);
+        self.set.tables.push(Table {
+            name: name_span,
+            kind,
+            header: span,
+            commit: None,
+            superseded: false,
+            implicit: false,
+            chains: Vec::new(),
+            chain_names: FxHashMap::default(),
+        });
+        self.open = Some(id);
+        self.seen_table = true;
+        self.last_chain = None;
+    }
+
+    fn commit(&mut self, span: Span) {
+        match self.open.take() {
+            Some(id) => self.set.tables[id.index()].commit = Some(span),
+            None => self.diags.push(
+                Diagnostic::new(
+                    &codes::COMMIT_OUTSIDE_TABLE,
+                    span,
+                    "COMMIT with no open table",
+                )
+                .with_label("nothing to commit here")
+                .with_help("each `*table` block ends with exactly one COMMIT; remove this one"),
+            ),
+        }
+    }
+
+    fn span_of(&self, part: &str) -> Span {
+        let o = offset_in(self.src, part);
+        Span::new(o, o + part.len())
+    }
+
+    fn chain_declaration(&mut self, span: Span, line: &'a str) {
+        let Some(table_id) = self.open else { return };
+        let Ok((rest, decl)) = lexer::chain_declaration(line) else {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::INVALID_CHAIN_DECLARATION,
+                    span,
+                    "chain declaration has no chain name",
+                )
+                .with_label("`:` must be followed by the chain name")
+                .with_help("write `:NAME POLICY [packets:bytes]`, e.g. `:KUBE-SERVICES - [0:0]`"),
+            );
+            return;
+        };
+        let rest = rest.trim_matches(is_blank);
+        let name_span = self.span_of(decl.name);
+        let kind = self.set.tables[table_id.index()].kind;
+        let builtin = kind.is_builtin(decl.name);
+        if !rest.is_empty() {
+            let (info, msg, help) = if rest.starts_with('[') {
+                (
+                    &codes::INVALID_COUNTERS,
+                    format!(
+                        "counters of chain `{}` are not `[packets:bytes]`",
+                        decl.name
+                    ),
+                    "write counters as `[packets:bytes]`, e.g. `[0:0]`",
+                )
+            } else {
+                (
+                    &codes::INVALID_CHAIN_DECLARATION,
+                    format!(
+                        "unexpected text after the declaration of chain `{}`",
+                        decl.name
+                    ),
+                    "write `:NAME POLICY [packets:bytes]`",
+                )
+            };
+            self.diags.push(
+                Diagnostic::new(info, self.span_of(rest), msg)
+                    .with_label("not part of a chain declaration")
+                    .with_help(help),
+            );
+        }
+        match decl.policy {
+            None => self.diags.push(
+                Diagnostic::new(
+                    &codes::INVALID_CHAIN_DECLARATION,
+                    span,
+                    format!("chain `{}` is declared without a policy", decl.name),
+                )
+                .with_label("policy missing after the chain name")
+                .with_help(if builtin {
+                    "built-in chains take `ACCEPT` or `DROP`, e.g. `:INPUT ACCEPT [0:0]`"
+                } else {
+                    "user chains take `-`, e.g. `:KUBE-SERVICES - [0:0]`"
+                }),
+            ),
+            Some(policy) if kind != TableKind::Other => {
+                let ok = if builtin {
+                    matches!(policy, "ACCEPT" | "DROP")
+                } else {
+                    policy == "-"
+                };
+                if !ok {
+                    let (msg, help) = if builtin {
+                        (
+                            format!(
+                                "built-in chain `{}` has policy `{policy}`; it must be ACCEPT or DROP",
+                                decl.name
+                            ),
+                            "built-in chains take `ACCEPT` or `DROP`",
+                        )
+                    } else if matches!(policy, "ACCEPT" | "DROP") {
+                        (
+                            format!(
+                                "`{}` is not a built-in chain of table `{}`, so it cannot have policy `{policy}`",
+                                decl.name,
+                                kind.name()
+                            ),
+                            "user chains are declared with `-` as their policy: `:NAME - [0:0]`",
+                        )
+                    } else {
+                        (
+                            format!(
+                                "chain `{}` has policy `{policy}`; user chains take `-`",
+                                decl.name
+                            ),
+                            "user chains are declared with `-` as their policy: `:NAME - [0:0]`",
+                        )
+                    };
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::INVALID_CHAIN_DECLARATION,
+                            self.span_of(policy),
+                            msg,
+                        )
+                        .with_label("wrong policy for this chain")
+                        .with_help(help),
+                    );
+                }
+            }
+            Some(_) => {}
+        }
+        let existing = self.set.tables[table_id.index()]
+            .chain_names
+            .get(decl.name)
+            .copied();
+        let chain_id = match existing {
+            Some(id) => {
+                if self.set.chains[id.index()].declaration.is_some() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::INVALID_CHAIN_DECLARATION,
+                            span,
+                            format!(
+                                "chain `{}` is declared twice in table `{}`",
+                                decl.name,
+                                self.open_table_name()
+                            ),
+                        )
+                        .with_label("second declaration")
+                        .with_help("declare each chain once per table"),
+                    );
+                }
+                id
+            }
+            None => self.new_chain(table_id, decl.name, name_span, builtin),
+        };
+        let chain = &mut self.set.chains[chain_id.index()];
+        if chain.declaration.is_none() {
+            chain.declaration = Some(span);
+            chain.policy = decl
+                .policy
+                .map(|p| Span::new(offset_in(self.src, p), offset_in(self.src, p) + p.len()));
+            chain.counters = decl
+                .counters
+                .map(|c| Span::new(offset_in(self.src, c), offset_in(self.src, c) + c.len()));
+        }
+    }
+
+    fn new_chain(
+        &mut self,
+        table: TableId,
+        name: &'a str,
+        name_span: Span,
+        builtin: bool,
+    ) -> ChainId {
+        let id = ChainId(self.set.chains.len() as u32);
+        self.set.chains.push(Chain {
+            name: name_span,
+            table,
+            builtin,
+            declaration: None,
+            policy: None,
+            counters: None,
+            rules_start: 0,
+            rules_len: 0,
+        });
+        let t = &mut self.set.tables[table.index()];
+        t.chains.push(id);
+        t.chain_names.insert(name, id);
+        id
+    }
+
+    /// Splits the words of a rule into `self.words`: its line, plus continuation lines when the
+    /// line ends with a backslash. Returns the end of the last line read and the position of the
+    /// first backslash, if the rule was wrapped.
+    fn lex_rule(&mut self, start: usize, end: usize) -> (usize, Option<Span>) {
+        self.words.clear();
+        let mut seg_end = end;
+        let mut rest = &self.src[start..end];
+        let mut wrapped_at = None;
+        loop {
+            let (after_blanks, _) = lexer::blanks(rest).unwrap_or((rest, ""));
+            rest = after_blanks;
+            if rest.is_empty() {
+                break;
+            }
+            match lexer::word(rest) {
+                Ok((after, word)) => {
+                    let span = self.span_of(word);
+                    rest = after;
+                    let is_last = rest.trim_start_matches(is_blank).is_empty();
+                    if is_last
+                        && word.ends_with('\\')
+                        && !word.ends_with("\"\\")
+                        && self.next_line_is_continuation()
+                    {
+                        wrapped_at
+                            .get_or_insert(Span::new(span.end as usize - 1, span.end as usize));
+                        if word.len() > 1 {
+                            self.words
+                                .push(Span::new(span.start as usize, span.end as usize - 1));
+                        }
+                        let (s, e) = self.next_line();
+                        seg_end = e;
+                        rest = &self.src[s..e];
+                        continue;
+                    }
+                    if word.len() > u16::MAX as usize {
+                        self.diags.push(
+                            Diagnostic::new(&codes::INPUT_TOO_LARGE, Span::new(span.start as usize, span.start as usize + 1), format!("a word of {} bytes; rulelint reads words below 64 KiB", word.len()))
+                                .with_label("this word is too long")
+                                .with_help("iptables limits comments to 256 bytes; this is not iptables-save output"),
+                        );
+                        self.words.clear();
+                        return (seg_end, wrapped_at);
+                    }
+                    self.words.push(span);
+                }
+                Err(_) => {
+                    // Only an opening quote with no closing one stops a word here.
+                    let span = self.span_of(rest);
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::UNTERMINATED_QUOTE,
+                            Span::new(span.start as usize, span.start as usize + 1),
+                            "quoted argument is not closed before the end of the line",
+                        )
+                        .with_label("this quote is never closed")
+                        .with_help("close the quote; write a quote inside it as `\\\"`"),
+                    );
+                    if span.len() <= u16::MAX as usize {
+                        self.words.push(span);
+                    }
+                    break;
+                }
+            }
+        }
+        (seg_end, wrapped_at)
+    }
+
+    fn next_line_is_continuation(&self) -> bool {
+        matches!(self.src.as_bytes().get(self.pos), Some(b' ' | b'\t'))
+    }
+
+    fn rule_line(&mut self, line_span: Span, _indented: bool) {
+        let mut start = line_span.start as usize;
+        let line = &self.src[line_span.range()];
+        let mut counters = None;
+        if line.starts_with('[') {
+            match lexer::counters(line) {
+                Ok((rest, (whole, _, _))) => {
+                    counters = Some(self.span_of(whole));
+                    start += line.len() - rest.len();
+                }
+                Err(_) => {
+                    let close = line.find(']').map_or(line.len(), |i| i + 1);
+                    let is_rule = line[close..].trim_start_matches(is_blank).starts_with('-');
+                    if !is_rule && self.open.is_none() {
+                        self.stray_line(line_span, line);
+                        return;
+                    }
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::INVALID_COUNTERS,
+                            Span::new(start, start + close),
+                            "rule counters are not `[packets:bytes]`",
+                        )
+                        .with_label("malformed counters")
+                        .with_help(
+                            "iptables-save -c writes `[packets:bytes]` with two decimal numbers",
+                        ),
+                    );
+                    start += close;
+                }
+            }
+        }
+        let (end, wrapped_at) = self.lex_rule(start, line_span.end as usize);
+        let Some(&verb_span) = self.words.first() else {
+            return;
+        };
+        let verb_word = self.set.text(verb_span);
+        let Some(verb) = verb(verb_word) else {
+            if self.open.is_some() {
+                self.diags.push(
+                    Diagnostic::new(&codes::INVALID_LINE, line_span, format!("line starts with `{verb_word}`, not with a verb such as `-A`"))
+                        .with_label("not a rule")
+                        .with_help("rules start with `-A CHAIN`; restore input may also use -I, -D, -R, -N, -X, -F, -P, -Z, -E"),
+                );
+            } else {
+                self.stray_line(line_span, line);
+            }
+            return;
+        };
+        if let Some(at) = wrapped_at {
+            self.diags.push(
+                Diagnostic::new(&codes::WRAPPED_RULE, at, "rule is wrapped onto the next line with a backslash")
+                    .with_label("line continues here")
+                    .with_help("join the lines: iptables-save writes one rule per line and iptables-restore rejects wrapped ones; rulelint read the joined rule"),
+            );
+        }
+        let rule_span = Span::new(verb_span.start as usize, end);
+        let Some(&chain_span) = self.words.get(1) else {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::MISSING_ARGUMENT,
+                    verb_span,
+                    format!("`{verb_word}` has no chain name"),
+                )
+                .with_label("chain name missing after this")
+                .with_help("write `-A CHAIN ...`"),
+            );
+            return;
+        };
+        let chain_name = self.set.text(chain_span);
+        match verb {
+            Verb::Command(cmd) => self.command(cmd, rule_span, chain_span),
+            Verb::Rule(op) => self.rule(op, rule_span, chain_span, chain_name, counters),
+        }
+    }
+
+    /// The table a line outside any block belongs to: inferred, grouped in an implicit table.
+    fn fragment_table(&mut self, span: Span, chain: &str, target: Option<&str>) -> TableId {
+        let kind = infer_table(chain, target)
+            .or_else(|| {
+                self.last_chain
+                    .map(|(t, _, _)| self.set.tables[t.index()].kind)
+            })
+            .unwrap_or(TableKind::Filter);
+        if self.stray.is_some() {
+            self.flush_blocks();
+        }
+        let block = self.fragment.get_or_insert(Block {
+            first: span,
+            lines: 0,
+            prompt: false,
+            after_dump: self.seen_table,
+            tables: [false; 6],
+        });
+        block.lines += 1;
+        block.tables[table_slot(kind)] = true;
+        if let Some(id) = self.implicit_tables[table_slot(kind)] {
+            return id;
+        }
+        let id = TableId(self.set.tables.len() as u32);
+        self.set.tables.push(Table {
+            name: Span::default(),
+            kind,
+            header: Span::default(),
+            commit: None,
+            superseded: false,
+            implicit: true,
+            chains: Vec::new(),
+            chain_names: FxHashMap::default(),
+        });
+        self.table_lines.push(self.line_no);
+        self.implicit_tables[table_slot(kind)] = Some(id);
+        id
+    }
+
+    fn command(&mut self, verb: CommandVerb, span: Span, chain_span: Span) {
+        let chain_name = self.set.text(chain_span);
+        let table = match self.open {
+            Some(t) => t,
+            None => self.fragment_table(span, chain_name, None),
+        };
+        let args = match self.words.get(2) {
+            Some(first) => Span::new(first.start as usize, span.end as usize),
+            None => Span::new(span.end as usize, span.end as usize),
+        };
+        if verb == CommandVerb::NewChain {
+            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+                Some(&id) => id,
+                None => {
+                    let builtin = self.set.tables[table.index()].kind.is_builtin(chain_name);
+                    self.new_chain(table, chain_name, chain_span, builtin)
+                }
+            };
+            let chain = &mut self.set.chains[id.index()];
+            chain.declaration.get_or_insert(span);
+        }
+        self.set.commands.push(Command {
+            span,
+            verb,
+            table,
+            chain: chain_span,
+            args,
+        });
+    }
+
+    fn rule(
+        &mut self,
+        op: RuleOp,
+        span: Span,
+        chain_span: Span,
+        chain_name: &'a str,
+        counters: Option<Span>,
+    ) {
+        let mut first_option = 2;
+        let mut position = 0;
+        if matches!(op, RuleOp::Insert | RuleOp::Replace | RuleOp::Delete)
+            && let Some(&w) = self.words.get(2)
+            && let Ok(n) = self.set.text(w).parse::<u32>()
+        {
+            position = n;
+            first_option = 3;
+        }
+        let (tokens_start, target) = self.classify(first_option);
+        let table = match self.open {
+            Some(t) => t,
+            None => {
+                let target_name = (target != Rule::NO_TARGET)
+                    .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
+                self.fragment_table(span, chain_name, target_name)
+            }
+        };
+        let chain = self.chain_for_rule(table, chain_name, chain_span);
+        self.set.rules.push(Rule {
+            span,
+            chain,
+            op,
+            position,
+            counters,
+            tokens_start,
+            tokens_end: self.set.tokens.len() as u32,
+            target,
+        });
+    }
+
+    fn chain_for_rule(&mut self, table: TableId, name: &'a str, name_span: Span) -> ChainId {
+        if let Some((t, n, id)) = self.last_chain
+            && t == table
+            && n == name
+        {
+            return id;
+        }
+        let t = &self.set.tables[table.index()];
+        let id = match t.chain_names.get(name) {
+            Some(&id) => id,
+            None => {
+                let builtin = t.kind.is_builtin(name);
+                if !builtin && !t.implicit && t.kind != TableKind::Other {
+                    let table_name = self.set.text(t.name);
+                    self.diags.push(
+                        Diagnostic::new(&codes::UNDECLARED_CHAIN, name_span, format!("chain `{name}` is not declared in table `{table_name}`"))
+                            .with_label("rule added to an undeclared chain")
+                            .with_help(format!("declare it before its rules with `:{name} - [0:0]`; iptables-restore fails with \"Chain '{name}' does not exist\"")),
+                    );
+                }
+                self.new_chain(table, name, name_span, builtin)
+            }
+        };
+        self.last_chain = Some((table, name, id));
+        id
+    }
+
+    /// Turns `self.words[from..]` into tokens. Returns the first token's index and the target
+    /// token's index (or `Rule::NO_TARGET`).
+    fn classify(&mut self, from: usize) -> (u32, u32) {
+        let tokens_start = self.set.tokens.len() as u32;
+        let mut target = Rule::NO_TARGET;
+        let mut pending_not: Option<Span> = None;
+        // The open option: token index, arguments so far, arity if basic.
+        let mut option: Option<(usize, u8, Option<u8>)> = None;
+        let mut i = from;
+        while i < self.words.len() {
+            let w = self.words[i];
+            let text = self.set.text(w);
+            match text {
+                "!" => {
+                    let next_is_option = self
+                        .words
+                        .get(i + 1)
+                        .is_some_and(|&n| is_option_word(self.set.text(n)));
+                    match option {
+                        Some((idx, 0, arity)) if !next_is_option && arity != Some(0) => {
+                            self.set.tokens[idx].add_flags(Token::NEGATED | Token::NEGATED_AFTER);
+                        }
+                        _ if pending_not.is_some() => self.unexpected(
+                            w,
+                            "`!` twice in a row",
+                            "write one `!` before the option it negates",
+                        ),
+                        _ => pending_not = Some(w),
+                    }
+                    i += 1;
+                }
+                "-m" | "--match" | "-j" | "--jump" | "-g" | "--goto" => {
+                    self.close_option(option.take());
+                    let is_module = matches!(text, "-m" | "--match");
+                    let Some(&name) = self.words.get(i + 1) else {
+                        let what = if is_module { "module name" } else { "target" };
+                        self.diags.push(
+                            Diagnostic::new(
+                                &codes::MISSING_ARGUMENT,
+                                w,
+                                format!("`{text}` has no {what} after it"),
+                            )
+                            .with_label(format!("{what} missing"))
+                            .with_help(if is_module {
+                                "write `-m MODULE` followed by its options"
+                            } else {
+                                "write `-j TARGET` (a chain or an extension such as ACCEPT)"
+                            }),
+                        );
+                        break;
+                    };
+                    if let Some(not) = pending_not.take() {
+                        self.unexpected(
+                            not,
+                            "`!` before a module or target",
+                            "put `!` before the option it negates, after `-m MODULE`",
+                        );
+                    }
+                    let span = w.cover(name);
+                    if is_module {
+                        self.push_token(span, TokenKind::Module, 0);
+                    } else {
+                        if target != Rule::NO_TARGET {
+                            self.unexpected(
+                                span,
+                                "a second target in one rule",
+                                "a rule has one `-j` or `-g`",
+                            );
+                        }
+                        target = self.set.tokens.len() as u32;
+                        let flags = if matches!(text, "-g" | "--goto") {
+                            Token::GOTO
+                        } else {
+                            0
+                        };
+                        self.push_token(span, TokenKind::Target, flags);
+                    }
+                    i += 2;
+                }
+                "[unsupported"
+                    if self
+                        .words
+                        .get(i + 1)
+                        .is_some_and(|&n| self.set.text(n) == "revision]") =>
+                {
+                    self.close_option(option.take());
+                    let span = w.cover(self.words[i + 1]);
+                    self.push_token(span, TokenKind::Unsupported, 0);
+                    i += 2;
+                }
+                _ if is_option_word(text) => {
+                    self.close_option(option.take());
+                    let arity = basic_arity(text);
+                    let mut flags = if arity.is_some() { Token::BASIC } else { 0 };
+                    if pending_not.take().is_some() {
+                        flags |= Token::NEGATED;
+                    }
+                    option = Some((self.set.tokens.len(), 0, arity));
+                    self.push_token(w, TokenKind::Option, flags);
+                    i += 1;
+                }
+                _ => {
+                    match &mut option {
+                        Some((idx, args, arity)) => {
+                            *args = args.saturating_add(1);
+                            if arity.is_some_and(|a| *args > a) {
+                                let name = crate::model::token_text(self.src, &self.set.tokens[*idx]);
+                                self.unexpected(w, &format!("`{text}` after `{name}`, which takes {} value(s)", arity.unwrap_or(0)), "remove the extra word or add the option it belongs to");
+                            } else if arity == &Some(1) {
+                                let idx = *idx;
+                                self.check_basic_value(idx, w);
+                            }
+                        }
+                        None => self.unexpected(w, &format!("`{text}` is not an option or an option's argument"), "every word after `-A CHAIN` is an option (`-p`, `--dport`) or its value"),
+                    }
+                    if let Some(not) = pending_not.take() {
+                        self.unexpected(
+                            not,
+                            "`!` before a value",
+                            "put `!` before the option it negates: `! -s 10.0.0.0/8`",
+                        );
+                    }
+                    self.push_token(w, TokenKind::Arg, 0);
+                    i += 1;
+                }
+            }
+        }
+        self.close_option(option);
+        if let Some(not) = pending_not {
+            self.unexpected(
+                not,
+                "`!` at the end of the rule",
+                "put `!` before the option it negates",
+            );
+        }
+        (tokens_start, target)
+    }
+
+    fn push_token(&mut self, span: Span, kind: TokenKind, flags: u8) {
+        // Module and target tokens span two words; keep them within the token length limit.
+        let span = if span.len() > u16::MAX as usize {
+            Span::new(span.end as usize - (span.len() & 0xffff), span.end as usize)
+        } else {
+            span
+        };
+        self.set.tokens.push(Token::new(span, kind, flags));
+    }
+
+    fn unexpected(&mut self, span: Span, message: &str, help: &str) {
+        self.diags.push(
+            Diagnostic::new(&codes::UNEXPECTED_WORD, span, message.to_string())
+                .with_label("unexpected here")
+                .with_help(help.to_string()),
+        );
+    }
+
+    /// A basic option must have its value.
+    fn close_option(&mut self, option: Option<(usize, u8, Option<u8>)>) {
+        if let Some((idx, args, Some(arity))) = option
+            && args < arity
+        {
+            let token = self.set.tokens[idx];
+            let name = crate::model::token_text(self.src, &token);
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::MISSING_ARGUMENT,
+                    token.span(),
+                    format!("`{name}` has no value"),
+                )
+                .with_label("value missing after this option")
+                .with_help(match name {
+                    "-s" | "--source" | "-d" | "--destination" => {
+                        "write an address or network, e.g. `-s 10.0.0.0/8`"
+                    }
+                    "-p" | "--protocol" => "write a protocol, e.g. `-p tcp`",
+                    _ => "write the option's value after it",
+                }),
+            );
+        }
+    }
+
+    /// Checks the value of `-s`/`-d` and notes the address family.
+    fn check_basic_value(&mut self, option_idx: usize, value: Span) {
+        let name = crate::model::token_text(self.src, &self.set.tokens[option_idx]);
+        if !matches!(name, "-s" | "--source" | "-d" | "--destination") {
+            return;
+        }
+        let text = self.set.text(value);
+        for part in text.split(',') {
+            match parse_address(part) {
+                Ok(net) => {
+                    if self.set.family.is_none() {
+                        self.set.family = Some(if net.addr().is_ipv6() {
+                            Family::Ipv6
+                        } else {
+                            Family::Ipv4
+                        });
+                    }
+                }
+                Err(AddressError::Hostname) => {}
+                Err(e) => {
+                    let o = offset_in(self.src, part);
+                    self.diags.push(
+                        Diagnostic::new(&codes::INVALID_ADDRESS, Span::new(o, o + part.len()), format!("`{part}` is not a valid address or network: {e}"))
+                            .with_label("invalid address")
+                            .with_help("write an IPv4 or IPv6 address, optionally with `/prefix`, e.g. `10.0.0.0/8` or `fd00::/64`"),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! `rulelint stats`: the size and shape of a dump.
+
+use rulelint_parser::{Parsed, Severity};
+use serde::Serialize;
+
+/// How many of the largest chains to list.
+const LARGEST: usize = 10;
+
+/// Statistics of one file (the JSON shape of `rulelint stats --format json`).
+#[derive(Serialize)]
+pub struct FileStats<'a> {
+    pub path: &'a str,
+    pub family: Option<rulelint_parser::Family>,
+    pub generator: Option<String>,
+    pub tables: Vec<TableStats<'a>>,
+    pub chains: usize,
+    pub rules: usize,
+    pub largest_chains: Vec<ChainStats<'a>>,
+    pub kube: KubeStats,
+    pub diagnostics: SeverityCounts,
+}
+
+#[derive(Serialize)]
+pub struct TableStats<'a> {
+    pub name: &'a str,
+    pub chains: usize,
+    pub rules: usize,
+    pub superseded: bool,
+    pub implicit: bool,
+}
+
+#[derive(Serialize)]
+pub struct ChainStats<'a> {
+    pub table: &'a str,
+    pub chain: &'a str,
+    pub rules: usize,
+}
+
+/// Counts of kube-proxy chains by prefix.
+#[derive(Serialize, Default)]
+pub struct KubeStats {
+    pub svc_chains: usize,
+    pub sep_chains: usize,
+    pub svl_chains: usize,
+    pub ext_chains: usize,
+    pub fw_chains: usize,
+}
+
+#[derive(Serialize, Default)]
+pub struct SeverityCounts {
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+}
+
+impl SeverityCounts {
+    pub fn of(diagnostics: &[rulelint_parser::Diagnostic]) -> SeverityCounts {
+        let mut counts = SeverityCounts::default();
+        for d in diagnostics {
+            match d.severity {
+                Severity::Error => counts.error += 1,
+                Severity::Warning => counts.warning += 1,
+                Severity::Info => counts.info += 1,
+            }
+        }
+        counts
+    }
+}
+
+pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
+    let set = &parsed.ruleset;
+    let mut kube = KubeStats::default();
+    for chain in set.iter_chains() {
+        let name = chain.name();
+        let counter = if name.starts_with("KUBE-SVC-") {
+            &mut kube.svc_chains
+        } else if name.starts_with("KUBE-SEP-") {
+            &mut kube.sep_chains
+        } else if name.starts_with("KUBE-SVL-") {
+            &mut kube.svl_chains
+        } else if name.starts_with("KUBE-EXT-") {
+            &mut kube.ext_chains
+        } else if name.starts_with("KUBE-FW-") {
+            &mut kube.fw_chains
+        } else {
+            continue;
+        };
+        *counter += 1;
+    }
+    let mut largest: Vec<ChainStats<'a>> = set
+        .iter_chains()
+        .map(|c| ChainStats {
+            table: c.table().name(),
+            chain: c.name(),
+            rules: c.rule_count(),
+        })
+        .filter(|c| c.rules > 0)
+        .collect();
+    largest.sort_by(|a, b| b.rules.cmp(&a.rules).then(a.chain.cmp(b.chain)));
+    largest.truncate(LARGEST);
+    FileStats {
+        path,
+        family: set.family,
+        generator: set.generator().map(|g| {
+            let mut s = format!("{} v{}", set.text(g.tool), set.text(g.version));
+            if g.nf_tables {
+                s.push_str(" (nf_tables)");
+            } else if g.legacy {
+                s.push_str(" (legacy)");
+            }
+            s
+        }),
+        tables: set
+            .iter_tables()
+            .map(|t| TableStats {
+                name: t.name(),
+                chains: t.get().chains.len(),
+                rules: t.rule_count(),
+                superseded: t.get().superseded,
+                implicit: t.get().implicit,
+            })
+            .collect(),
+        chains: set.chains.len(),
+        rules: set.rules.len(),
+        largest_chains: largest,
+        kube,
+        diagnostics: SeverityCounts::of(&parsed.diagnostics),
+    }
+}
+
+pub fn human(stats: &FileStats<'_>) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let family = match stats.family {
+        Some(rulelint_parser::Family::Ipv4) => "ipv4",
+        Some(rulelint_parser::Family::Ipv6) => "ipv6",
+        None => "family unknown",
+    };
+    let _ = write!(out, "{}: {family}", stats.path);
+    if let Some(g) = &stats.generator {
+        let _ = write!(out, ", {g}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "  tables: {}", stats.tables.len());
+    for t in &stats.tables {
+        let mut notes = String::new();
+        if t.superseded {
+            notes.push_str(" (superseded by a later block)");
+        }
+        if t.implicit {
+            notes.push_str(" (inferred: rules without a table header)");
+        }
+        let _ = writeln!(
+            out,
+            "    {:<10} {:>8} chains {:>9} rules{notes}",
+            t.name, t.chains, t.rules
+        );
+    }
+    let _ = writeln!(out, "  chains: {}, rules: {}", stats.chains, stats.rules);
+    if !stats.largest_chains.is_empty() {
+        let _ = writeln!(out, "  largest chains:");
+        for c in &stats.largest_chains {
+            let _ = writeln!(out, "    {:>9} {} ({})", c.rules, c.chain, c.table);
+        }
+    }
+    let k = &stats.kube;
+    if k.svc_chains + k.sep_chains + k.svl_chains + k.ext_chains + k.fw_chains > 0 {
+        let _ = writeln!(
+            out,
+            "  kube-proxy chains: {} KUBE-SVC, {} KUBE-SEP, {} KUBE-SVL, {} KUBE-EXT, {} KUBE-FW",
+            k.svc_chains, k.sep_chains, k.svl_chains, k.ext_chains, k.fw_chains
+        );
+    }
+    let d = &stats.diagnostics;
+    let _ = writeln!(
+        out,
+        "  diagnostics: {} errors, {} warnings, {} info",
+        d.error, d.warning, d.info
+    );
+    out
+}
