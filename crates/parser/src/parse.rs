@@ -311,6 +311,8 @@ impl<'a> Parser<'a> {
             );
         }
         if self.set.tables.is_empty() && self.set.rules.is_empty() && self.set.commands.is_empty() {
+            // The whole text is stray: one no-content error says it better than stray-text.
+            self.diags.retain(|d| d.code != codes::STRAY_TEXT.code);
             let span = Span::new(
                 0,
                 self.src
@@ -1052,7 +1054,12 @@ impl<'a> Parser<'a> {
                 "-m" | "--match" | "-j" | "--jump" | "-g" | "--goto" => {
                     self.close_option(option.take());
                     let is_module = matches!(text, "-m" | "--match");
-                    let Some(&name) = self.words.get(i + 1) else {
+                    let name = self
+                        .words
+                        .get(i + 1)
+                        .copied()
+                        .filter(|&n| !is_option_word(self.set.text(n)));
+                    let Some(name) = name else {
                         let what = if is_module { "module name" } else { "target" };
                         self.diags.push(
                             Diagnostic::new(
@@ -1067,7 +1074,8 @@ impl<'a> Parser<'a> {
                                 "write `-j TARGET` (a chain or an extension such as ACCEPT)"
                             }),
                         );
-                        break;
+                        i += 1;
+                        continue;
                     };
                     if let Some(not) = pending_not.take() {
                         self.unexpected(
