@@ -95,11 +95,22 @@ fn print_rule(out: &mut String, rule: Option<RuleRef<'_, '_>>) {
     if r.position != 0 {
         let _ = write!(out, " {}", r.position);
     }
+    let mut previous_end: Option<usize> = None;
     for token in rule.tokens() {
-        out.push(' ');
+        out.push_str(gap(set.source(), previous_end, token.span().start as usize));
         write_token(out, rule, token);
+        previous_end = Some(token.span().end as usize);
     }
     out.push('\n');
+}
+
+/// The spaces between two tokens: kept as written when they are only spaces, because
+/// iptables-save itself writes some options with two (`--nfacct-name  x`); otherwise one space.
+fn gap(source: &str, previous_end: Option<usize>, start: usize) -> &str {
+    match previous_end.and_then(|end| source.get(end..start)) {
+        Some(g) if !g.is_empty() && g.len() <= 4 && g.bytes().all(|b| b == b' ') => g,
+        _ => " ",
+    }
 }
 
 fn write_token(out: &mut String, rule: RuleRef<'_, '_>, token: &Token) {
