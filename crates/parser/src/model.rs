@@ -210,6 +210,7 @@ pub struct Command {
 /// The role of one word of a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[repr(u8)]
 pub enum TokenKind {
     /// An option name: `-s`, `--dport`, `--to-destination`.
     Option,
@@ -228,23 +229,38 @@ pub enum TokenKind {
 pub struct Token {
     start: u32,
     len: u16,
-    /// The word's role.
-    pub kind: TokenKind,
-    flags: u8,
+    /// Kind in the low 3 bits, flags above.
+    bits: u8,
+    /// For `Module`/`Target`: where the name starts, from `start`.
+    name_offset: u8,
 }
 
 impl Token {
-    pub(crate) const NEGATED: u8 = 1;
-    pub(crate) const BASIC: u8 = 2;
-    pub(crate) const NEGATED_AFTER: u8 = 4;
-    pub(crate) const GOTO: u8 = 8;
+    const KIND_MASK: u8 = 0b111;
+    pub(crate) const NEGATED: u8 = 1 << 3;
+    pub(crate) const BASIC: u8 = 1 << 4;
+    pub(crate) const NEGATED_AFTER: u8 = 1 << 5;
+    pub(crate) const GOTO: u8 = 1 << 6;
 
-    pub(crate) fn new(span: Span, kind: TokenKind, flags: u8) -> Token {
+    /// A token; `name_offset` is where the name starts within a `Module`/`Target` token.
+    pub(crate) fn new(span: Span, kind: TokenKind, flags: u8, name_offset: u8) -> Token {
         Token {
             start: span.start,
             len: span.len() as u16,
-            kind,
-            flags,
+            bits: kind as u8 | flags,
+            name_offset,
+        }
+    }
+
+    /// The word's role.
+    #[inline]
+    pub fn kind(&self) -> TokenKind {
+        match self.bits & Token::KIND_MASK {
+            0 => TokenKind::Option,
+            1 => TokenKind::Arg,
+            2 => TokenKind::Module,
+            3 => TokenKind::Target,
+            _ => TokenKind::Unsupported,
         }
     }
 
@@ -257,32 +273,42 @@ impl Token {
         }
     }
 
+    /// The name's bytes: for `Module`/`Target` tokens the part after `-m`/`-j`/`-g`, otherwise
+    /// the whole token.
+    #[inline]
+    pub fn name_span(&self) -> Span {
+        Span {
+            start: self.start + self.name_offset as u32,
+            end: self.start + self.len as u32,
+        }
+    }
+
     /// An option negated with `!` (either before it, or after it in the old style).
     #[inline]
     pub fn negated(&self) -> bool {
-        self.flags & Token::NEGATED != 0
+        self.bits & Token::NEGATED != 0
     }
 
     /// The negation was written in the old style, after the option: `-s ! 10.0.0.0/8`.
     #[inline]
     pub fn negated_after(&self) -> bool {
-        self.flags & Token::NEGATED_AFTER != 0
+        self.bits & Token::NEGATED_AFTER != 0
     }
 
     /// A basic iptables option (`-s`, `-d`, `-p`, `-i`, `-o`, `-f`), not a module's.
     #[inline]
     pub fn is_basic(&self) -> bool {
-        self.flags & Token::BASIC != 0
+        self.bits & Token::BASIC != 0
     }
 
     /// A `-g` (goto) target rather than `-j` (jump).
     #[inline]
     pub fn is_goto(&self) -> bool {
-        self.flags & Token::GOTO != 0
+        self.bits & Token::GOTO != 0
     }
 
     pub(crate) fn add_flags(&mut self, flags: u8) {
-        self.flags |= flags;
+        self.bits |= flags;
     }
 }
 
@@ -618,11 +644,7 @@ impl<'r, 'a> RuleRef<'r, 'a> {
 
 /// The text of a token: for `Module` and `Target` tokens, the name after `-m`/`-j`/`-g`.
 pub(crate) fn token_text<'a>(source: &'a str, token: &Token) -> &'a str {
-    let text = &source[token.span().range()];
-    match token.kind {
-        TokenKind::Module | TokenKind::Target => text.rsplit([' ', '\t']).next().unwrap_or(text),
-        _ => text,
-    }
+    &source[token.name_span().range()]
 }
 
 /// A rule's target with its options.
@@ -687,11 +709,11 @@ impl<'r, 'a> Iterator for MatchIter<'r, 'a> {
         let start = self.pos;
         let first = self.tokens.get(start)?;
         let mut end = start + 1;
-        match first.kind {
+        match first.kind() {
             TokenKind::Module => {
                 // A module owns the non-basic options that follow, up to the next module.
                 while let Some(t) = self.tokens.get(end) {
-                    match t.kind {
+                    match t.kind() {
                         TokenKind::Module | TokenKind::Target => break,
                         TokenKind::Option if t.is_basic() => break,
                         _ => end += 1,
@@ -701,7 +723,7 @@ impl<'r, 'a> Iterator for MatchIter<'r, 'a> {
             _ => {
                 // A basic option (or an odd word) with its arguments.
                 while let Some(t) = self.tokens.get(end) {
-                    if t.kind != TokenKind::Arg {
+                    if t.kind() != TokenKind::Arg {
                         break;
                     }
                     end += 1;
@@ -727,7 +749,7 @@ impl<'r, 'a> MatchRef<'r, 'a> {
     /// The module name for `-m NAME`; `None` for a basic option.
     pub fn module(&self) -> Option<&'a str> {
         let first = &self.tokens[0];
-        (first.kind == TokenKind::Module).then(|| self.rule.token_text(first))
+        (first.kind() == TokenKind::Module).then(|| self.rule.token_text(first))
     }
 
     /// The match's tokens.
@@ -744,7 +766,7 @@ impl<'r, 'a> MatchRef<'r, 'a> {
 
     /// The options with their arguments (for a basic match: the one option).
     pub fn options(&self) -> OptionIter<'r, 'a> {
-        let skip = usize::from(self.tokens[0].kind == TokenKind::Module);
+        let skip = usize::from(self.tokens[0].kind() == TokenKind::Module);
         OptionIter {
             rule: self.rule,
             tokens: &self.tokens[skip..],
@@ -770,7 +792,7 @@ impl<'r, 'a> Iterator for OptionIter<'r, 'a> {
         while self
             .tokens
             .get(end)
-            .is_some_and(|t| t.kind == TokenKind::Arg)
+            .is_some_and(|t| t.kind() == TokenKind::Arg)
         {
             end += 1;
         }
@@ -809,7 +831,7 @@ impl<'r, 'a> OptionRef<'r, 'a> {
     /// The arguments as written (quotes kept). For a stray argument: nothing.
     pub fn args(&self) -> impl Iterator<Item = &'a str> + 'r {
         let rule = self.rule;
-        let skip = usize::from(self.tokens[0].kind != TokenKind::Arg);
+        let skip = usize::from(self.tokens[0].kind() != TokenKind::Arg);
         let tokens = if skip == 0 {
             &self.tokens[..0]
         } else {
@@ -820,7 +842,7 @@ impl<'r, 'a> OptionRef<'r, 'a> {
 
     /// The argument tokens.
     pub fn arg_tokens(&self) -> &'r [Token] {
-        if self.tokens[0].kind == TokenKind::Arg {
+        if self.tokens[0].kind() == TokenKind::Arg {
             &self.tokens[..0]
         } else {
             &self.tokens[1..]

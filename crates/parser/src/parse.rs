@@ -112,25 +112,55 @@ fn verb(word: &str) -> Option<Verb> {
     })
 }
 
-/// Number of arguments of a basic (non-module) option, or `None` for any other word.
-fn basic_arity(word: &str) -> Option<u8> {
-    match word {
-        "-s" | "--source" | "-d" | "--destination" | "-p" | "--protocol" | "-i"
-        | "--in-interface" | "-o" | "--out-interface" => Some(1),
-        "-f" | "--fragment" | "-4" | "--ipv4" | "-6" | "--ipv6" => Some(0),
-        "-c" | "--set-counters" => Some(2),
-        _ => None,
-    }
+/// What a word of a rule is, from its bytes alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WordClass {
+    /// `!`
+    Not,
+    /// `-m` / `--match`
+    Module,
+    /// `-j` / `--jump`
+    Jump,
+    /// `-g` / `--goto`
+    Goto,
+    /// `[unsupported` (of `[unsupported revision]`)
+    Unsupported,
+    /// An option name; `Some(n)`: a basic option taking `n` values.
+    Option(Option<u8>),
+    /// Anything else: a value.
+    Arg,
 }
 
-/// An option name: `-x` or `--xx`, not a negative number or a lone dash.
-fn is_option_word(word: &str) -> bool {
-    let b = word.as_bytes();
-    match b {
-        [b'-', c, ..] if c.is_ascii_alphabetic() => true,
-        [b'-', b'-', c, ..] if c.is_ascii_alphanumeric() => true,
-        [b'-', b'4' | b'6'] => true,
-        _ => false,
+/// Classifies a word by bytes: the hot path of parsing, so no string matching chains.
+fn classify_word(word: &[u8]) -> WordClass {
+    match word {
+        [b'!'] => WordClass::Not,
+        [b'-', c] => match c {
+            b'm' => WordClass::Module,
+            b'j' => WordClass::Jump,
+            b'g' => WordClass::Goto,
+            b's' | b'd' | b'p' | b'i' | b'o' => WordClass::Option(Some(1)),
+            b'f' | b'4' | b'6' => WordClass::Option(Some(0)),
+            b'c' => WordClass::Option(Some(2)),
+            c if c.is_ascii_alphabetic() => WordClass::Option(None),
+            _ => WordClass::Arg,
+        },
+        [b'-', b'-', first, rest @ ..] if first.is_ascii_alphanumeric() => match (*first, rest) {
+            (b'm', b"atch") => WordClass::Module,
+            (b'j', b"ump") => WordClass::Jump,
+            (b'g', b"oto") => WordClass::Goto,
+            (b's', b"ource")
+            | (b'd', b"estination")
+            | (b'p', b"rotocol")
+            | (b'i', b"n-interface")
+            | (b'o', b"ut-interface") => WordClass::Option(Some(1)),
+            (b'f', b"ragment") | (b'i', b"pv4") | (b'i', b"pv6") => WordClass::Option(Some(0)),
+            (b's', b"et-counters") => WordClass::Option(Some(2)),
+            _ => WordClass::Option(None),
+        },
+        [b'-', c, ..] if c.is_ascii_alphabetic() => WordClass::Option(None),
+        b"[unsupported" => WordClass::Unsupported,
+        _ => WordClass::Arg,
     }
 }
 
@@ -194,8 +224,15 @@ impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
         let bytes = src.as_bytes();
         // Pre-size from cheap counts so the big vectors are allocated once.
+        // Pre-size the big vectors once. Lines are counted exactly (memchr is fast at one hit per
+        // ~100 bytes); tokens are estimated from the spaces of a leading sample.
         let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
-        let spaces = memchr::memchr_iter(b' ', bytes).count();
+        let sample = &bytes[..bytes.len().min(1 << 18)];
+        let sample_spaces = sample.iter().filter(|&&b| b == b' ').count();
+        let sample_lines = memchr::memchr_iter(b'\n', sample).count() + 1;
+        let tokens_estimate = (sample_spaces.saturating_sub(sample_lines) as f64
+            * (bytes.len() as f64 / sample.len().max(1) as f64)
+            * 0.8) as usize;
         Parser {
             src,
             pos: 0,
@@ -208,7 +245,7 @@ impl<'a> Parser<'a> {
                 commands: Vec::new(),
                 comments: Vec::new(),
                 family: None,
-                tokens: Vec::with_capacity(spaces.saturating_sub(lines)),
+                tokens: Vec::with_capacity(tokens_estimate),
                 chain_rules: Vec::new(),
             },
             diags: Vec::new(),
@@ -742,23 +779,29 @@ impl<'a> Parser<'a> {
     /// first backslash, if the rule was wrapped.
     fn lex_rule(&mut self, start: usize, end: usize) -> (usize, Option<Span>) {
         self.words.clear();
+        let bytes = self.src.as_bytes();
+        let base = bytes.as_ptr() as usize;
         let mut seg_end = end;
-        let mut rest = &self.src[start..end];
+        let mut rest = &bytes[start..end];
         let mut wrapped_at = None;
         loop {
-            let (after_blanks, _) = lexer::blanks(rest).unwrap_or((rest, ""));
-            rest = after_blanks;
+            let blank = rest
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count();
+            rest = &rest[blank..];
             if rest.is_empty() {
                 break;
             }
-            match lexer::word(rest) {
-                Ok((after, word)) => {
-                    let span = self.span_of(word);
-                    rest = after;
-                    let is_last = rest.trim_start_matches(is_blank).is_empty();
-                    if is_last
-                        && word.ends_with('\\')
-                        && !word.ends_with("\"\\")
+            let at = rest.as_ptr() as usize - base;
+            match lexer::word_len(rest) {
+                Ok(len) => {
+                    let word = &rest[..len];
+                    let span = Span::new(at, at + len);
+                    rest = &rest[len..];
+                    if word.ends_with(b"\\")
+                        && !word.ends_with(b"\"\\")
+                        && rest.iter().all(|&b| b == b' ' || b == b'\t')
                         && self.next_line_is_continuation()
                     {
                         wrapped_at
@@ -769,12 +812,12 @@ impl<'a> Parser<'a> {
                         }
                         let (s, e) = self.next_line();
                         seg_end = e;
-                        rest = &self.src[s..e];
+                        rest = &bytes[s..e];
                         continue;
                     }
-                    if word.len() > u16::MAX as usize {
+                    if len > u16::MAX as usize {
                         self.diags.push(
-                            Diagnostic::new(&codes::INPUT_TOO_LARGE, Span::new(span.start as usize, span.start as usize + 1), format!("a word of {} bytes; rulelint reads words below 64 KiB", word.len()))
+                            Diagnostic::new(&codes::INPUT_TOO_LARGE, Span::new(at, at + 1), format!("a word of {len} bytes; rulelint reads words below 64 KiB"))
                                 .with_label("this word is too long")
                                 .with_help("iptables limits comments to 256 bytes; this is not iptables-save output"),
                         );
@@ -783,20 +826,19 @@ impl<'a> Parser<'a> {
                     }
                     self.words.push(span);
                 }
-                Err(_) => {
-                    // Only an opening quote with no closing one stops a word here.
-                    let span = self.span_of(rest);
+                Err(quote) => {
                     self.diags.push(
                         Diagnostic::new(
                             &codes::UNTERMINATED_QUOTE,
-                            Span::new(span.start as usize, span.start as usize + 1),
+                            Span::new(at + quote, at + quote + 1),
                             "quoted argument is not closed before the end of the line",
                         )
                         .with_label("this quote is never closed")
                         .with_help("close the quote; write a quote inside it as `\\\"`"),
                     );
-                    if span.len() <= u16::MAX as usize {
-                        self.words.push(span);
+                    // The rest of the line is the unfinished word.
+                    if rest.len() <= u16::MAX as usize {
+                        self.words.push(Span::new(at, at + rest.len()));
                     }
                     break;
                 }
@@ -1028,16 +1070,19 @@ impl<'a> Parser<'a> {
         let mut pending_not: Option<Span> = None;
         // The open option: token index, arguments so far, arity if basic.
         let mut option: Option<(usize, u8, Option<u8>)> = None;
+        let bytes = self.src.as_bytes();
         let mut i = from;
         while i < self.words.len() {
             let w = self.words[i];
-            let text = self.set.text(w);
-            match text {
-                "!" => {
-                    let next_is_option = self
-                        .words
-                        .get(i + 1)
-                        .is_some_and(|&n| is_option_word(self.set.text(n)));
+            let next = self.words.get(i + 1).copied();
+            match classify_word(&bytes[w.range()]) {
+                WordClass::Not => {
+                    let next_is_option = next.is_some_and(|n| {
+                        !matches!(
+                            classify_word(&bytes[n.range()]),
+                            WordClass::Arg | WordClass::Not
+                        )
+                    });
                     match option {
                         Some((idx, 0, arity)) if !next_is_option && arity != Some(0) => {
                             self.set.tokens[idx].add_flags(Token::NEGATED | Token::NEGATED_AFTER);
@@ -1051,21 +1096,23 @@ impl<'a> Parser<'a> {
                     }
                     i += 1;
                 }
-                "-m" | "--match" | "-j" | "--jump" | "-g" | "--goto" => {
+                class @ (WordClass::Module | WordClass::Jump | WordClass::Goto) => {
                     self.close_option(option.take());
-                    let is_module = matches!(text, "-m" | "--match");
-                    let name = self
-                        .words
-                        .get(i + 1)
-                        .copied()
-                        .filter(|&n| !is_option_word(self.set.text(n)));
+                    let name = next.filter(|n| {
+                        matches!(
+                            classify_word(&bytes[n.range()]),
+                            WordClass::Arg | WordClass::Not
+                        )
+                    });
                     let Some(name) = name else {
+                        let flag = self.set.text(w);
+                        let is_module = class == WordClass::Module;
                         let what = if is_module { "module name" } else { "target" };
                         self.diags.push(
                             Diagnostic::new(
                                 &codes::MISSING_ARGUMENT,
                                 w,
-                                format!("`{text}` has no {what} after it"),
+                                format!("`{flag}` has no {what} after it"),
                             )
                             .with_label(format!("{what} missing"))
                             .with_help(if is_module {
@@ -1084,41 +1131,35 @@ impl<'a> Parser<'a> {
                             "put `!` before the option it negates, after `-m MODULE`",
                         );
                     }
-                    let span = w.cover(name);
-                    if is_module {
-                        self.push_token(span, TokenKind::Module, 0);
+                    if class == WordClass::Module {
+                        self.push_named(w, name, TokenKind::Module, 0);
                     } else {
                         if target != Rule::NO_TARGET {
                             self.unexpected(
-                                span,
+                                w.cover(name),
                                 "a second target in one rule",
                                 "a rule has one `-j` or `-g`",
                             );
                         }
                         target = self.set.tokens.len() as u32;
-                        let flags = if matches!(text, "-g" | "--goto") {
+                        let flags = if class == WordClass::Goto {
                             Token::GOTO
                         } else {
                             0
                         };
-                        self.push_token(span, TokenKind::Target, flags);
+                        self.push_named(w, name, TokenKind::Target, flags);
                     }
                     i += 2;
                 }
-                "[unsupported"
-                    if self
-                        .words
-                        .get(i + 1)
-                        .is_some_and(|&n| self.set.text(n) == "revision]") =>
+                WordClass::Unsupported
+                    if next.is_some_and(|n| &bytes[n.range()] == b"revision]") =>
                 {
                     self.close_option(option.take());
-                    let span = w.cover(self.words[i + 1]);
-                    self.push_token(span, TokenKind::Unsupported, 0);
+                    self.push_token(w.cover(self.words[i + 1]), TokenKind::Unsupported, 0);
                     i += 2;
                 }
-                _ if is_option_word(text) => {
+                WordClass::Option(arity) => {
                     self.close_option(option.take());
-                    let arity = basic_arity(text);
                     let mut flags = if arity.is_some() { Token::BASIC } else { 0 };
                     if pending_not.take().is_some() {
                         flags |= Token::NEGATED;
@@ -1127,19 +1168,31 @@ impl<'a> Parser<'a> {
                     self.push_token(w, TokenKind::Option, flags);
                     i += 1;
                 }
-                _ => {
+                WordClass::Arg | WordClass::Unsupported => {
                     match &mut option {
                         Some((idx, args, arity)) => {
                             *args = args.saturating_add(1);
                             if arity.is_some_and(|a| *args > a) {
-                                let name = crate::model::token_text(self.src, &self.set.tokens[*idx]);
-                                self.unexpected(w, &format!("`{text}` after `{name}`, which takes {} value(s)", arity.unwrap_or(0)), "remove the extra word or add the option it belongs to");
+                                let text = self.set.text(w);
+                                let name =
+                                    crate::model::token_text(self.src, &self.set.tokens[*idx]);
+                                self.unexpected(
+                                    w,
+                                    &format!(
+                                        "`{text}` after `{name}`, which takes {} value(s)",
+                                        arity.unwrap_or(0)
+                                    ),
+                                    "remove the extra word or add the option it belongs to",
+                                );
                             } else if arity == &Some(1) {
                                 let idx = *idx;
                                 self.check_basic_value(idx, w);
                             }
                         }
-                        None => self.unexpected(w, &format!("`{text}` is not an option or an option's argument"), "every word after `-A CHAIN` is an option (`-p`, `--dport`) or its value"),
+                        None => {
+                            let text = self.set.text(w);
+                            self.unexpected(w, &format!("`{text}` is not an option or an option's argument"), "every word after `-A CHAIN` is an option (`-p`, `--dport`) or its value");
+                        }
                     }
                     if let Some(not) = pending_not.take() {
                         self.unexpected(
@@ -1165,13 +1218,25 @@ impl<'a> Parser<'a> {
     }
 
     fn push_token(&mut self, span: Span, kind: TokenKind, flags: u8) {
-        // Module and target tokens span two words; keep them within the token length limit.
+        // Single words are below 64 KiB (the lexer checks); two-word tokens use `push_named`.
         let span = if span.len() > u16::MAX as usize {
-            Span::new(span.end as usize - (span.len() & 0xffff), span.end as usize)
+            Span::new(span.end as usize - u16::MAX as usize, span.end as usize)
         } else {
             span
         };
-        self.set.tokens.push(Token::new(span, kind, flags));
+        self.set.tokens.push(Token::new(span, kind, flags, 0));
+    }
+
+    /// A `-m NAME` or `-j NAME` token: spans both words and remembers where the name starts.
+    fn push_named(&mut self, flag: Span, name: Span, kind: TokenKind, flags: u8) {
+        let offset = name.start - flag.start;
+        let token = if offset <= u8::MAX as u32 && name.end - flag.start <= u16::MAX as u32 {
+            Token::new(flag.cover(name), kind, flags, offset as u8)
+        } else {
+            // Absurd spacing between flag and name: keep the name alone.
+            Token::new(name, kind, flags, 0)
+        };
+        self.set.tokens.push(token);
     }
 
     fn unexpected(&mut self, span: Span, message: &str, help: &str) {

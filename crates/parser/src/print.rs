@@ -115,7 +115,7 @@ fn gap(source: &str, previous_end: Option<usize>, start: usize) -> &str {
 
 fn write_token(out: &mut String, rule: RuleRef<'_, '_>, token: &Token) {
     let text = rule.token_text(token);
-    match token.kind {
+    match token.kind() {
         TokenKind::Option => {
             if token.negated() {
                 out.push_str("! ");
@@ -184,7 +184,7 @@ fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
         && ra.counters.map(|s| set_a.text(s)) == rb.counters.map(|s| set_b.text(s))
         && a.tokens().len() == b.tokens().len()
         && a.tokens().iter().zip(b.tokens()).all(|(x, y)| {
-            x.kind == y.kind
+            x.kind() == y.kind()
                 && x.negated() == y.negated()
                 && x.is_goto() == y.is_goto()
                 && a.token_text(x) == b.token_text(y)

@@ -49,6 +49,9 @@ pub enum NatError {
 
 /// Parses `-s`/`-d` values: `10.0.0.1`, `10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `fd00::/64`.
 pub fn parse_address(text: &str) -> Result<IpNet, AddressError> {
+    if let Some(net) = parse_ipv4_fast(text.as_bytes()) {
+        return Ok(net);
+    }
     let (addr, prefix) = match text.split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (text, None),
@@ -79,6 +82,51 @@ pub fn parse_address(text: &str) -> Result<IpNet, AddressError> {
         Some(p) => netmask_len(p, ip.is_ipv4()).ok_or(AddressError::BadPrefix)?,
     };
     IpNet::new(ip, prefix_len).map_err(|_| AddressError::BadPrefix)
+}
+
+/// `a.b.c.d[/n]` without allocation or UTF-8 work: most addresses in a dump. `None` sends the
+/// text to the general parser (which also produces the error, if any).
+fn parse_ipv4_fast(b: &[u8]) -> Option<IpNet> {
+    let mut octets = [0u8; 4];
+    let (mut idx, mut value, mut digits) = (0usize, 0u32, 0u32);
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                if digits == 1 && value == 0 {
+                    return None; // leading zero: leave it to the strict parser
+                }
+                value = value * 10 + u32::from(c - b'0');
+                digits += 1;
+                if value > 255 {
+                    return None;
+                }
+            }
+            b'.' if digits > 0 && idx < 3 => {
+                octets[idx] = value as u8;
+                idx += 1;
+                value = 0;
+                digits = 0;
+            }
+            b'/' => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if digits == 0 || idx != 3 {
+        return None;
+    }
+    octets[3] = value as u8;
+    let prefix = match b.get(i + 1..) {
+        None => 32,
+        Some(p @ ([_] | [_, _])) if p.iter().all(u8::is_ascii_digit) => {
+            p.iter().fold(0u8, |acc, d| acc * 10 + (d - b'0'))
+        }
+        Some(_) => return None,
+    };
+    Ipv4Net::new(Ipv4Addr::from(octets), prefix)
+        .ok()
+        .map(IpNet::V4)
 }
 
 /// Prefix length of a dotted (or IPv6) netmask, if it is contiguous.
@@ -406,7 +454,7 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     pub fn has_unsupported_revision(&self) -> bool {
         self.tokens()
             .iter()
-            .any(|t| t.kind == TokenKind::Unsupported)
+            .any(|t| t.kind() == TokenKind::Unsupported)
     }
 }
 

@@ -43,7 +43,11 @@ fn every_real_dump_parses_as_expected() {
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
         .collect();
     files.sort();
-    assert!(files.len() >= 20, "expected the real corpus in {}", dir.display());
+    assert!(
+        files.len() >= 20,
+        "expected the real corpus in {}",
+        dir.display()
+    );
     let mut failures = Vec::new();
     for path in &files {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -55,7 +59,10 @@ fn every_real_dump_parses_as_expected() {
             *found.entry(d.code).or_default() += 1;
         }
         if found != expected(&file) {
-            failures.push(format!("{file}: diagnostics {found:?}, expected {:?}", expected(&file)));
+            failures.push(format!(
+                "{file}: diagnostics {found:?}, expected {:?}",
+                expected(&file)
+            ));
         }
         let rule_lines = text
             .lines()
@@ -65,14 +72,21 @@ fn every_real_dump_parses_as_expected() {
             })
             .count();
         if parsed.ruleset.rules.len() != rule_lines {
-            failures.push(format!("{file}: read {} rules, the text has {rule_lines} rule lines", parsed.ruleset.rules.len()));
+            failures.push(format!(
+                "{file}: read {} rules, the text has {rule_lines} rule lines",
+                parsed.ruleset.rules.len()
+            ));
         }
         let printed = print(&parsed.ruleset);
         let reparsed = parse(&printed);
         if !parsed.ruleset.same_content(&reparsed.ruleset) {
             failures.push(format!("{file}: parse(print(r)) != r"));
         }
-        println!("{file}: {} rules, {} diagnostics", parsed.ruleset.rules.len(), parsed.diagnostics.len());
+        println!(
+            "{file}: {} rules, {} diagnostics",
+            parsed.ruleset.rules.len(),
+            parsed.diagnostics.len()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn corpus(sub: &str) -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/syntax").join(sub);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/syntax")
+        .join(sub);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
@@ -26,7 +28,9 @@ fn corpus(sub: &str) -> Vec<(String, String)> {
 
 fn snapshot_settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/syntax/snapshots"));
+    settings.set_snapshot_path(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/syntax/snapshots"),
+    );
     settings.set_prepend_module_to_snapshot(false);
     settings
 }
@@ -43,9 +47,20 @@ fn ok_dumps_parse_cleanly_and_round_trip() {
         assert!(!parsed.ruleset.rules.is_empty(), "{name}: no rules read");
         let printed = print(&parsed.ruleset);
         let reparsed = parse(&printed);
-        assert!(reparsed.diagnostics.is_empty(), "{name}: printed text has diagnostics {:#?}", reparsed.diagnostics);
-        assert!(parsed.ruleset.same_content(&reparsed.ruleset), "{name}: parse(print(r)) != r");
-        assert_eq!(print(&reparsed.ruleset), printed, "{name}: printing is not stable");
+        assert!(
+            reparsed.diagnostics.is_empty(),
+            "{name}: printed text has diagnostics {:#?}",
+            reparsed.diagnostics
+        );
+        assert!(
+            parsed.ruleset.same_content(&reparsed.ruleset),
+            "{name}: parse(print(r)) != r"
+        );
+        assert_eq!(
+            print(&reparsed.ruleset),
+            printed,
+            "{name}: printing is not stable"
+        );
         snapshot_settings().bind(|| {
             insta::assert_json_snapshot!(format!("ok-{name}"), json::file_doc(&name, &parsed));
         });
@@ -65,10 +80,21 @@ fn err_dumps_report_their_codes() {
     for (name, text) in corpus("err") {
         let expected = expected_codes(&name, &text);
         let parsed = parse(&text);
-        let found: BTreeSet<String> = parsed.diagnostics.iter().map(|d| d.code.to_string()).collect();
-        assert_eq!(found, expected, "{name}: codes differ; diagnostics {:#?}", parsed.diagnostics);
+        let found: BTreeSet<String> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.code.to_string())
+            .collect();
+        assert_eq!(
+            found, expected,
+            "{name}: codes differ; diagnostics {:#?}",
+            parsed.diagnostics
+        );
         if !expected.contains("RL114") {
-            assert!(!parsed.ruleset.rules.is_empty(), "{name}: the rest of the dump was not read");
+            assert!(
+                !parsed.ruleset.rules.is_empty(),
+                "{name}: the rest of the dump was not read"
+            );
         }
         // The printed ruleset is always readable again without new kinds of error.
         let printed = print(&parsed.ruleset);
@@ -98,6 +124,11 @@ fn every_parser_code_has_an_err_case() {
         if info.code == "RL115" {
             continue; // 4 GiB input or a 64 KiB word: covered by unit tests, not a corpus file.
         }
-        assert!(covered.contains(info.code), "no corpus/syntax/err case for {} {}", info.code, info.name);
+        assert!(
+            covered.contains(info.code),
+            "no corpus/syntax/err case for {} {}",
+            info.code,
+            info.name
+        );
     }
 }
