@@ -5,7 +5,6 @@ mod stats;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rulelint_parser::{Parsed, json};
-use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -126,12 +125,6 @@ fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
     }
 }
 
-#[derive(Serialize)]
-struct Document<T> {
-    format_version: u32,
-    files: Vec<T>,
-}
-
 fn run(cli: Cli) -> io::Result<u8> {
     let mut out = io::stdout().lock();
     match cli.command {
@@ -152,10 +145,7 @@ fn run(cli: Cli) -> io::Result<u8> {
                         .zip(&parsed)
                         .map(|(l, p)| json::file_doc(&l.name, p))
                         .collect();
-                    let doc = Document {
-                        format_version: json::FORMAT_VERSION,
-                        files: docs,
-                    };
+                    let doc = json::Document::new(docs);
                     serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
                     writeln!(out)?;
                 }
@@ -205,10 +195,7 @@ fn run(cli: Cli) -> io::Result<u8> {
                 .collect();
             match format {
                 StatsFormat::Json => {
-                    let doc = Document {
-                        format_version: json::FORMAT_VERSION,
-                        files: all,
-                    };
+                    let doc = json::Document::new(all);
                     serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
                     writeln!(out)?;
                 }

@@ -16,6 +16,12 @@ pub struct FileStats<'a> {
     pub chains: usize,
     pub rules: usize,
     pub largest_chains: Vec<ChainStats<'a>>,
+    /// Jumps and gotos between chains (edges of the chain graph).
+    pub jumps: usize,
+    /// User chains that no built-in chain of their table reaches.
+    pub unreachable_chains: usize,
+    /// Groups of chains that jump to each other in a cycle.
+    pub cycles: usize,
     pub kube: KubeStats,
     pub diagnostics: SeverityCounts,
 }
@@ -69,6 +75,8 @@ impl SeverityCounts {
 
 pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
     let set = &parsed.ruleset;
+    let graph = rulelint_parser::ChainGraph::build(set);
+    let reachable = graph.reachable_from_hooks(set);
     let mut kube = KubeStats::default();
     for chain in set.iter_chains() {
         let name = chain.name();
@@ -123,6 +131,9 @@ pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
         chains: set.chains.len(),
         rules: set.rules.len(),
         largest_chains: largest,
+        jumps: graph.jump_count(),
+        unreachable_chains: reachable.iter().filter(|r| !**r).count(),
+        cycles: graph.cycles().len(),
         kube,
         diagnostics: SeverityCounts::of(&parsed.diagnostics),
     }
@@ -157,6 +168,11 @@ pub fn human(stats: &FileStats<'_>) -> String {
         );
     }
     let _ = writeln!(out, "  chains: {}, rules: {}", stats.chains, stats.rules);
+    let _ = writeln!(
+        out,
+        "  jumps: {}, chains unreachable from built-in chains: {}, jump cycles: {}",
+        stats.jumps, stats.unreachable_chains, stats.cycles
+    );
     if !stats.largest_chains.is_empty() {
         let _ = writeln!(out, "  largest chains:");
         for c in &stats.largest_chains {

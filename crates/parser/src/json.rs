@@ -13,6 +13,25 @@ use std::borrow::Cow;
 /// Version of the JSON shapes below; bumped on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The top level of every JSON output: the format version and one entry per input file.
+#[derive(Debug, Serialize)]
+pub struct Document<T> {
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// One entry per file, in the order given.
+    pub files: Vec<T>,
+}
+
+impl<T> Document<T> {
+    /// A document of the current format version.
+    pub fn new(files: Vec<T>) -> Document<T> {
+        Document {
+            format_version: FORMAT_VERSION,
+            files,
+        }
+    }
+}
+
 /// One parsed file.
 #[derive(Debug, Serialize)]
 pub struct FileDoc<'a> {

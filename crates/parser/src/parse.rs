@@ -89,8 +89,6 @@ fn table_slot(kind: TableKind) -> usize {
     kind as usize
 }
 
-const VERB_APPEND: &[&str] = &["-A", "--append"];
-
 enum Verb {
     Rule(RuleOp),
     Command(CommandVerb),
@@ -98,7 +96,7 @@ enum Verb {
 
 fn verb(word: &str) -> Option<Verb> {
     Some(match word {
-        w if VERB_APPEND.contains(&w) => Verb::Rule(RuleOp::Append),
+        "-A" | "--append" => Verb::Rule(RuleOp::Append),
         "-I" | "--insert" => Verb::Rule(RuleOp::Insert),
         "-D" | "--delete" => Verb::Rule(RuleOp::Delete),
         "-R" | "--replace" => Verb::Rule(RuleOp::Replace),
@@ -216,23 +214,16 @@ fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
 /// Heuristic for a pasted shell prompt or command line.
 fn looks_like_prompt(line: &str) -> bool {
     let has_prompt_char = line.contains("$ ") || line.contains("# ") || line.ends_with('$');
-    (line.contains('@') && has_prompt_char)
-        || ((line.contains("iptables") || line.contains("sudo ")) && has_prompt_char)
+    has_prompt_char && (line.contains('@') || line.contains("iptables") || line.contains("sudo "))
 }
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
         let bytes = src.as_bytes();
         // Pre-size from cheap counts so the big vectors are allocated once.
-        // Pre-size the big vectors once. Lines are counted exactly (memchr is fast at one hit per
-        // ~100 bytes); tokens are estimated from the spaces of a leading sample.
+        // Rules are at most one per line; tokens and chains grow as needed (a rule has about
+        // eight tokens) and all three are trimmed when parsing ends.
         let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
-        let sample = &bytes[..bytes.len().min(1 << 18)];
-        let sample_spaces = sample.iter().filter(|&&b| b == b' ').count();
-        let sample_lines = memchr::memchr_iter(b'\n', sample).count() + 1;
-        let tokens_estimate = (sample_spaces.saturating_sub(sample_lines) as f64
-            * (bytes.len() as f64 / sample.len().max(1) as f64)
-            * 0.8) as usize;
         Parser {
             src,
             pos: 0,
@@ -240,12 +231,12 @@ impl<'a> Parser<'a> {
             set: Ruleset {
                 source: src,
                 tables: Vec::new(),
-                chains: Vec::with_capacity(lines / 4),
+                chains: Vec::new(),
                 rules: Vec::with_capacity(lines),
                 commands: Vec::new(),
                 comments: Vec::new(),
                 family: None,
-                tokens: Vec::with_capacity(tokens_estimate),
+                tokens: Vec::with_capacity(lines * 8),
                 chain_rules: Vec::new(),
             },
             diags: Vec::new(),
@@ -283,7 +274,6 @@ impl<'a> Parser<'a> {
 
     fn run(&mut self) {
         while self.pos < self.src.len() {
-            let line_start = self.pos;
             let (start, end) = self.next_line();
             if start == end {
                 continue;
@@ -300,7 +290,7 @@ impl<'a> Parser<'a> {
                     self.table_header(span, line);
                 }
                 b':' if self.open.is_some() => self.chain_declaration(span, line),
-                b'-' | b'[' => self.rule_line(span, line_start != start),
+                b'-' | b'[' => self.rule_line(span),
                 _ if line == "COMMIT" => {
                     self.flush_blocks();
                     self.commit(span);
@@ -369,6 +359,9 @@ impl<'a> Parser<'a> {
             );
         }
         self.index_chain_rules();
+        self.set.rules.shrink_to_fit();
+        self.set.tokens.shrink_to_fit();
+        self.set.chains.shrink_to_fit();
         self.diags.sort_by_key(|d| (d.span.start, d.code));
         Parsed {
             ruleset: self.set,
@@ -851,7 +844,7 @@ impl<'a> Parser<'a> {
         matches!(self.src.as_bytes().get(self.pos), Some(b' ' | b'\t'))
     }
 
-    fn rule_line(&mut self, line_span: Span, _indented: bool) {
+    fn rule_line(&mut self, line_span: Span) {
         let mut start = line_span.start as usize;
         let line = &self.src[line_span.range()];
         let mut counters = None;

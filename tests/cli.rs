@@ -1,0 +1,147 @@
+//! The `rulelint` binary as a user runs it: exit codes, stdin, gzip, JSON.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const DUMP: &str = "corpus/syntax/ok/kube-proxy-1.29-iptables-nft.txt";
+
+fn rulelint(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rulelint"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rulelint runs");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).expect("write stdin");
+    }
+    drop(input);
+    child.wait_with_output().expect("rulelint finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn stats_reads_a_corpus_dump() {
+    let out = rulelint(&["stats", DUMP], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("nat"), "{text}");
+    assert!(text.contains("KUBE-SVC"), "{text}");
+}
+
+#[test]
+fn parse_json_is_versioned_and_complete() {
+    let out = rulelint(&["parse", "--format", "json", DUMP], None);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["format_version"], 1);
+    let tables = doc["files"][0]["tables"].as_array().expect("tables");
+    assert!(tables.iter().any(|t| t["name"] == "nat"));
+    let rules: usize = tables
+        .iter()
+        .flat_map(|t| t["chains"].as_array().expect("chains"))
+        .map(|c| c["rules"].as_array().expect("rules").len())
+        .sum();
+    let text = std::fs::read_to_string(DUMP).expect("dump");
+    assert_eq!(rules, text.lines().filter(|l| l.starts_with("-A ")).count());
+}
+
+#[test]
+fn stdin_and_gzip_are_read() {
+    let text = std::fs::read(DUMP).expect("dump");
+    let out = rulelint(&["stats", "--format", "json", "-"], Some(&text));
+    assert_eq!(out.status.code(), Some(0));
+    let plain: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&text).expect("gzip");
+    let dir = std::env::temp_dir().join(format!("rulelint-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("dump.txt.gz");
+    std::fs::write(&path, gz.finish().expect("gzip")).expect("write gz");
+    let out = rulelint(
+        &[
+            "stats",
+            "--format",
+            "json",
+            path.to_str().expect("utf-8 path"),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let gzipped: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(plain["files"][0]["rules"], gzipped["files"][0]["rules"]);
+    assert!(plain["files"][0]["rules"].as_u64().expect("count") > 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn unreadable_file_exits_2_with_a_message() {
+    let out = rulelint(&["stats", "does/not/exist.txt"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read `does/not/exist.txt`"));
+}
+
+#[test]
+fn input_without_iptables_content_exits_2() {
+    let out = rulelint(
+        &["parse", "-"],
+        Some(b"NAME READY STATUS\ncoredns 1/1 Running\n"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("RL114"), "{err}");
+    assert!(err.contains("holds no iptables-save content"), "{err}");
+}
+
+#[test]
+fn diagnostics_show_file_line_column_and_snippet() {
+    let out = rulelint(
+        &[
+            "parse",
+            "corpus/syntax/err/undeclared-chain-docker-user.txt",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("RL105 undeclared-chain"), "{err}");
+    assert!(err.contains("undeclared-chain-docker-user.txt:"), "{err}");
+    assert!(err.contains("help:"), "{err}");
+}
+
+#[test]
+fn canonical_output_parses_back_cleanly() {
+    let out = rulelint(
+        &[
+            "parse",
+            "--format",
+            "canonical",
+            "corpus/syntax/ok/negation-and-quoting.txt",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let again = rulelint(&["parse", "-"], Some(&out.stdout));
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).is_empty());
+}
+
+#[test]
+fn bad_flags_exit_2_and_help_exits_0() {
+    assert_eq!(
+        rulelint(&["stats", "--format", "xml", DUMP], None)
+            .status
+            .code(),
+        Some(2)
+    );
+    let help = rulelint(&["--help"], None);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout(&help).contains("stats"));
+}
