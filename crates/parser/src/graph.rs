@@ -1,6 +1,6 @@
 //! The chain graph: one node per chain, one edge per jump or goto, carrying the rule it came from.
 
-use crate::model::{ChainId, RuleId, Ruleset, TableId};
+use crate::model::{ChainId, Rule, RuleId, Ruleset, TableId};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{Dfs, EdgeRef};
@@ -46,7 +46,12 @@ fn node(id: ChainId) -> NodeIndex {
 impl ChainGraph {
     /// Builds the graph in one pass over the rules.
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
-        let jump_estimate = set.rules.len() / 2;
+        // Upper bound: every rule with a target may jump to a chain.
+        let jump_estimate = set
+            .rules
+            .iter()
+            .filter(|r| r.target != Rule::NO_TARGET)
+            .count();
         let mut graph = DiGraph::with_capacity(set.chains.len(), jump_estimate);
         for i in 0..set.chains.len() {
             graph.add_node(ChainId(i as u32));
@@ -58,8 +63,9 @@ impl ChainGraph {
             };
             let from = rule.get().chain;
             let table = set.chains[from.index()].table;
-            match set.tables[table.index()].chain_names.get(target.name()) {
-                Some(&to) => {
+            let to = set.tables[table.index()].chain_names.get(target.name());
+            match to {
+                Some(to) => {
                     graph.add_edge(
                         node(from),
                         node(to),

@@ -5,8 +5,9 @@
 //! ruleset to give a convenient, allocation-free view.
 
 use crate::span::Span;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
 use serde::Serialize;
+use std::hash::BuildHasher;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -109,7 +110,7 @@ pub enum Family {
 
 /// One `*table ... COMMIT` block, or the implicit table of a headerless fragment.
 #[derive(Clone, Debug)]
-pub struct Table<'a> {
+pub struct Table {
     /// The name after `*` (for an implicit table, the inferred name is `kind.name()`).
     pub name: Span,
     /// Which table.
@@ -124,7 +125,63 @@ pub struct Table<'a> {
     pub implicit: bool,
     /// The chains of this table, in order of first appearance.
     pub chains: Vec<ChainId>,
-    pub(crate) chain_names: FxHashMap<&'a str, ChainId>,
+    pub(crate) chain_names: ChainIndex,
+}
+
+/// Chain lookup by name within one table.
+///
+/// Names are copied into a compact arena: in a large dump the lookups then touch a few
+/// megabytes instead of the declarations scattered through the whole text, which keeps the time
+/// per rule flat as dumps grow.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChainIndex {
+    /// (arena start, name length, chain).
+    entries: hashbrown::HashTable<(u32, u32, ChainId)>,
+    arena: String,
+}
+
+impl ChainIndex {
+    pub(crate) fn hash(name: &str) -> u64 {
+        FxBuildHasher.hash_one(name)
+    }
+
+    /// The chain called `name`.
+    #[inline]
+    pub(crate) fn get(&self, name: &str) -> Option<ChainId> {
+        self.get_hashed(Self::hash(name), name)
+    }
+
+    /// The chain called `name`, whose [`ChainIndex::hash`] is `hash`.
+    #[inline]
+    pub(crate) fn get_hashed(&self, hash: u64, name: &str) -> Option<ChainId> {
+        let arena = &self.arena;
+        self.entries
+            .find(hash, |&(start, len, _)| {
+                arena.get(start as usize..(start + len) as usize) == Some(name)
+            })
+            .map(|&(_, _, id)| id)
+    }
+
+    /// Makes room for `chains` more names.
+    pub(crate) fn reserve(&mut self, chains: usize) {
+        let arena = &self.arena;
+        self.entries.reserve(chains, |&(s, l, _)| {
+            Self::hash(&arena[s as usize..(s + l) as usize])
+        });
+        self.arena.reserve(chains * 24);
+    }
+
+    /// Records `name` -> `id`; the caller checks that `name` is new.
+    pub(crate) fn insert(&mut self, name: &str, id: ChainId) {
+        let start = self.arena.len() as u32;
+        self.arena.push_str(name);
+        let arena = &self.arena;
+        self.entries.insert_unique(
+            Self::hash(name),
+            (start, name.len() as u32, id),
+            |&(s, l, _)| Self::hash(&arena[s as usize..(s + l) as usize]),
+        );
+    }
 }
 
 /// One chain of one table.
@@ -376,7 +433,7 @@ pub struct Comment {
 pub struct Ruleset<'a> {
     pub(crate) source: &'a str,
     /// Tables in order of appearance.
-    pub tables: Vec<Table<'a>>,
+    pub tables: Vec<Table>,
     /// Every chain of every table.
     pub chains: Vec<Chain>,
     /// Every rule, in order of appearance.
@@ -445,7 +502,7 @@ impl<'a> Ruleset<'a> {
         self.tables[table.index()]
             .chain_names
             .get(name)
-            .map(|&id| self.chain(id))
+            .map(|id| self.chain(id))
     }
 
     /// The generator header, if any (the first one).
@@ -479,7 +536,7 @@ pub struct TableRef<'r, 'a> {
 
 impl<'r, 'a> TableRef<'r, 'a> {
     /// The stored table.
-    pub fn get(&self) -> &'r Table<'a> {
+    pub fn get(&self) -> &'r Table {
         &self.set.tables[self.id.index()]
     }
 
@@ -510,7 +567,7 @@ impl<'r, 'a> TableRef<'r, 'a> {
         self.get()
             .chain_names
             .get(name)
-            .map(move |&id| set.chain(id))
+            .map(move |id| set.chain(id))
     }
 
     /// Number of rules in the table.

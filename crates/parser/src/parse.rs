@@ -4,6 +4,7 @@
 use crate::codes;
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{self, is_blank, offset_in};
+use crate::model::ChainIndex;
 use crate::model::*;
 use crate::span::Span;
 use crate::views::{AddressError, parse_address};
@@ -575,11 +576,29 @@ impl<'a> Parser<'a> {
             superseded: false,
             implicit: false,
             chains: Vec::new(),
-            chain_names: FxHashMap::default(),
+            chain_names: ChainIndex::default(),
         });
+        // Declarations follow the header as a block: size the chain index for them at once.
+        let declarations = self.count_declaration_lines();
+        self.set.tables[id.index()]
+            .chain_names
+            .reserve(declarations);
+        self.set.chains.reserve(declarations);
         self.open = Some(id);
         self.seen_table = true;
         self.last_chain = None;
+    }
+
+    /// Number of consecutive `:` lines from the current position.
+    fn count_declaration_lines(&self) -> usize {
+        let bytes = self.src.as_bytes();
+        let mut pos = self.pos;
+        let mut count = 0;
+        while bytes.get(pos) == Some(&b':') {
+            count += 1;
+            pos = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1);
+        }
+        count
     }
 
     fn commit(&mut self, span: Span) {
@@ -706,10 +725,7 @@ impl<'a> Parser<'a> {
             }
             Some(_) => {}
         }
-        let existing = self.set.tables[table_id.index()]
-            .chain_names
-            .get(decl.name)
-            .copied();
+        let existing = self.set.tables[table_id.index()].chain_names.get(decl.name);
         let chain_id = match existing {
             Some(id) => {
                 if self.set.chains[id.index()].declaration.is_some() {
@@ -952,7 +968,7 @@ impl<'a> Parser<'a> {
             superseded: false,
             implicit: true,
             chains: Vec::new(),
-            chain_names: FxHashMap::default(),
+            chain_names: ChainIndex::default(),
         });
         self.table_lines.push(self.line_no);
         self.implicit_tables[table_slot(kind)] = Some(id);
@@ -971,7 +987,7 @@ impl<'a> Parser<'a> {
         };
         if verb == CommandVerb::NewChain {
             let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
-                Some(&id) => id,
+                Some(id) => id,
                 None => {
                     let builtin = self.set.tables[table.index()].kind.is_builtin(chain_name);
                     self.new_chain(table, chain_name, chain_span, builtin)
@@ -1031,13 +1047,24 @@ impl<'a> Parser<'a> {
     fn chain_for_rule(&mut self, table: TableId, name: &'a str, name_span: Span) -> ChainId {
         if let Some((t, n, id)) = self.last_chain
             && t == table
-            && n == name
         {
-            return id;
+            if n == name {
+                return id;
+            }
+            // iptables-save prints rules chain by chain in declaration order: try the chain
+            // declared next before hashing (a sequential read instead of a cache miss).
+            let next = ChainId(id.0 + 1);
+            if let Some(chain) = self.set.chains.get(next.index())
+                && chain.table == table
+                && self.set.text(chain.name) == name
+            {
+                self.last_chain = Some((table, name, next));
+                return next;
+            }
         }
         let t = &self.set.tables[table.index()];
         let id = match t.chain_names.get(name) {
-            Some(&id) => id,
+            Some(id) => id,
             None => {
                 let builtin = t.kind.is_builtin(name);
                 if !builtin && !t.implicit && t.kind != TableKind::Other {
