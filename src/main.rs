@@ -125,8 +125,23 @@ fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
     }
 }
 
+/// Writes `value` as pretty JSON, keeping the I/O error kind (a closed pipe stays `BrokenPipe`).
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
+        Some(kind) => io::Error::from(kind),
+        None => io::Error::other(e),
+    })?;
+    writeln!(out)
+}
+
 fn run(cli: Cli) -> io::Result<u8> {
-    let mut out = io::stdout().lock();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let code = run_command(cli, &mut out)?;
+    out.flush()?;
+    Ok(code)
+}
+
+fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
     match cli.command {
         Command::Parse { files, format } => {
             let loaded = match load_all(&files) {
@@ -146,8 +161,7 @@ fn run(cli: Cli) -> io::Result<u8> {
                         .map(|(l, p)| json::file_doc(&l.name, p))
                         .collect();
                     let doc = json::Document::new(docs);
-                    serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
-                    writeln!(out)?;
+                    write_json(out, &doc)?;
                 }
                 ParseFormat::Canonical => {
                     for (l, p) in loaded.iter().zip(&parsed) {
@@ -196,8 +210,7 @@ fn run(cli: Cli) -> io::Result<u8> {
             match format {
                 StatsFormat::Json => {
                     let doc = json::Document::new(all);
-                    serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
-                    writeln!(out)?;
+                    write_json(out, &doc)?;
                 }
                 StatsFormat::Human => {
                     for s in &all {

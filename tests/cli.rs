@@ -145,3 +145,47 @@ fn bad_flags_exit_2_and_help_exits_0() {
     assert_eq!(help.status.code(), Some(0));
     assert!(stdout(&help).contains("stats"));
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    // A dump big enough that the JSON does not fit in the pipe buffer.
+    let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "-A INPUT -s 10.{}.{}.0/24 -p tcp -m tcp --dport 443 -j ACCEPT\n",
+            i / 256 % 256,
+            i % 256
+        ));
+    }
+    text.push_str("COMMIT\n");
+    let dir = std::env::temp_dir().join(format!("rulelint-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("big.txt");
+    std::fs::write(&path, text).expect("write dump");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rulelint"))
+        .args([
+            "parse",
+            "--format",
+            "json",
+            path.to_str().expect("utf-8 path"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rulelint runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("a line");
+    // stdout is dropped here: the reader goes away like `| head -1`.
+    let out = child.wait_with_output().expect("rulelint finishes");
+    assert_eq!(first.trim(), "{");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
