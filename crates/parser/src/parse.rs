@@ -286,7 +286,8 @@ impl<'a> Parser<'a> {
                     self.flush_blocks();
                     self.comment(span, line);
                 }
-                b'*' => {
+                // `*name` is a table header; `* some prose` around a paste is not.
+                b'*' if line.len() > 1 && !line[1..].contains([' ', '\t']) => {
                     self.flush_blocks();
                     self.table_header(span, line);
                 }
@@ -1321,5 +1322,81 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<&'static str> {
+        parse(text).diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn a_bullet_in_prose_is_not_a_table_header() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n* note: this node was rebooted\n";
+        assert_eq!(codes(text), ["RL101"]);
+    }
+
+    #[test]
+    fn huge_words_are_refused_not_stored() {
+        let long = "x".repeat(70_000);
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment {long} -j ACCEPT\n-A INPUT -j DROP\nCOMMIT\n"
+        );
+        let parsed = parse(&text);
+        assert_eq!(
+            parsed
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect::<Vec<_>>(),
+            ["RL115"]
+        );
+        // The next rule is still read.
+        assert_eq!(parsed.ruleset.rules.len(), 1);
+    }
+
+    #[test]
+    fn old_style_negation_and_restore_verbs() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n-A INPUT -s ! 10.0.0.0/8 -p tcp -m tcp --dport ! 22 -j X\n-I INPUT 2 -j ACCEPT\n-N Y\n-A Y -j RETURN\n-F X\nCOMMIT\n";
+        let parsed = parse(text);
+        assert!(parsed.diagnostics.is_empty(), "{:#?}", parsed.diagnostics);
+        let set = &parsed.ruleset;
+        let first = set.iter_rules().next().expect("rule");
+        assert!(first.source().expect("-s").negated);
+        assert!(first.destination_ports().expect("--dport").negated);
+        let insert = set.iter_rules().nth(1).expect("insert");
+        assert_eq!(
+            (insert.get().op, insert.get().position),
+            (RuleOp::Insert, 2)
+        );
+        assert_eq!(set.commands.len(), 2);
+        assert!(
+            set.find_chain(TableId(0), "Y")
+                .expect("Y")
+                .get()
+                .declaration
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn fragment_tables_are_inferred() {
+        let text =
+            "-A KUBE-SVC-AAAA -j KUBE-SEP-BBBB\n-A KUBE-SERVICES -d 10.96.0.1/32 -j REJECT\n";
+        let parsed = parse(text);
+        assert_eq!(
+            parsed
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect::<Vec<_>>(),
+            ["RL104"]
+        );
+        assert!(parsed.diagnostics[0].message.contains("`nat` and `filter`"));
+        let kinds: Vec<TableKind> = parsed.ruleset.tables.iter().map(|t| t.kind).collect();
+        assert_eq!(kinds, [TableKind::Nat, TableKind::Filter]);
     }
 }
