@@ -222,9 +222,13 @@ impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
         let bytes = src.as_bytes();
         // Pre-size from cheap counts so the big vectors are allocated once.
-        // Rules are at most one per line; tokens and chains grow as needed (a rule has about
-        // eight tokens) and all three are trimmed when parsing ends.
+        // Reserve for a dump of typical density (a rule line is 40 to 300 bytes, a token 8 to 12),
+        // capped by the byte length so that odd input (millions of empty lines) cannot make us
+        // reserve more than about twice its size. Vectors grow past this if needed and are
+        // trimmed when parsing ends.
         let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+        let rules_capacity = lines.min(bytes.len() / 40 + 1);
+        let tokens_capacity = (lines * 8).min(bytes.len() / 10 + 1);
         Parser {
             src,
             pos: 0,
@@ -233,11 +237,11 @@ impl<'a> Parser<'a> {
                 source: src,
                 tables: Vec::new(),
                 chains: Vec::new(),
-                rules: Vec::with_capacity(lines),
+                rules: Vec::with_capacity(rules_capacity),
                 commands: Vec::new(),
                 comments: Vec::new(),
                 family: None,
-                tokens: Vec::with_capacity(lines * 8),
+                tokens: Vec::with_capacity(tokens_capacity),
                 chain_rules: Vec::new(),
             },
             diags: Vec::new(),
