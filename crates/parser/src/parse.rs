@@ -163,6 +163,15 @@ fn classify_word(word: &[u8]) -> WordClass {
     }
 }
 
+/// kube-proxy's per-service chains, all in the nat table.
+const KUBE_NAT_CHAIN_PREFIXES: [&str; 5] = [
+    "KUBE-SVC-",
+    "KUBE-SEP-",
+    "KUBE-SVL-",
+    "KUBE-EXT-",
+    "KUBE-FW-",
+];
+
 /// Infers the table of a headerless rule from its chain and target names.
 fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
     if let Some(target) = target {
@@ -171,16 +180,7 @@ fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
             | "KUBE-POSTROUTING" => return Some(TableKind::Nat),
             "REJECT" => return Some(TableKind::Filter),
             "NOTRACK" | "CT" => return Some(TableKind::Raw),
-            t if [
-                "KUBE-SVC-",
-                "KUBE-SEP-",
-                "KUBE-SVL-",
-                "KUBE-EXT-",
-                "KUBE-FW-",
-            ]
-            .iter()
-            .any(|p| t.starts_with(p)) =>
-            {
+            t if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| t.starts_with(p)) => {
                 return Some(TableKind::Nat);
             }
             _ => {}
@@ -196,20 +196,15 @@ fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
         | "KUBE-PROXY-FIREWALL"
         | "KUBE-FORWARD"
         | "KUBE-EXTERNAL-SERVICES" => Some(TableKind::Filter),
-        c if [
-            "KUBE-SVC-",
-            "KUBE-SEP-",
-            "KUBE-SVL-",
-            "KUBE-EXT-",
-            "KUBE-FW-",
-        ]
-        .iter()
-        .any(|p| c.starts_with(p)) =>
-        {
-            Some(TableKind::Nat)
-        }
+        c if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| c.starts_with(p)) => Some(TableKind::Nat),
         _ => None,
     }
+}
+
+/// The span of `part`, a slice of `src`.
+fn span_in(src: &str, part: &str) -> Span {
+    let o = offset_in(src, part);
+    Span::new(o, o + part.len())
 }
 
 /// Heuristic for a pasted shell prompt or command line.
@@ -221,14 +216,13 @@ fn looks_like_prompt(line: &str) -> bool {
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
         let bytes = src.as_bytes();
-        // Pre-size from cheap counts so the big vectors are allocated once.
         // Reserve for a dump of typical density (a rule line is 40 to 300 bytes, a token 8 to 12),
         // capped by the byte length so that odd input (millions of empty lines) cannot make us
         // reserve more than about twice its size. Vectors grow past this if needed and are
         // trimmed when parsing ends.
         let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
         let rules_capacity = lines.min(bytes.len() / 40 + 1);
-        let tokens_capacity = (lines * 8).min(bytes.len() / 10 + 1);
+        let tokens_capacity = lines.saturating_mul(8).min(bytes.len() / 10 + 1);
         Parser {
             src,
             pos: 0,
@@ -465,8 +459,7 @@ impl<'a> Parser<'a> {
     }
 
     fn stray_line(&mut self, span: Span, line: &'a str) {
-        if let Some(f) = self.fragment.take() {
-            self.fragment = Some(f);
+        if self.fragment.is_some() {
             self.flush_blocks();
         }
         let prompt = looks_like_prompt(line);
@@ -522,11 +515,9 @@ impl<'a> Parser<'a> {
     }
 
     fn table_header(&mut self, span: Span, line: &'a str) {
-        let name = line[1..].trim_matches(is_blank);
-        let name_start = span.start as usize
-            + 1
-            + (line[1..].len() - line[1..].trim_start_matches(is_blank).len());
-        let name_span = Span::new(name_start, name_start + name.len());
+        // The caller passes only `*name` lines (trimmed, no blank inside).
+        let name = &line[1..];
+        let name_span = Span::new(span.start as usize + 1, span.end as usize);
         if let Some(open) = self.open.take() {
             let open_name = self.set.text(self.set.tables[open.index()].name);
             let open_header = self.set.tables[open.index()].header;
@@ -622,8 +613,7 @@ impl<'a> Parser<'a> {
     }
 
     fn span_of(&self, part: &str) -> Span {
-        let o = offset_in(self.src, part);
-        Span::new(o, o + part.len())
+        span_in(self.src, part)
     }
 
     fn chain_declaration(&mut self, span: Span, line: &'a str) {
@@ -755,12 +745,8 @@ impl<'a> Parser<'a> {
         let chain = &mut self.set.chains[chain_id.index()];
         if chain.declaration.is_none() {
             chain.declaration = Some(span);
-            chain.policy = decl
-                .policy
-                .map(|p| Span::new(offset_in(self.src, p), offset_in(self.src, p) + p.len()));
-            chain.counters = decl
-                .counters
-                .map(|c| Span::new(offset_in(self.src, c), offset_in(self.src, c) + c.len()));
+            chain.policy = decl.policy.map(|p| span_in(self.src, p));
+            chain.counters = decl.counters.map(|c| span_in(self.src, c));
         }
     }
 
@@ -1333,14 +1319,14 @@ impl<'a> Parser<'a> {
 mod tests {
     use super::*;
 
-    fn codes(text: &str) -> Vec<&'static str> {
-        parse(text).diagnostics.iter().map(|d| d.code).collect()
+    fn codes(parsed: &Parsed<'_>) -> Vec<&'static str> {
+        parsed.diagnostics.iter().map(|d| d.code).collect()
     }
 
     #[test]
     fn a_bullet_in_prose_is_not_a_table_header() {
         let text = "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n* note: this node was rebooted\n";
-        assert_eq!(codes(text), ["RL101"]);
+        assert_eq!(codes(&parse(text)), ["RL101"]);
     }
 
     #[test]
@@ -1350,14 +1336,7 @@ mod tests {
             "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment {long} -j ACCEPT\n-A INPUT -j DROP\nCOMMIT\n"
         );
         let parsed = parse(&text);
-        assert_eq!(
-            parsed
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect::<Vec<_>>(),
-            ["RL115"]
-        );
+        assert_eq!(codes(&parsed), ["RL115"]);
         // The next rule is still read.
         assert_eq!(parsed.ruleset.rules.len(), 1);
     }
@@ -1391,16 +1370,24 @@ mod tests {
         let text =
             "-A KUBE-SVC-AAAA -j KUBE-SEP-BBBB\n-A KUBE-SERVICES -d 10.96.0.1/32 -j REJECT\n";
         let parsed = parse(text);
-        assert_eq!(
-            parsed
-                .diagnostics
-                .iter()
-                .map(|d| d.code)
-                .collect::<Vec<_>>(),
-            ["RL104"]
-        );
+        assert_eq!(codes(&parsed), ["RL104"]);
         assert!(parsed.diagnostics[0].message.contains("`nat` and `filter`"));
         let kinds: Vec<TableKind> = parsed.ruleset.tables.iter().map(|t| t.kind).collect();
         assert_eq!(kinds, [TableKind::Nat, TableKind::Filter]);
+    }
+
+    #[test]
+    fn comments_do_not_make_a_rule_conditional() {
+        let text = "*filter\n:KUBE-FIREWALL - [0:0]\n\
+            -A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP\n\
+            -A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x8000/0x8000 -j DROP\n\
+            COMMIT\n";
+        let parsed = parse(text);
+        let rules: Vec<bool> = parsed
+            .ruleset
+            .iter_rules()
+            .map(|r| r.is_unconditional())
+            .collect();
+        assert_eq!(rules, [true, false]);
     }
 }

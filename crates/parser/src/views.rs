@@ -4,7 +4,7 @@
 //! Views are computed on demand from the rule's tokens; the parser stores only spans.
 
 use crate::model::{RuleRef, TokenKind};
-use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use ipnet::{IpNet, Ipv4Net};
 use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -458,21 +458,20 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     }
 }
 
-/// Shorthand used by tests: an IPv4 network.
-#[doc(hidden)]
-pub fn v4(text: &str) -> IpNet {
-    IpNet::V4(text.parse::<Ipv4Net>().expect("test network"))
-}
-
-/// Shorthand used by tests: an IPv6 network.
-#[doc(hidden)]
-pub fn v6(text: &str) -> IpNet {
-    IpNet::V6(text.parse::<Ipv6Net>().expect("test network"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipnet::Ipv6Net;
+
+    /// An IPv4 network.
+    fn v4(text: &str) -> IpNet {
+        IpNet::V4(text.parse::<Ipv4Net>().expect("test network"))
+    }
+
+    /// An IPv6 network.
+    fn v6(text: &str) -> IpNet {
+        IpNet::V6(text.parse::<Ipv6Net>().expect("test network"))
+    }
 
     #[test]
     fn addresses() {
