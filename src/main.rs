@@ -1,23 +1,87 @@
 //! The `rulelint` command line: flags, I/O and exit codes. Analysis lives in the library crates.
 
+mod check;
 mod input;
 mod stats;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use rulelint_parser::{Parsed, json};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 /// Offline analyser and linter for iptables-save dumps.
+///
+/// `rulelint FILE...` is `rulelint check FILE...`: it reports what is wrong with each dump and
+/// exits 0 when nothing reaches `--fail-on`, 1 when something does, 2 for unreadable input,
+/// bad flags or configuration, or input with no iptables-save content.
 #[derive(Parser)]
-#[command(name = "rulelint", version, about, long_about = None)]
+#[command(
+    name = "rulelint",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_help_heading = "Commands",
+    after_help = "Examples:\n  rulelint node-a.txt\n  iptables-save | rulelint -\n  rulelint --format sarif nodes/*.txt > rulelint.sarif\n  rulelint explain bare-drop"
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    check: CheckArgs,
+}
+
+/// The flags of `check`, also accepted without the subcommand.
+#[derive(Args)]
+struct CheckArgs {
+    /// Dump files; `-` reads standard input; `.gz` files are decompressed.
+    files: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = check::Format::Human)]
+    format: check::Format,
+    /// The lowest severity that makes the run fail (exit 1) [default: error, or the config's].
+    #[arg(long, value_parser = ["error", "warning", "info", "never"])]
+    fail_on: Option<String>,
+    /// Report only these codes or names (comma-separated; code prefixes such as `RL2` and `all`
+    /// work). Replaces the config file's `select`.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    select: Option<Vec<String>>,
+    /// Do not report these codes or names (comma-separated). Replaces the config file's `ignore`.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    ignore: Option<Vec<String>>,
+    /// Configuration file [default: ./rulelint.toml when it exists].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
+    config: Option<String>,
+    /// Ignore ./rulelint.toml.
+    #[arg(long)]
+    no_config: bool,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    /// Colour when standard output is a terminal and NO_COLOR is not set.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check dumps: parser diagnostics and every lint (the default command).
+    Check(CheckArgs),
+    /// Print the documentation of a code or lint name.
+    Explain {
+        /// A code (`RL401`) or name (`bare-drop`).
+        code: String,
+    },
+    /// List every code: code, name, default severity, category and summary.
+    Lints {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
+        format: StatsFormat,
+    },
     /// Parse dumps and print their structure (JSON) or their diagnostics.
     ///
     /// Exit status: 0 when every file was read, 2 when a file is unreadable or holds no
@@ -57,7 +121,7 @@ enum StatsFormat {
 }
 
 /// Exit status for unreadable input, bad flags and input with no iptables-save content.
-const EXIT_INPUT: u8 = 2;
+pub(crate) const EXIT_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -102,6 +166,27 @@ fn load_all(files: &[String]) -> Result<Vec<Loaded>, u8> {
     if failed { Err(EXIT_INPUT) } else { Ok(loaded) }
 }
 
+fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
+    };
+    check::run(
+        check::Options {
+            files: args.files,
+            format: args.format,
+            fail_on: args.fail_on,
+            select: args.select,
+            ignore: args.ignore,
+            config: args.config,
+            no_config: args.no_config,
+            color,
+        },
+        out,
+    )
+}
+
 fn color_stderr() -> bool {
     std::env::var_os("NO_COLOR").is_none() && io::stderr().is_terminal()
 }
@@ -126,7 +211,7 @@ fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
 }
 
 /// Writes `value` as pretty JSON, keeping the I/O error kind (a closed pipe stays `BrokenPipe`).
-fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+pub(crate) fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
         Some(kind) => io::Error::from(kind),
         None => io::Error::other(e),
@@ -142,7 +227,51 @@ fn run(cli: Cli) -> io::Result<u8> {
 }
 
 fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        if cli.check.files.is_empty() {
+            eprintln!("rulelint: no dump given\n\nUsage: rulelint [OPTIONS] FILE...\n       rulelint <COMMAND>\n\nFor more information, try '--help'.");
+            return Ok(EXIT_INPUT);
+        }
+        return run_check(cli.check, out);
+    };
+    match command {
+        Command::Check(args) => {
+            if args.files.is_empty() {
+                eprintln!("rulelint: no dump given (`-` reads standard input)");
+                return Ok(EXIT_INPUT);
+            }
+            run_check(args, out)
+        }
+        Command::Explain { code } => match rulelint_lint::find_code(&code) {
+            Some(entry) => {
+                out.write_all(rulelint_lint::docs_page(&entry).as_bytes())?;
+                Ok(0)
+            }
+            None => {
+                eprintln!("rulelint: unknown code or name `{code}` (`rulelint lints` lists them)");
+                Ok(EXIT_INPUT)
+            }
+        },
+        Command::Lints { format } => {
+            let entries: Vec<_> = rulelint_lint::all_codes().collect();
+            match format {
+                StatsFormat::Json => write_json(out, &entries)?,
+                StatsFormat::Human => {
+                    for e in &entries {
+                        writeln!(
+                            out,
+                            "{:<6} {:<27} {:<8} {:<12} {}",
+                            e.info.code,
+                            e.info.name,
+                            e.info.severity,
+                            e.category.as_str(),
+                            e.info.summary
+                        )?;
+                    }
+                }
+            }
+            Ok(0)
+        }
         Command::Parse { files, format } => {
             let loaded = match load_all(&files) {
                 Ok(l) => l,

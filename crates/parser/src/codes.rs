@@ -333,7 +333,7 @@ One `COMMIT` closing each `*table`."
 code!(
     NO_CONTENT,
     "RL114",
-    "no-content",
+    "not-a-dump",
     Error,
     "the input holds no iptables-save content at all",
     "## What it flags

@@ -1,6 +1,7 @@
 //! Diagnostics: what the parser (and later the linter) says about a dump, with a span, and the
 //! miette rendering of it.
 
+use crate::model::{ChainId, TableId};
 use crate::span::Span;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
@@ -55,6 +56,10 @@ pub struct Diagnostic {
     pub label: String,
     /// What to do about it.
     pub help: Option<String>,
+    /// The table the finding is about, where one applies.
+    pub table: Option<TableId>,
+    /// The chain the finding is about, where one applies.
+    pub chain: Option<ChainId>,
 }
 
 impl Diagnostic {
@@ -68,7 +73,22 @@ impl Diagnostic {
             span,
             label: String::new(),
             help: None,
+            table: None,
+            chain: None,
         }
+    }
+
+    /// Sets the table and chain the finding is about.
+    pub fn in_chain(mut self, table: TableId, chain: ChainId) -> Diagnostic {
+        self.table = Some(table);
+        self.chain = Some(chain);
+        self
+    }
+
+    /// Sets the table the finding is about.
+    pub fn in_table(mut self, table: TableId) -> Diagnostic {
+        self.table = Some(table);
+        self
     }
 
     /// Sets the label shown under the span.

@@ -193,6 +193,10 @@ pub struct DiagnosticDoc<'a> {
     pub end_line: u32,
     /// 1-based end column (exclusive, characters).
     pub end_column: u32,
+    /// The table the finding is about, where one applies.
+    pub table: Option<&'a str>,
+    /// The chain the finding is about, where one applies.
+    pub chain: Option<&'a str>,
     /// What the span is.
     pub label: &'a str,
     /// What to do.
@@ -200,8 +204,9 @@ pub struct DiagnosticDoc<'a> {
 }
 
 impl<'a> DiagnosticDoc<'a> {
-    /// The JSON form of a diagnostic of `source`.
-    pub fn new(d: &'a Diagnostic, source: &str, index: &LineIndex) -> DiagnosticDoc<'a> {
+    /// The JSON form of a diagnostic about `set`; `index` is the line index of its source.
+    pub fn new(d: &'a Diagnostic, set: &Ruleset<'a>, index: &LineIndex) -> DiagnosticDoc<'a> {
+        let source = set.source();
         let start = index.line_col(source, d.span.start);
         let end = index.line_col(source, d.span.end);
         DiagnosticDoc {
@@ -213,6 +218,8 @@ impl<'a> DiagnosticDoc<'a> {
             column: start.column,
             end_line: end.line,
             end_column: end.column,
+            table: d.table.map(|t| set.table(t).name()),
+            chain: d.chain.map(|c| set.chain(c).name()),
             label: &d.label,
             help: d.help.as_deref(),
         }
@@ -318,7 +325,7 @@ pub fn file_doc<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileDoc<'a> {
         diagnostics: parsed
             .diagnostics
             .iter()
-            .map(|d| DiagnosticDoc::new(d, set.source(), &index))
+            .map(|d| DiagnosticDoc::new(d, set, &index))
             .collect(),
     }
 }

@@ -338,7 +338,7 @@ impl<'a> Parser<'a> {
             );
         }
         if self.set.tables.is_empty() && self.set.rules.is_empty() && self.set.commands.is_empty() {
-            // The whole text is stray: one no-content error says it better than stray-text.
+            // The whole text is stray: one not-a-dump error says it better than stray-text.
             self.diags.retain(|d| d.code != codes::STRAY_TEXT.code);
             let span = Span::new(
                 0,
@@ -1058,15 +1058,18 @@ impl<'a> Parser<'a> {
             Some(id) => id,
             None => {
                 let builtin = t.kind.is_builtin(name);
-                if !builtin && !t.implicit && t.kind != TableKind::Other {
-                    let table_name = self.set.text(t.name);
+                let report = !builtin && !t.implicit && t.kind != TableKind::Other;
+                let table_name = self.set.text(t.name);
+                let id = self.new_chain(table, name, name_span, builtin);
+                if report {
                     self.diags.push(
                         Diagnostic::new(&codes::UNDECLARED_CHAIN, name_span, format!("chain `{name}` is not declared in table `{table_name}`"))
                             .with_label("rule added to an undeclared chain")
-                            .with_help(format!("declare it before its rules with `:{name} - [0:0]`; iptables-restore fails with \"Chain '{name}' does not exist\"")),
+                            .with_help(format!("declare it before its rules with `:{name} - [0:0]`; iptables-restore fails with \"Chain '{name}' does not exist\""))
+                            .in_chain(table, id),
                     );
                 }
-                self.new_chain(table, name, name_span, builtin)
+                id
             }
         };
         self.last_chain = Some((table, name, id));

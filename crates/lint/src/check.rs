@@ -1,0 +1,88 @@
+//! Running the lints: parser diagnostics and lint findings through one pipeline, with the
+//! configuration applied and the output sorted.
+
+use crate::config::{Config, Level};
+use crate::context::{Findings, LintContext};
+use crate::registry::{CodeEntry, LINTS, find_code};
+use rulelint_parser::{ChainGraph, Diagnostic, Parsed, Ruleset};
+
+/// Checks a parsed dump: its parser diagnostics and every enabled lint's findings, with the
+/// configuration's severities and allowed chains applied, sorted by position then code.
+pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
+    let graph = ChainGraph::build(&parsed.ruleset);
+    check_with_graph(parsed, &graph, config)
+}
+
+/// [`check`] with a graph the caller already built from `parsed.ruleset`.
+pub fn check_with_graph(parsed: &Parsed<'_>, graph: &ChainGraph, config: &Config) -> Vec<Diagnostic> {
+    let set = &parsed.ruleset;
+    let mut out = Vec::with_capacity(parsed.diagnostics.len());
+    for d in &parsed.diagnostics {
+        // Parser codes are always catalogued; an unknown one is kept at its own severity.
+        let level = find_code(d.code).map_or(Level::At(d.severity), |e| config.level(&e));
+        if let Level::At(severity) = level
+            && !allowed(config, set, d)
+        {
+            out.push(Diagnostic {
+                severity,
+                ..d.clone()
+            });
+        }
+    }
+    let cx = LintContext::new(set, graph);
+    let mut found = Vec::new();
+    for lint in LINTS {
+        let entry = CodeEntry {
+            info: &lint.info,
+            category: lint.category,
+        };
+        let Level::At(severity) = config.level(&entry) else {
+            continue;
+        };
+        found.clear();
+        (lint.check)(&cx, &mut Findings::new(lint, &mut found));
+        let overridden = config
+            .lints
+            .get(lint.info.code)
+            .and_then(|s| s.level)
+            .is_some();
+        for mut d in found.drain(..) {
+            if allowed(config, set, &d) {
+                continue;
+            }
+            // A lint may pick a severity per finding (ruleset-scale); a configured level wins.
+            if overridden {
+                d.severity = severity;
+            }
+            out.push(d);
+        }
+    }
+    sort(&mut out);
+    out
+}
+
+/// Parses and checks a dump in one call.
+///
+/// ```
+/// use rulelint_lint::{Config, check_text};
+/// let dump = "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n\
+///             -A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
+/// let findings = check_text(dump, &Config::default());
+/// assert_eq!(findings[0].code, "RL401");
+/// assert_eq!(findings[0].name, "bare-drop");
+/// ```
+pub fn check_text(text: &str, config: &Config) -> Vec<Diagnostic> {
+    check(&rulelint_parser::parse(text), config)
+}
+
+fn allowed(config: &Config, set: &Ruleset<'_>, d: &Diagnostic) -> bool {
+    d.chain
+        .is_some_and(|c| config.chain_allowed(d.code, set.chain(c).name()))
+}
+
+/// The output order: by position, then code.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+    });
+}

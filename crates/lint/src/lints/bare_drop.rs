@@ -1,0 +1,113 @@
+//! RL401 bare-drop: a DROP or REJECT that lost its match, in a chain whose owner never writes one.
+
+use crate::context::{Findings, LintContext};
+use crate::known::{Owner, is_drop_or_reject, owner};
+use crate::registry::{Category, Lint};
+use rulelint_parser::{CodeInfo, Severity};
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL401",
+        name: "bare-drop",
+        severity: Severity::Error,
+        summary: "a DROP or REJECT with no match in a Kubernetes, Docker or Flannel chain",
+        docs: "## What it flags
+A `-j DROP` or `-j REJECT` with no effective match (a `-m comment` is not a match) in a chain
+owned by software that never writes one: kube-proxy's, kubelet's and kube-router's `KUBE-*`
+chains, Docker's `DOCKER*` chains, Flannel's `FLANNEL-*` chains.
+
+## Why it matters
+Every packet that reaches the chain is dropped: the node black-holes service, pod or host
+traffic while it reports Ready. The usual cause is two iptables versions (the host's and a
+container's, or legacy and nft) rewriting the same rules: the newer match is not understood and
+is lost on the way, and `-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP` becomes
+`-A KUBE-FIREWALL -j DROP` (kubernetes#112477, #114549).
+
+## Example
+```text
+-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP
+```
+
+## Instead
+```text
+-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x8000/0x8000 -j DROP
+```
+Delete the bare rule, restart the component that owns the chain so that it writes its rules
+again, and make the host and the containers use the same iptables version and backend.
+
+## Exceptions
+Chains of other owners are not checked: Calico's per-workload chains end with a deliberate
+\"Drop if no profiles matched\", and host firewalls (ufw, firewalld, Shorewall) drop by design.
+If you add your own unconditional DROP to such a chain on purpose, allow it in `rulelint.toml`:
+`[lints.bare-drop] allow-chains = [\"KUBE-MY-BLOCK\"]`.
+
+## References
+- https://github.com/kubernetes/kubernetes/issues/112477
+- https://github.com/kubernetes/kubernetes/issues/114549",
+    },
+    category: Category::Correctness,
+    check,
+};
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    for chain in cx.chains() {
+        let name = chain.name();
+        let Some(owner) = owner(name) else {
+            continue;
+        };
+        for rule in chain.rules() {
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            let verdict = target.name();
+            if target.is_goto() || !is_drop_or_reject(verdict) || !rule.is_unconditional() {
+                continue;
+            }
+            let help = if name == "KUBE-FIREWALL" && verdict == "DROP" {
+                "kubelet and kube-proxy write `-m mark --mark 0x8000/0x8000 -j DROP` here; the mark match was lost, which happens when two iptables versions rewrite the same rules (kubernetes#112477): delete this rule, restart kubelet and kube-proxy, and align the iptables version of the host and the containers".to_string()
+            } else {
+                format!(
+                    "{} always writes a match on its {verdict} rules; it was lost, which happens when two iptables versions rewrite the same rules (kubernetes#112477, #114549): delete this rule, restart {} so that it writes its rules again, and align the iptables versions",
+                    owner.name(),
+                    match owner {
+                        Owner::Kubernetes => "kubelet and kube-proxy (or kube-router)",
+                        Owner::Docker => "Docker",
+                        Owner::Flannel => "Flannel",
+                    }
+                )
+            };
+            out.push(
+                out.at_rule(rule, format!("{verdict} in {name} matches every packet"))
+                    .with_label(format!(
+                        "no match: this {} all traffic that reaches the chain",
+                        if verdict == "DROP" { "drops" } else { "rejects" }
+                    ))
+                    .with_help(help),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, filter};
+
+    #[test]
+    fn cases() {
+        assert_cases(
+            &LINT,
+            &[
+                &filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x8000/0x8000 -j DROP\n"),
+                &filter(":cali-tw-cali12345 - [0:0]\n-A FORWARD -j cali-tw-cali12345\n-A cali-tw-cali12345 -m comment --comment \"cali:abc\" -m comment --comment \"Drop if no profiles matched\" -j DROP\n"),
+                &filter(":LOGDROP - [0:0]\n-A INPUT -j LOGDROP\n-A LOGDROP -j LOG\n-A LOGDROP -j DROP\n"),
+                &filter(":DOCKER-ISOLATION-STAGE-2 - [0:0]\n-A FORWARD -j DOCKER-ISOLATION-STAGE-2\n-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP\n"),
+            ],
+            &[
+                (&filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP\n"), 1),
+                (&filter(":DOCKER-USER - [0:0]\n:FLANNEL-FWD - [0:0]\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j FLANNEL-FWD\n-A DOCKER-USER -j REJECT --reject-with icmp-port-unreachable\n-A FLANNEL-FWD -j DROP\n"), 2),
+            ],
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! RL202 chain-loop: chains that jump to each other in a cycle.
+
+use crate::context::{Findings, LintContext};
+use crate::registry::{Category, Lint};
+use rulelint_parser::{ChainId, CodeInfo, RuleId, Severity};
+use std::collections::VecDeque;
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL202",
+        name: "chain-loop",
+        severity: Severity::Error,
+        summary: "chains of a table jump to each other in a loop",
+        docs: "## What it flags
+A cycle of `-j`/`-g` jumps between chains of one table: a chain that jumps to itself, or
+`A -> B -> ... -> A`. Conditions on the jumps do not matter.
+
+## Why it matters
+The kernel refuses a table whose jumps can loop (`ELOOP`, \"Too many levels of links\"), so
+`iptables-restore` of this dump fails and nothing of the table is applied. A dump that shows a
+loop was edited by hand or assembled from several sources.
+
+## Example
+```text
+*filter
+:INPUT ACCEPT [0:0]
+:CHECK-A - [0:0]
+:CHECK-B - [0:0]
+-A INPUT -j CHECK-A
+-A CHECK-A -s 10.0.0.0/8 -j CHECK-B
+-A CHECK-B -p tcp -j CHECK-A
+COMMIT
+```
+
+## Instead
+Break the cycle: let the inner chain `RETURN` to its caller instead of jumping back.",
+    },
+    category: Category::Correctness,
+    check,
+};
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let set = cx.ruleset();
+    let graph = cx.graph();
+    for group in graph.cycles() {
+        let first = set.chain(group[0]);
+        let table = first.table();
+        if table.get().superseded {
+            continue;
+        }
+        let Some(path) = shortest_cycle(cx, &group) else {
+            continue;
+        };
+        // `path` holds the jumps in order; the last one leads back to the first chain.
+        let names: Vec<&str> = path
+            .iter()
+            .map(|&(from, _)| set.chain(from).name())
+            .chain(std::iter::once(first.name()))
+            .collect();
+        // Larger knots hold more cycles; one finding per knot is enough to act on.
+        let Some(&(closing_chain, closing_rule)) = path.last() else {
+            continue;
+        };
+        let rule = set.rule(closing_rule);
+        let line = |r: RuleId| cx.line(set.rule(r).get().span.start);
+        let others: Vec<String> = path[..path.len() - 1]
+            .iter()
+            .map(|&(_, r)| line(r).to_string())
+            .collect();
+        let message = if path.len() == 1 {
+            format!("chain `{}` jumps to itself", first.name())
+        } else {
+            format!("chains loop: {}", names.join(" -> "))
+        };
+        let help = if others.is_empty() {
+            "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; remove this jump".to_string()
+        } else {
+            format!(
+                "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; the other jumps of the loop are on line {}: remove or redirect one of them",
+                others.join(", ")
+            )
+        };
+        out.push(
+            out.diagnostic(
+                rule.target().map_or(rule.get().span, |t| t.span()),
+                message,
+            )
+            .with_label(format!("this jump closes the loop back to `{}`", first.name()))
+            .with_help(help)
+            .in_chain(table.id, closing_chain),
+        );
+    }
+}
+
+/// A shortest cycle through the group's first chain, as (chain, jump rule) steps.
+fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<(ChainId, RuleId)>> {
+    let graph = cx.graph();
+    let start = group[0];
+    let in_group = |c: ChainId| group.binary_search(&c).is_ok();
+    // parent[i] = (previous chain, rule) for group[i], filled by the BFS.
+    let mut parent: Vec<Option<(ChainId, RuleId)>> = vec![None; group.len()];
+    let mut queue = VecDeque::from([start]);
+    while let Some(chain) = queue.pop_front() {
+        for (to, jump) in graph.jumps_from(chain) {
+            if to == start {
+                let mut path = vec![(chain, jump.rule)];
+                let mut at = chain;
+                while at != start {
+                    let i = group.binary_search(&at).ok()?;
+                    let (prev, rule) = parent[i]?;
+                    path.push((prev, rule));
+                    at = prev;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            if !in_group(to) {
+                continue;
+            }
+            let i = group.binary_search(&to).ok()?;
+            if parent[i].is_none() {
+                parent[i] = Some((chain, jump.rule));
+                queue.push_back(to);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, filter, run};
+
+    #[test]
+    fn cases() {
+        assert_cases(
+            &LINT,
+            &[
+                // A diamond is not a loop.
+                &filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A INPUT -j B\n-A A -j C\n-A B -j C\n"),
+                // The same names in two tables are different chains.
+                "*nat\n:PREROUTING ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n-A PREROUTING -j A\n-A A -j B\nCOMMIT\n\
+                 *filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j B\n-A B -j A\nCOMMIT\n",
+            ],
+            &[
+                (&filter(":A - [0:0]\n-A INPUT -j A\n-A A -p tcp -j A\n"), 1),
+                (&filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n"), 1),
+                // Two separate loops.
+                (&filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -j A\n-A INPUT -j C\n-A C -j C\n"), 2),
+            ],
+        );
+    }
+
+    #[test]
+    fn message_walks_the_loop() {
+        let found = run(&LINT, &filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n"));
+        assert_eq!(found[0].message, "chains loop: A -> B -> C -> A");
+        assert!(found[0].help.as_deref().unwrap().contains("line 9, 10"), "{:?}", found[0].help);
+    }
+}

@@ -1,0 +1,165 @@
+//! RL302 duplicate-rule: the same rule more than once in a chain.
+
+use crate::context::{Findings, LintContext, written_in_order};
+use crate::registry::{Category, Lint};
+use rulelint_parser::{CodeInfo, RuleRef, Severity};
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL302",
+        name: "duplicate-rule",
+        severity: Severity::Warning,
+        summary: "the same rule (ignoring counters) appears more than once in a chain",
+        docs: "## What it flags
+A rule that appears again, word for word apart from spacing and `[packets:bytes]` counters, in
+the same chain. One finding per repeated rule, on its second copy, with the number of copies.
+
+## Why it matters
+The copies change nothing but cost a match per packet and a line per sync. Many copies mean the
+program that writes the chain checks for its rule wrongly before appending it, and appends
+again on every restart or sync: the rules grow without bound (kubernetes#82361, k3s#3117).
+
+## Example
+```text
+-A INPUT -j KUBE-ROUTER-INPUT
+-A INPUT -j KUBE-ROUTER-INPUT
+-A INPUT -j KUBE-ROUTER-INPUT
+```
+
+## Instead
+Delete the copies (`iptables -D INPUT -j KUBE-ROUTER-INPUT` until one is left) and upgrade the
+component that keeps adding them.
+
+## References
+- https://github.com/kubernetes/kubernetes/issues/82361
+- https://github.com/k3s-io/k3s/issues/3117",
+    },
+    category: Category::Suspicious,
+    check,
+};
+
+/// The first copy of a rule and how many there are.
+struct Group {
+    first: u32,
+    second: u32,
+    copies: u32,
+}
+
+/// A hash of the rule's words (their kinds, negation and text), ignoring spacing and counters.
+fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
+    let set = rule.ruleset();
+    let mut h = FxHasher::default();
+    for t in rule.tokens() {
+        (t.kind() as u8, t.negated()).hash(&mut h);
+        set.text(t.span()).hash(&mut h);
+    }
+    h.finish()
+}
+
+fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
+    let set = a.ruleset();
+    a.tokens().len() == b.tokens().len()
+        && a.tokens().iter().zip(b.tokens()).all(|(x, y)| {
+            x.kind() == y.kind()
+                && x.negated() == y.negated()
+                && set.text(x.span()) == set.text(y.span())
+        })
+}
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let set = cx.ruleset();
+    // Reused across chains: hash -> group index. A hash collision between different rules
+    // probes the next hash value, so the map never merges different rules.
+    let mut index: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut groups: Vec<Group> = Vec::new();
+    for chain in cx.chains() {
+        if chain.rule_count() < 2 || !written_in_order(chain) {
+            continue;
+        }
+        index.clear();
+        groups.clear();
+        for rule in chain.rules() {
+            let mut h = rule_hash(rule);
+            loop {
+                match index.get(&h) {
+                    None => {
+                        index.insert(h, groups.len() as u32);
+                        groups.push(Group {
+                            first: rule.id.0,
+                            second: rule.id.0,
+                            copies: 1,
+                        });
+                        break;
+                    }
+                    Some(&g) => {
+                        let group = &mut groups[g as usize];
+                        let first = set.rule(rulelint_parser::RuleId(group.first));
+                        if same_rule(first, rule) {
+                            if group.copies == 1 {
+                                group.second = rule.id.0;
+                            }
+                            group.copies += 1;
+                            break;
+                        }
+                        h = h.wrapping_add(1);
+                    }
+                }
+            }
+        }
+        for g in groups.iter().filter(|g| g.copies > 1) {
+            let first_line = cx.line(set.rule(rulelint_parser::RuleId(g.first)).get().span.start);
+            let second = set.rule(rulelint_parser::RuleId(g.second));
+            let message = match g.copies {
+                2 => format!(
+                    "rule repeated in chain `{}`: the same rule is on line {first_line}",
+                    chain.name()
+                ),
+                n => format!(
+                    "rule appears {n} times in chain `{}` (first on line {first_line})",
+                    chain.name()
+                ),
+            };
+            out.push(
+                out.at_rule(second, message)
+                    .with_label(format!("same rule as line {first_line}"))
+                    .with_help(
+                        "delete the copies (`iptables -D` with the same rule); many copies mean the component that writes this chain appends its rule on every sync without finding the one already there: upgrade it (kubernetes#82361, k3s#3117)",
+                    ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, filter, run};
+
+    #[test]
+    fn cases() {
+        assert_cases(
+            &LINT,
+            &[
+                &filter(":A - [0:0]\n-A INPUT -j A\n-A INPUT -p tcp -j ACCEPT\n-A A -p tcp -j ACCEPT\n"),
+                &filter("-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p tcp --dport 23 -j ACCEPT\n"),
+                &filter("-A INPUT ! -s 10.0.0.0/8 -j DROP\n-A INPUT -s 10.0.0.0/8 -j DROP\n"),
+            ],
+            &[
+                (&filter(":KUBE-ROUTER-INPUT - [0:0]\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n"), 1),
+                // Counters and spacing do not matter; old-style negation is the same rule.
+                (&filter("[5:300] -A INPUT ! -s 10.0.0.0/8 -j DROP\n[7:420] -A INPUT  -s ! 10.0.0.0/8 -j DROP\n"), 1),
+                (&filter("-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\n-A OUTPUT -j DROP\n-A OUTPUT -j DROP\n"), 2),
+            ],
+        );
+    }
+
+    #[test]
+    fn message_counts_copies() {
+        let found = run(&LINT, &filter("-A INPUT -j LOG\n-A INPUT -j LOG\n-A INPUT -j LOG\n"));
+        assert_eq!(found[0].message, "rule appears 3 times in chain `INPUT` (first on line 5)");
+        assert_eq!(found[0].span.start, 87, "the second copy, line 6");
+    }
+}

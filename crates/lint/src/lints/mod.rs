@@ -1,0 +1,50 @@
+//! One file per lint: its declaration with docs, its check, and its pass/fail cases.
+
+pub mod bare_drop;
+pub mod chain_loop;
+pub mod duplicate_rule;
+pub mod mixed_backend;
+pub mod ruleset_scale;
+pub mod undefined_jump_target;
+pub mod unreachable_rule;
+pub mod unreferenced_chain;
+pub mod unsupported_revision;
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::context::{Findings, LintContext};
+    use crate::registry::Lint;
+    use rulelint_parser::{ChainGraph, Diagnostic, parse};
+
+    /// The findings of one lint alone on a dump.
+    pub fn run(lint: &'static Lint, text: &str) -> Vec<Diagnostic> {
+        let parsed = parse(text);
+        let graph = ChainGraph::build(&parsed.ruleset);
+        let cx = LintContext::new(&parsed.ruleset, &graph);
+        let mut out = Vec::new();
+        (lint.check)(&cx, &mut Findings::new(lint, &mut out));
+        out
+    }
+
+    /// Every `pass` dump yields no finding of the lint; every `fail` dump yields the given number.
+    pub fn assert_cases(lint: &'static Lint, pass: &[&str], fail: &[(&str, usize)]) {
+        for text in pass {
+            let found = run(lint, text);
+            assert!(found.is_empty(), "{} flagged a pass case:\n{text}\n{found:#?}", lint.info.name);
+        }
+        for (text, count) in fail {
+            let found = run(lint, text);
+            assert_eq!(found.len(), *count, "{} on:\n{text}\n{found:#?}", lint.info.name);
+            for d in &found {
+                assert_eq!(d.code, lint.info.code);
+                assert!(!d.message.ends_with('.'), "{}", d.message);
+                assert!(d.help.is_some(), "{} finding without help", lint.info.name);
+            }
+        }
+    }
+
+    /// A filter table holding the given lines (declarations and rules).
+    pub fn filter(lines: &str) -> String {
+        format!("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n{lines}COMMIT\n")
+    }
+}

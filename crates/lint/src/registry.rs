@@ -1,0 +1,195 @@
+//! The catalogue: every lint, and every code a user can name (parser codes included).
+
+use crate::context::{Findings, LintContext};
+use crate::lints;
+use rulelint_parser::{CodeInfo, Severity, codes};
+use serde::Serialize;
+
+/// What kind of problem a code reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Category {
+    /// The text is not (entirely) a valid dump: parser diagnostics, `RL1xx`.
+    Syntax,
+    /// The ruleset is wrong: it would not restore, or it mishandles traffic.
+    Correctness,
+    /// Probably a mistake or a leftover; worth a look.
+    Suspicious,
+    /// Dead weight: chains or rules that do nothing.
+    Unused,
+    /// The ruleset is slow to sync or to match packets.
+    Performance,
+}
+
+impl Category {
+    /// The lowercase name used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Syntax => "syntax",
+            Category::Correctness => "correctness",
+            Category::Suspicious => "suspicious",
+            Category::Unused => "unused",
+            Category::Performance => "performance",
+        }
+    }
+}
+
+/// A lint: its catalogue entry and the function that runs it.
+pub struct Lint {
+    /// Code, name, default severity, summary and docs.
+    pub info: CodeInfo,
+    /// What kind of problem it reports.
+    pub category: Category,
+    /// Reads the context and pushes findings. Never mutates anything else.
+    pub(crate) check: fn(&LintContext<'_, '_>, &mut Findings<'_>),
+}
+
+impl std::fmt::Debug for Lint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lint")
+            .field("code", &self.info.code)
+            .field("name", &self.info.name)
+            .finish()
+    }
+}
+
+/// Every lint, in code order.
+pub static LINTS: &[&Lint] = &[
+    &lints::undefined_jump_target::LINT,
+    &lints::chain_loop::LINT,
+    &lints::unreferenced_chain::LINT,
+    &lints::unreachable_rule::LINT,
+    &lints::duplicate_rule::LINT,
+    &lints::bare_drop::LINT,
+    &lints::mixed_backend::LINT,
+    &lints::unsupported_revision::LINT,
+    &lints::ruleset_scale::LINT,
+];
+
+/// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a
+/// parser diagnostic.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CodeEntry {
+    /// Code, name, default severity, summary and docs.
+    #[serde(flatten)]
+    pub info: &'static CodeInfo,
+    /// What kind of problem it reports.
+    pub category: Category,
+}
+
+/// Every code (parser diagnostics, then lints), in code order.
+pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
+    codes::ALL
+        .iter()
+        .map(|info| CodeEntry {
+            info,
+            category: Category::Syntax,
+        })
+        .chain(LINTS.iter().map(|lint| CodeEntry {
+            info: &lint.info,
+            category: lint.category,
+        }))
+}
+
+/// The entry for a code (`RL201`, any case) or a name (`undefined-jump-target`).
+pub fn find_code(code_or_name: &str) -> Option<CodeEntry> {
+    all_codes().find(|e| {
+        e.info.code.eq_ignore_ascii_case(code_or_name) || e.info.name == code_or_name
+    })
+}
+
+/// The documentation page of a code, in Markdown: what `rulelint explain` prints and what
+/// `docs/lints/` holds.
+pub fn docs_page(entry: &CodeEntry) -> String {
+    format!(
+        "# {} {}\n\nDefault severity: **{}**. Category: {}.\n\n{}.\n\n{}\n",
+        entry.info.code,
+        entry.info.name,
+        entry.info.severity,
+        entry.category.as_str(),
+        capitalised(entry.info.summary),
+        entry.info.docs.trim_end()
+    )
+}
+
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The default severity of a code, for callers that only hold the code.
+pub fn default_severity(code: &str) -> Option<Severity> {
+    find_code(code).map(|e| e.info.severity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for e in all_codes() {
+            assert!(codes.insert(e.info.code), "code {} twice", e.info.code);
+            assert!(names.insert(e.info.name), "name {} twice", e.info.name);
+            assert!(
+                e.info.code.len() == 5
+                    && e.info.code.starts_with("RL")
+                    && e.info.code[2..].bytes().all(|b| b.is_ascii_digit()),
+                "{}",
+                e.info.code
+            );
+            assert!(
+                e.info
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{}",
+                e.info.name
+            );
+            assert!(!e.info.name.starts_with("no-"), "{}", e.info.name);
+        }
+    }
+
+    #[test]
+    fn lints_are_in_code_order_and_documented() {
+        for pair in LINTS.windows(2) {
+            assert!(pair[0].info.code < pair[1].info.code);
+        }
+        for lint in LINTS {
+            for heading in [
+                "## What it flags",
+                "## Why it matters",
+                "## Example",
+                "## Instead",
+            ] {
+                assert!(
+                    lint.info.docs.contains(heading),
+                    "{} lacks {heading}",
+                    lint.info.code
+                );
+            }
+            let summary = lint.info.summary;
+            assert!(!summary.ends_with('.'), "{}", lint.info.code);
+            assert!(
+                summary.starts_with(|c: char| c.is_lowercase()),
+                "{}",
+                lint.info.code
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_by_code_or_name() {
+        assert_eq!(find_code("rl201").unwrap().info.name, "undefined-jump-target");
+        assert_eq!(find_code("bare-drop").unwrap().info.code, "RL401");
+        assert_eq!(find_code("missing-commit").unwrap().category, Category::Syntax);
+        assert!(find_code("RL999").is_none());
+    }
+}

@@ -1,0 +1,229 @@
+//! Output shapes of `rulelint check`: the stable JSON document, GitHub annotation lines and the
+//! per-severity summary. SARIF is in [`crate::sarif`]. All of it is plain data: the caller writes it.
+
+use rulelint_parser::json::{DiagnosticDoc, FORMAT_VERSION};
+use rulelint_parser::{Diagnostic, LineIndex, Ruleset, Severity};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One checked input: what a report is made from.
+pub struct CheckedFile<'r, 'a> {
+    /// The path as the user gave it (`-` for stdin).
+    pub path: &'r str,
+    /// The parsed dump; its source is the text the spans point into.
+    pub ruleset: &'r Ruleset<'a>,
+    /// Findings, sorted (see [`crate::check`]).
+    pub diagnostics: &'r [Diagnostic],
+}
+
+/// Counts of findings per severity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Number of errors.
+    pub error: usize,
+    /// Number of warnings.
+    pub warning: usize,
+    /// Number of infos.
+    pub info: usize,
+}
+
+impl Summary {
+    /// Counts the findings.
+    pub fn of(diagnostics: &[Diagnostic]) -> Summary {
+        let mut s = Summary::default();
+        for d in diagnostics {
+            s.add(d.severity);
+        }
+        s
+    }
+
+    fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Error => self.error += 1,
+            Severity::Warning => self.warning += 1,
+            Severity::Info => self.info += 1,
+        }
+    }
+
+    /// Adds another summary's counts.
+    pub fn merge(&mut self, other: Summary) {
+        self.error += other.error;
+        self.warning += other.warning;
+        self.info += other.info;
+    }
+
+    /// The highest severity counted, if any.
+    pub fn highest(&self) -> Option<Severity> {
+        if self.error > 0 {
+            Some(Severity::Error)
+        } else if self.warning > 0 {
+            Some(Severity::Warning)
+        } else if self.info > 0 {
+            Some(Severity::Info)
+        } else {
+            None
+        }
+    }
+
+    /// `2 errors, 1 warning, 0 infos`.
+    pub fn to_text(&self) -> String {
+        fn plural(n: usize, word: &str) -> String {
+            format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+        }
+        format!(
+            "{}, {}, {}",
+            plural(self.error, "error"),
+            plural(self.warning, "warning"),
+            plural(self.info, "info")
+        )
+    }
+}
+
+/// The JSON document of `rulelint check --format json` (format version 1).
+#[derive(Debug, Serialize)]
+pub struct CheckDocument<'r> {
+    /// [`FORMAT_VERSION`]: bumped on any incompatible change.
+    pub format_version: u32,
+    /// `rulelint` and its version.
+    pub tool: ToolDoc,
+    /// One entry per input, in the order given.
+    pub files: Vec<CheckFileDoc<'r>>,
+    /// Counts over all files.
+    pub summary: Summary,
+}
+
+/// The tool that wrote a report.
+#[derive(Debug, Serialize)]
+pub struct ToolDoc {
+    /// `rulelint`.
+    pub name: &'static str,
+    /// The crate version.
+    pub version: &'static str,
+}
+
+/// The tool's name and version.
+pub const TOOL: ToolDoc = ToolDoc {
+    name: "rulelint",
+    version: env!("CARGO_PKG_VERSION"),
+};
+
+/// One file of a [`CheckDocument`].
+#[derive(Debug, Serialize)]
+pub struct CheckFileDoc<'r> {
+    /// The path as given.
+    pub path: &'r str,
+    /// Counts for this file.
+    pub summary: Summary,
+    /// Findings in output order.
+    pub diagnostics: Vec<DiagnosticDoc<'r>>,
+}
+
+impl<'r> CheckDocument<'r> {
+    /// Builds the document.
+    pub fn new(files: &[CheckedFile<'r, '_>]) -> CheckDocument<'r> {
+        let mut summary = Summary::default();
+        let files = files
+            .iter()
+            .map(|f| {
+                let index = LineIndex::new(f.ruleset.source());
+                let file_summary = Summary::of(f.diagnostics);
+                summary.merge(file_summary);
+                CheckFileDoc {
+                    path: f.path,
+                    summary: file_summary,
+                    diagnostics: f
+                        .diagnostics
+                        .iter()
+                        .map(|d| DiagnosticDoc::new(d, f.ruleset, &index))
+                        .collect(),
+                }
+            })
+            .collect();
+        CheckDocument {
+            format_version: FORMAT_VERSION,
+            tool: TOOL,
+            files,
+            summary,
+        }
+    }
+}
+
+/// GitHub Actions workflow commands, one line per finding:
+/// `::error file=node.txt,line=4,col=1,endLine=4,endColumn=25,title=RL401 bare-drop::message`.
+pub fn github_annotations(file: &CheckedFile<'_, '_>) -> String {
+    let source = file.ruleset.source();
+    let index = LineIndex::new(source);
+    let mut out = String::new();
+    for d in file.diagnostics {
+        let start = index.line_col(source, d.span.start);
+        let end = index.line_col(source, d.span.end);
+        let command = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let mut message = d.message.clone();
+        if let Some(help) = &d.help {
+            message.push_str("\nhelp: ");
+            message.push_str(help);
+        }
+        let _ = writeln!(
+            out,
+            "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
+            escape_property(file.path),
+            start.line,
+            start.column,
+            end.line,
+            end.column,
+            escape_property(&format!("{} {}", d.code, d.name)),
+            escape_data(&message)
+        );
+    }
+    out
+}
+
+/// Escaping of a workflow command's message (GitHub's `escapeData`).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escaping of a workflow command's property value (GitHub's `escapeProperty`).
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_text_and_highest() {
+        let s = Summary {
+            error: 1,
+            warning: 2,
+            info: 0,
+        };
+        assert_eq!(s.to_text(), "1 error, 2 warnings, 0 infos");
+        assert_eq!(s.highest(), Some(Severity::Error));
+        assert_eq!(Summary::default().highest(), None);
+    }
+
+    #[test]
+    fn github_lines_escape_their_fields() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
+        let parsed = rulelint_parser::parse(text);
+        let diagnostics = crate::check(&parsed, &crate::Config::default());
+        let file = CheckedFile {
+            path: "a,b:c.txt",
+            ruleset: &parsed.ruleset,
+            diagnostics: &diagnostics,
+        };
+        let out = github_annotations(&file);
+        assert!(
+            out.starts_with("::error file=a%2Cb%3Ac.txt,line=5,col=1,endLine=5,endColumn=25,title=RL401 bare-drop::"),
+            "{out}"
+        );
+        assert!(out.contains("%0Ahelp: "), "{out}");
+        assert_eq!(out.lines().count(), 1);
+    }
+}
