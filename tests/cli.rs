@@ -1,30 +1,12 @@
 //! The `rulelint` binary as a user runs it: exit codes, stdin, gzip, JSON.
 
+mod common;
+
+use common::{rulelint, stdout};
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 const DUMP: &str = "corpus/syntax/ok/kube-proxy-1.29-iptables-nft.txt";
-
-fn rulelint(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rulelint"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rulelint runs");
-    let mut input = child.stdin.take().expect("stdin");
-    if let Some(bytes) = stdin {
-        input.write_all(bytes).expect("write stdin");
-    }
-    drop(input);
-    child.wait_with_output().expect("rulelint finishes")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn stats_reads_a_corpus_dump() {

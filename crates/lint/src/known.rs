@@ -70,12 +70,17 @@ pub fn is_kube_service_chain(chain: &str) -> bool {
         .any(|p| chain.starts_with(p))
 }
 
-/// Chains that nothing jumps to by design: kubelet's and kube-proxy's empty canary chains (to
+/// Chains that nothing may jump to by design: kubelet's and kube-proxy's empty canary chains (to
 /// notice when something flushes the table) and `KUBE-IPTABLES-HINT` (which tells other tools
-/// the backend in use); and ufw's chains, which ufw creates whether or not a setting uses them.
+/// the backend in use); marking chains that are installed up front and jumped to only once a
+/// Service or a host port needs them; and ufw's chains, which ufw creates whether or not a
+/// setting uses them.
 pub fn is_unreferenced_by_design(chain: &str) -> bool {
     (chain.starts_with("KUBE-") && chain.ends_with("-CANARY"))
-        || chain == "KUBE-IPTABLES-HINT"
+        || matches!(
+            chain,
+            "KUBE-IPTABLES-HINT" | "KUBE-MARK-DROP" | "KUBE-MARK-MASQ" | "CNI-HOSTPORT-SETMARK"
+        )
         || chain.starts_with("ufw-")
         || chain.starts_with("ufw6-")
 }

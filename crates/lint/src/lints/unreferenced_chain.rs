@@ -38,7 +38,9 @@ that should reach it. To keep a chain on purpose, list it in `rulelint.toml`:
 Kubernetes service and endpoint chains (`KUBE-SVC-*`, `KUBE-SEP-*`, `KUBE-EXT-*`, `KUBE-FW-*`,
 `KUBE-SVL-*`) are left to the Kubernetes lints, which name the Service. Some chains are never
 jumped to by design: the canary chains of kubelet and kube-proxy (`KUBE-KUBELET-CANARY`,
-`KUBE-PROXY-CANARY`), kubelet's `KUBE-IPTABLES-HINT`, and ufw's chains for settings that are
+`KUBE-PROXY-CANARY`), kubelet's `KUBE-IPTABLES-HINT`, the marking chains `KUBE-MARK-MASQ`,
+`KUBE-MARK-DROP` and `CNI-HOSTPORT-SETMARK` (installed up front, jumped to once a Service or a
+host port needs them), and ufw's chains for settings that are
 off (`ufw-logging-*`, `ufw-skip-to-policy-*`, ...). Partial tables are not checked: headerless
 fragments, and iptables-restore input that does not declare the table's built-in chains.",
     },
