@@ -229,7 +229,9 @@ fn run(cli: Cli) -> io::Result<u8> {
 fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
     let Some(command) = cli.command else {
         if cli.check.files.is_empty() {
-            eprintln!("rulelint: no dump given\n\nUsage: rulelint [OPTIONS] FILE...\n       rulelint <COMMAND>\n\nFor more information, try '--help'.");
+            eprintln!(
+                "rulelint: no dump given\n\nUsage: rulelint [OPTIONS] FILE...\n       rulelint <COMMAND>\n\nFor more information, try '--help'."
+            );
             return Ok(EXIT_INPUT);
         }
         return run_check(cli.check, out);

@@ -45,7 +45,10 @@ fn check_is_the_default_command_and_exits_1_on_errors() {
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(text.contains("RL401 bare-drop"), "{text}");
-        assert!(text.contains("DROP in KUBE-FIREWALL matches every packet"), "{text}");
+        assert!(
+            text.contains("DROP in KUBE-FIREWALL matches every packet"),
+            "{text}"
+        );
         assert!(text.contains("node.txt:10:1"), "{text}");
         assert!(text.contains("help:"), "{text}");
         assert!(text.contains("1 error, 0 warnings, 1 info"), "{text}");
@@ -110,7 +113,11 @@ fn select_and_ignore_take_codes_and_names() {
     assert_eq!(doc["files"][0]["diagnostics"][0]["code"], "RL401");
     let bad = rulelint(&["--select", "no-such-lint", "-"], Some(BROKEN.as_bytes()));
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("unknown lint `no-such-lint`"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("unknown lint `no-such-lint`"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
@@ -138,7 +145,11 @@ fn config_file_is_found_and_flags_override_it() {
     dir.write("bad.toml", "[lints]\nbare-drop = \"fatal\"\n");
     let out = rulelint_in(Some(&dir.0), &["--config", "bad.toml", "node.txt"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("invalid severity `fatal`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid severity `fatal`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -147,9 +158,18 @@ fn github_format_writes_annotation_lines() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
-    assert!(lines[0].starts_with("::notice file=<stdin>,line=7,col=1,"), "{text}");
-    assert!(lines[1].starts_with("::error file=<stdin>,line=10,col=1,"), "{text}");
-    assert!(lines[1].contains("title=RL401 bare-drop::DROP in KUBE-FIREWALL"), "{text}");
+    assert!(
+        lines[0].starts_with("::notice file=<stdin>,line=7,col=1,"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("::error file=<stdin>,line=10,col=1,"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("title=RL401 bare-drop::DROP in KUBE-FIREWALL"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -160,13 +180,22 @@ fn sarif_format_has_rules_and_located_results() {
     assert_eq!(log["version"], "2.1.0");
     let run = &log["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert!(rules.iter().any(|r| r["id"] == "RL401" && r["help"]["markdown"].as_str().unwrap().contains("## Why it matters")));
+    assert!(rules.iter().any(|r| {
+        r["id"] == "RL401"
+            && r["help"]["markdown"]
+                .as_str()
+                .unwrap()
+                .contains("## Why it matters")
+    }));
     let result = &run["results"][1];
     assert_eq!(result["ruleId"], "RL401");
     assert_eq!(result["level"], "error");
     let region = &result["locations"][0]["physicalLocation"]["region"];
     assert_eq!(region["startLine"], 10);
-    assert_eq!(rules[result["ruleIndex"].as_u64().unwrap() as usize]["id"], "RL401");
+    assert_eq!(
+        rules[result["ruleIndex"].as_u64().unwrap() as usize]["id"],
+        "RL401"
+    );
 }
 
 #[test]
@@ -176,8 +205,16 @@ fn unreadable_and_empty_inputs_exit_2_but_others_are_checked() {
     dir.write("pods.txt", "NAME READY STATUS\ncoredns 1/1 Running\n");
     let out = rulelint_in(Some(&dir.0), &["node.txt", "missing.txt", "pods.txt"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot read `missing.txt`"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("`pods.txt` holds no iptables-save content"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read `missing.txt`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("`pods.txt` holds no iptables-save content"),
+        "{}",
+        stderr(&out)
+    );
     let text = stdout(&out);
     assert!(text.contains("RL401 bare-drop"), "{text}");
     assert!(text.contains("RL114 not-a-dump"), "{text}");
@@ -210,11 +247,20 @@ fn explain_and_lints() {
     let out = rulelint(&["lints"], None);
     assert_eq!(out.status.code(), Some(0));
     let list = stdout(&out);
-    assert!(list.lines().any(|l| l.starts_with("RL401") && l.contains("bare-drop") && l.contains("error")), "{list}");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("RL401") && l.contains("bare-drop") && l.contains("error")),
+        "{list}"
+    );
     assert!(list.lines().any(|l| l.starts_with("RL101")), "{list}");
     let doc: serde_json::Value =
         serde_json::from_slice(&rulelint(&["lints", "--format", "json"], None).stdout).unwrap();
-    assert!(doc.as_array().unwrap().iter().any(|e| e["code"] == "RL202" && e["name"] == "chain-loop"));
+    assert!(
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["code"] == "RL202" && e["name"] == "chain-loop")
+    );
 }
 
 #[test]

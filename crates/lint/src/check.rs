@@ -14,7 +14,11 @@ pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
 }
 
 /// [`check`] with a graph the caller already built from `parsed.ruleset`.
-pub fn check_with_graph(parsed: &Parsed<'_>, graph: &ChainGraph, config: &Config) -> Vec<Diagnostic> {
+pub fn check_with_graph(
+    parsed: &Parsed<'_>,
+    graph: &ChainGraph,
+    config: &Config,
+) -> Vec<Diagnostic> {
     let set = &parsed.ruleset;
     let mut out = Vec::with_capacity(parsed.diagnostics.len());
     for d in &parsed.diagnostics {

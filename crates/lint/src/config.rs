@@ -164,7 +164,8 @@ impl Config {
     /// assert!(config.lints.contains_key("RL302"));
     /// ```
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let file: FileConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
         let mut config = Config {
             fail_on: match file.fail_on {
                 Some(f) => FailOn::parse(&f)?,
@@ -233,7 +234,10 @@ impl Config {
 
     /// Whether findings of `code` about `chain` are left out.
     pub fn chain_allowed(&self, code: &str, chain: &str) -> bool {
-        let per_lint = self.lints.get(code).map_or(&[][..], |s| &s.allow_chains[..]);
+        let per_lint = self
+            .lints
+            .get(code)
+            .map_or(&[][..], |s| &s.allow_chains[..]);
         self.allow_chains
             .iter()
             .chain(per_lint)
@@ -288,7 +292,8 @@ mod tests {
     #[test]
     fn select_and_ignore_by_code_name_and_prefix() {
         let mut c = Config::default();
-        c.set_select(vec!["RL2".into(), "bare-drop".into()]).unwrap();
+        c.set_select(vec!["RL2".into(), "bare-drop".into()])
+            .unwrap();
         c.set_ignore(vec!["RL203".into()]).unwrap();
         assert_eq!(level(&c, "RL201"), Level::At(Severity::Error));
         assert_eq!(level(&c, "RL203"), Level::Off);

@@ -3,7 +3,8 @@
 
 use crate::registry::Lint;
 use rulelint_parser::{
-    ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind, TableRef,
+    ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind,
+    TableRef,
 };
 use std::cell::OnceCell;
 

@@ -4,16 +4,70 @@
 /// xtables-addons. A `-j NAME` that is neither one of these nor a chain of its table is an error.
 const EXTENSION_TARGETS: &[&str] = &[
     // Verdicts.
-    "ACCEPT", "DROP", "RETURN", "QUEUE", //
+    "ACCEPT",
+    "DROP",
+    "RETURN",
+    "QUEUE", //
     // iptables extensions (iptables-extensions(8)).
-    "AUDIT", "CHECKSUM", "CLASSIFY", "CLUSTERIP", "CONNMARK", "CONNSECMARK", "CT", "DNAT", "DNPT",
-    "DSCP", "ECN", "HL", "HMARK", "IDLETIMER", "LED", "LOG", "MARK", "MASQUERADE", "MIRROR",
-    "NETMAP", "NFLOG", "NFQUEUE", "NOTRACK", "RATEEST", "REDIRECT", "REJECT", "SAME", "SECMARK",
-    "SET", "SNAT", "SNPT", "SYNPROXY", "TCPMSS", "TCPOPTSTRIP", "TEE", "TOS", "TPROXY", "TRACE",
-    "TTL", "ULOG", //
+    "AUDIT",
+    "CHECKSUM",
+    "CLASSIFY",
+    "CLUSTERIP",
+    "CONNMARK",
+    "CONNSECMARK",
+    "CT",
+    "DNAT",
+    "DNPT",
+    "DSCP",
+    "ECN",
+    "HL",
+    "HMARK",
+    "IDLETIMER",
+    "LED",
+    "LOG",
+    "MARK",
+    "MASQUERADE",
+    "MIRROR",
+    "NETMAP",
+    "NFLOG",
+    "NFQUEUE",
+    "NOTRACK",
+    "RATEEST",
+    "REDIRECT",
+    "REJECT",
+    "SAME",
+    "SECMARK",
+    "SET",
+    "SNAT",
+    "SNPT",
+    "SYNPROXY",
+    "TCPMSS",
+    "TCPOPTSTRIP",
+    "TEE",
+    "TOS",
+    "TPROXY",
+    "TRACE",
+    "TTL",
+    "ULOG", //
     // xtables-addons and other out-of-tree targets seen in the field.
-    "ACCOUNT", "CHAOS", "DELUDE", "DHCPMAC", "DNETMAP", "ECHO", "IPMARK", "LOGMARK", "PROTO",
-    "RAWDNAT", "RAWSNAT", "STEAL", "SYSRQ", "TARPIT", "ROUTE", "IMQ", "IPV4OPTSSTRIP", "JOOL",
+    "ACCOUNT",
+    "CHAOS",
+    "DELUDE",
+    "DHCPMAC",
+    "DNETMAP",
+    "ECHO",
+    "IPMARK",
+    "LOGMARK",
+    "PROTO",
+    "RAWDNAT",
+    "RAWSNAT",
+    "STEAL",
+    "SYSRQ",
+    "TARPIT",
+    "ROUTE",
+    "IMQ",
+    "IPV4OPTSSTRIP",
+    "JOOL",
     "JOOL_SIIT",
 ];
 
@@ -65,9 +119,16 @@ pub fn owner(chain: &str) -> Option<Owner> {
 /// kube-proxy's per-service and per-endpoint chains. When nothing jumps to one, the Kubernetes
 /// lints report it with the Service's name; the generic unreferenced-chain lint leaves them alone.
 pub fn is_kube_service_chain(chain: &str) -> bool {
-    ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-", "KUBE-XLB-"]
-        .iter()
-        .any(|p| chain.starts_with(p))
+    [
+        "KUBE-SVC-",
+        "KUBE-SVL-",
+        "KUBE-EXT-",
+        "KUBE-FW-",
+        "KUBE-SEP-",
+        "KUBE-XLB-",
+    ]
+    .iter()
+    .any(|p| chain.starts_with(p))
 }
 
 /// Chains that nothing may jump to by design: kubelet's and kube-proxy's empty canary chains (to

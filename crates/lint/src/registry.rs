@@ -94,9 +94,8 @@ pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
 
 /// The entry for a code (`RL201`, any case) or a name (`undefined-jump-target`).
 pub fn find_code(code_or_name: &str) -> Option<CodeEntry> {
-    all_codes().find(|e| {
-        e.info.code.eq_ignore_ascii_case(code_or_name) || e.info.name == code_or_name
-    })
+    all_codes()
+        .find(|e| e.info.code.eq_ignore_ascii_case(code_or_name) || e.info.name == code_or_name)
 }
 
 /// The documentation page of a code, in Markdown: what `rulelint explain` prints and what
@@ -187,9 +186,15 @@ mod tests {
 
     #[test]
     fn lookup_by_code_or_name() {
-        assert_eq!(find_code("rl201").unwrap().info.name, "undefined-jump-target");
+        assert_eq!(
+            find_code("rl201").unwrap().info.name,
+            "undefined-jump-target"
+        );
         assert_eq!(find_code("bare-drop").unwrap().info.code, "RL401");
-        assert_eq!(find_code("missing-commit").unwrap().category, Category::Syntax);
+        assert_eq!(
+            find_code("missing-commit").unwrap().category,
+            Category::Syntax
+        );
         assert!(find_code("RL999").is_none());
     }
 }

@@ -184,7 +184,9 @@ pub fn github_annotations(file: &CheckedFile<'_, '_>) -> String {
 
 /// Escaping of a workflow command's message (GitHub's `escapeData`).
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escaping of a workflow command's property value (GitHub's `escapeProperty`).

@@ -59,7 +59,11 @@ fn docs_pages_match_the_catalogue() {
         }
     }
     for entry in std::fs::read_dir(&dir).expect("read docs/lints") {
-        let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
         if !pages.iter().any(|(f, _)| *f == name) {
             problems.push(format!("{name} is not generated from any code"));
         }

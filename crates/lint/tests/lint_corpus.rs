@@ -19,7 +19,11 @@ fn dumps() -> Vec<(String, String, String)> {
     let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
         .expect("corpus/lints")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("RL")))
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("RL"))
+        })
         .collect();
     folders.sort();
     for folder in folders {
@@ -42,7 +46,10 @@ fn dumps() -> Vec<(String, String, String)> {
 fn folder_code(folder: &str) -> &str {
     let (code, name) = folder.split_once('-').expect("folder is CODE-name");
     let entry = find_code(code).unwrap_or_else(|| panic!("{folder}: unknown code"));
-    assert_eq!(entry.info.name, name, "{folder}: code and name do not match");
+    assert_eq!(
+        entry.info.name, name,
+        "{folder}: code and name do not match"
+    );
     code
 }
 
@@ -73,7 +80,10 @@ fn fail_dumps_trigger_and_pass_dumps_do_not() {
     let mut failures = Vec::new();
     for (folder, stem, text) in &dumps {
         let code = folder_code(folder);
-        assert!(text.starts_with("# case: "), "{folder}/{stem}: first line must be `# case: ...`");
+        assert!(
+            text.starts_with("# case: "),
+            "{folder}/{stem}: first line must be `# case: ...`"
+        );
         let findings = check(&parse(text), &Config::default());
         let hits = findings.iter().filter(|d| d.code == code).count();
         if stem.starts_with("fail-") && hits == 0 {
@@ -81,7 +91,9 @@ fn fail_dumps_trigger_and_pass_dumps_do_not() {
         } else if stem.starts_with("pass-") && hits > 0 {
             failures.push(format!("{folder}/{stem}: expected no {code}, got {hits}"));
         } else if !stem.starts_with("fail-") && !stem.starts_with("pass-") {
-            failures.push(format!("{folder}/{stem}: name must start with fail- or pass-"));
+            failures.push(format!(
+                "{folder}/{stem}: name must start with fail- or pass-"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -8,8 +8,8 @@ use serde_json::Value;
 use std::path::Path;
 
 fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(include_str!("data/sarif-schema-2.1.0.json"))
-        .expect("schema is JSON");
+    let schema: Value =
+        serde_json::from_str(include_str!("data/sarif-schema-2.1.0.json")).expect("schema is JSON");
     jsonschema::validator_for(&schema).expect("SARIF schema compiles")
 }
 
@@ -32,14 +32,21 @@ fn corpus_sarif_is_valid_sarif_2_1_0() {
         for file in std::fs::read_dir(&folder).expect("folder") {
             let path = file.expect("entry").path();
             if path.extension().is_some_and(|e| e == "txt") {
-                let name = path.strip_prefix(&root).expect("inside").to_string_lossy().into_owned();
+                let name = path
+                    .strip_prefix(&root)
+                    .expect("inside")
+                    .to_string_lossy()
+                    .into_owned();
                 texts.push((name, std::fs::read_to_string(&path).expect("dump")));
             }
         }
     }
     texts.sort();
     let parsed: Vec<_> = texts.iter().map(|(_, t)| parse(t)).collect();
-    let findings: Vec<_> = parsed.iter().map(|p| check(p, &Config::default())).collect();
+    let findings: Vec<_> = parsed
+        .iter()
+        .map(|p| check(p, &Config::default()))
+        .collect();
     let files: Vec<CheckedFile<'_, '_>> = texts
         .iter()
         .zip(&parsed)
@@ -52,7 +59,10 @@ fn corpus_sarif_is_valid_sarif_2_1_0() {
         .collect();
     let log = sarif::sarif_log(&files);
     let results = log["runs"][0]["results"].as_array().expect("results").len();
-    assert!(results > 20, "only {results} results: the corpus should hold many findings");
+    assert!(
+        results > 20,
+        "only {results} results: the corpus should hold many findings"
+    );
     let problems = errors(&log);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -122,10 +122,7 @@ impl Diagnostic {
         let mut out = String::new();
         // Writing into a String cannot fail; a miette error would only drop the snippet.
         if handler.render_report(&mut out, &report).is_err() {
-            out = format!(
-                "{}[{} {}]: {}\n",
-                self.severity, self.code, self.name, self.message
-            );
+            out = format!("{report}\n");
         }
         out
     }
@@ -158,22 +155,18 @@ impl fmt::Debug for Report<'_> {
     }
 }
 
+/// The headline: `error[RL401 bare-drop]: DROP in KUBE-FIREWALL matches every packet`, so the
+/// severity reads as a word even without colour.
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diagnostic.message)
+        let d = self.diagnostic;
+        write!(f, "{}[{} {}]: {}", d.severity, d.code, d.name, d.message)
     }
 }
 
 impl std::error::Error for Report<'_> {}
 
 impl miette::Diagnostic for Report<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(format!(
-            "{} {}",
-            self.diagnostic.code, self.diagnostic.name
-        )))
-    }
-
     fn severity(&self) -> Option<miette::Severity> {
         Some(match self.diagnostic.severity {
             Severity::Info => miette::Severity::Advice,

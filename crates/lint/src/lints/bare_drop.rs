@@ -81,7 +81,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 out.at_rule(rule, format!("{verdict} in {name} matches every packet"))
                     .with_label(format!(
                         "no match: this {} all traffic that reaches the chain",
-                        if verdict == "DROP" { "drops" } else { "rejects" }
+                        if verdict == "DROP" {
+                            "drops"
+                        } else {
+                            "rejects"
+                        }
                     ))
                     .with_help(help),
             );
@@ -99,14 +103,32 @@ mod tests {
         assert_cases(
             &LINT,
             &[
-                &filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x8000/0x8000 -j DROP\n"),
-                &filter(":cali-tw-cali12345 - [0:0]\n-A FORWARD -j cali-tw-cali12345\n-A cali-tw-cali12345 -m comment --comment \"cali:abc\" -m comment --comment \"Drop if no profiles matched\" -j DROP\n"),
-                &filter(":LOGDROP - [0:0]\n-A INPUT -j LOGDROP\n-A LOGDROP -j LOG\n-A LOGDROP -j DROP\n"),
-                &filter(":DOCKER-ISOLATION-STAGE-2 - [0:0]\n-A FORWARD -j DOCKER-ISOLATION-STAGE-2\n-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP\n"),
+                &filter(
+                    ":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x8000/0x8000 -j DROP\n",
+                ),
+                &filter(
+                    ":cali-tw-cali12345 - [0:0]\n-A FORWARD -j cali-tw-cali12345\n-A cali-tw-cali12345 -m comment --comment \"cali:abc\" -m comment --comment \"Drop if no profiles matched\" -j DROP\n",
+                ),
+                &filter(
+                    ":LOGDROP - [0:0]\n-A INPUT -j LOGDROP\n-A LOGDROP -j LOG\n-A LOGDROP -j DROP\n",
+                ),
+                &filter(
+                    ":DOCKER-ISOLATION-STAGE-2 - [0:0]\n-A FORWARD -j DOCKER-ISOLATION-STAGE-2\n-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP\n",
+                ),
             ],
             &[
-                (&filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP\n"), 1),
-                (&filter(":DOCKER-USER - [0:0]\n:FLANNEL-FWD - [0:0]\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j FLANNEL-FWD\n-A DOCKER-USER -j REJECT --reject-with icmp-port-unreachable\n-A FLANNEL-FWD -j DROP\n"), 2),
+                (
+                    &filter(
+                        ":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        ":DOCKER-USER - [0:0]\n:FLANNEL-FWD - [0:0]\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j FLANNEL-FWD\n-A DOCKER-USER -j REJECT --reject-with icmp-port-unreachable\n-A FLANNEL-FWD -j DROP\n",
+                    ),
+                    2,
+                ),
             ],
         );
     }

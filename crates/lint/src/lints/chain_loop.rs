@@ -82,13 +82,13 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             )
         };
         out.push(
-            out.diagnostic(
-                rule.target().map_or(rule.get().span, |t| t.span()),
-                message,
-            )
-            .with_label(format!("this jump closes the loop back to `{}`", first.name()))
-            .with_help(help)
-            .in_chain(table.id, closing_chain),
+            out.diagnostic(rule.target().map_or(rule.get().span, |t| t.span()), message)
+                .with_label(format!(
+                    "this jump closes the loop back to `{}`",
+                    first.name()
+                ))
+                .with_help(help)
+                .in_chain(table.id, closing_chain),
         );
     }
 }
@@ -139,24 +139,45 @@ mod tests {
             &LINT,
             &[
                 // A diamond is not a loop.
-                &filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A INPUT -j B\n-A A -j C\n-A B -j C\n"),
+                &filter(
+                    ":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A INPUT -j B\n-A A -j C\n-A B -j C\n",
+                ),
                 // The same names in two tables are different chains.
                 "*nat\n:PREROUTING ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n-A PREROUTING -j A\n-A A -j B\nCOMMIT\n\
                  *filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j B\n-A B -j A\nCOMMIT\n",
             ],
             &[
                 (&filter(":A - [0:0]\n-A INPUT -j A\n-A A -p tcp -j A\n"), 1),
-                (&filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n"), 1),
+                (
+                    &filter(
+                        ":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n",
+                    ),
+                    1,
+                ),
                 // Two separate loops.
-                (&filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -j A\n-A INPUT -j C\n-A C -j C\n"), 2),
+                (
+                    &filter(
+                        ":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -j A\n-A INPUT -j C\n-A C -j C\n",
+                    ),
+                    2,
+                ),
             ],
         );
     }
 
     #[test]
     fn message_walks_the_loop() {
-        let found = run(&LINT, &filter(":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n"));
+        let found = run(
+            &LINT,
+            &filter(
+                ":A - [0:0]\n:B - [0:0]\n:C - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -s 10.0.0.0/8 -j A\n",
+            ),
+        );
         assert_eq!(found[0].message, "chains loop: A -> B -> C -> A");
-        assert!(found[0].help.as_deref().unwrap().contains("line 9, 10"), "{:?}", found[0].help);
+        assert!(
+            found[0].help.as_deref().unwrap().contains("line 9, 10"),
+            "{:?}",
+            found[0].help
+        );
     }
 }

@@ -143,23 +143,48 @@ mod tests {
         assert_cases(
             &LINT,
             &[
-                &filter(":A - [0:0]\n-A INPUT -j A\n-A INPUT -p tcp -j ACCEPT\n-A A -p tcp -j ACCEPT\n"),
-                &filter("-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p tcp --dport 23 -j ACCEPT\n"),
+                &filter(
+                    ":A - [0:0]\n-A INPUT -j A\n-A INPUT -p tcp -j ACCEPT\n-A A -p tcp -j ACCEPT\n",
+                ),
+                &filter(
+                    "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p tcp --dport 23 -j ACCEPT\n",
+                ),
                 &filter("-A INPUT ! -s 10.0.0.0/8 -j DROP\n-A INPUT -s 10.0.0.0/8 -j DROP\n"),
             ],
             &[
-                (&filter(":KUBE-ROUTER-INPUT - [0:0]\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n"), 1),
+                (
+                    &filter(
+                        ":KUBE-ROUTER-INPUT - [0:0]\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n-A INPUT -j KUBE-ROUTER-INPUT\n",
+                    ),
+                    1,
+                ),
                 // Counters and spacing do not matter; old-style negation is the same rule.
-                (&filter("[5:300] -A INPUT ! -s 10.0.0.0/8 -j DROP\n[7:420] -A INPUT  -s ! 10.0.0.0/8 -j DROP\n"), 1),
-                (&filter("-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\n-A OUTPUT -j DROP\n-A OUTPUT -j DROP\n"), 2),
+                (
+                    &filter(
+                        "[5:300] -A INPUT ! -s 10.0.0.0/8 -j DROP\n[7:420] -A INPUT  -s ! 10.0.0.0/8 -j DROP\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        "-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\n-A OUTPUT -j DROP\n-A OUTPUT -j DROP\n",
+                    ),
+                    2,
+                ),
             ],
         );
     }
 
     #[test]
     fn message_counts_copies() {
-        let found = run(&LINT, &filter("-A INPUT -j LOG\n-A INPUT -j LOG\n-A INPUT -j LOG\n"));
-        assert_eq!(found[0].message, "rule appears 3 times in chain `INPUT` (first on line 5)");
+        let found = run(
+            &LINT,
+            &filter("-A INPUT -j LOG\n-A INPUT -j LOG\n-A INPUT -j LOG\n"),
+        );
+        assert_eq!(
+            found[0].message,
+            "rule appears 3 times in chain `INPUT` (first on line 5)"
+        );
         assert_eq!(found[0].span.start, 87, "the second copy, line 6");
     }
 }

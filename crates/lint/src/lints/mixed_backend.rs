@@ -120,7 +120,12 @@ mod tests {
             &LINT,
             &[NFT, LEGACY, OLD, &format!("{OLD}{LEGACY}")],
             &[
-                (&format!("# Warning: iptables-legacy tables present, use iptables-legacy-save to see them\n{NFT}"), 1),
+                (
+                    &format!(
+                        "# Warning: iptables-legacy tables present, use iptables-legacy-save to see them\n{NFT}"
+                    ),
+                    1,
+                ),
                 (&format!("{NFT}{LEGACY}"), 1),
                 (&format!("{OLD}{NFT}"), 1),
             ],

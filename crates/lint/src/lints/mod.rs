@@ -30,11 +30,20 @@ pub(crate) mod testing {
     pub fn assert_cases(lint: &'static Lint, pass: &[&str], fail: &[(&str, usize)]) {
         for text in pass {
             let found = run(lint, text);
-            assert!(found.is_empty(), "{} flagged a pass case:\n{text}\n{found:#?}", lint.info.name);
+            assert!(
+                found.is_empty(),
+                "{} flagged a pass case:\n{text}\n{found:#?}",
+                lint.info.name
+            );
         }
         for (text, count) in fail {
             let found = run(lint, text);
-            assert_eq!(found.len(), *count, "{} on:\n{text}\n{found:#?}", lint.info.name);
+            assert_eq!(
+                found.len(),
+                *count,
+                "{} on:\n{text}\n{found:#?}",
+                lint.info.name
+            );
             for d in &found {
                 assert_eq!(d.code, lint.info.code);
                 assert!(!d.message.ends_with('.'), "{}", d.message);
@@ -45,6 +54,8 @@ pub(crate) mod testing {
 
     /// A filter table holding the given lines (declarations and rules).
     pub fn filter(lines: &str) -> String {
-        format!("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n{lines}COMMIT\n")
+        format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n{lines}COMMIT\n"
+        )
     }
 }

@@ -50,7 +50,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         return;
     };
     let message = if services.is_some() {
-        format!("{total} rules, {service_rules} of them in KUBE-SERVICES: iptables-mode kube-proxy rewrites them all on every sync and matches service rules one by one")
+        format!(
+            "{total} rules, {service_rules} of them in KUBE-SERVICES: iptables-mode kube-proxy rewrites them all on every sync and matches service rules one by one"
+        )
     } else {
         format!("{total} rules: every sync rewrites them all and packets are matched rule by rule")
     };
@@ -82,7 +84,9 @@ mod tests {
     use crate::lints::testing::{assert_cases, filter, run};
 
     fn kube_services(rules: usize) -> String {
-        let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\n");
+        let mut text = String::from(
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\n",
+        );
         for i in 0..rules {
             text.push_str(&format!(
                 "-A KUBE-SERVICES -d 10.96.{}.{}/32 -p tcp --dport 80 -j ACCEPT\n",
@@ -96,7 +100,9 @@ mod tests {
 
     #[test]
     fn cases() {
-        let many: String = (0..10_001).map(|i| format!("-A INPUT -s 10.{}.{}.1 -j ACCEPT\n", i / 250, i % 250)).collect();
+        let many: String = (0..10_001)
+            .map(|i| format!("-A INPUT -s 10.{}.{}.1 -j ACCEPT\n", i / 250, i % 250))
+            .collect();
         assert_cases(
             &LINT,
             &[&filter("-A INPUT -j ACCEPT\n"), &kube_services(1_000)],
@@ -106,9 +112,16 @@ mod tests {
 
     #[test]
     fn severity_by_threshold() {
-        assert_eq!(run(&LINT, &kube_services(1_001))[0].severity, Severity::Info);
+        assert_eq!(
+            run(&LINT, &kube_services(1_001))[0].severity,
+            Severity::Info
+        );
         let big = run(&LINT, &kube_services(5_001));
         assert_eq!(big[0].severity, Severity::Warning);
-        assert!(big[0].message.starts_with("5002 rules, 5001 of them in KUBE-SERVICES"));
+        assert!(
+            big[0]
+                .message
+                .starts_with("5002 rules, 5001 of them in KUBE-SERVICES")
+        );
     }
 }

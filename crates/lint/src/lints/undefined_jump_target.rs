@@ -76,7 +76,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 table.name()
             )
         } else if let Some(similar) = similar_target(name) {
-            format!("did you mean `{verb} {similar}`? iptables-restore fails with \"Couldn't load target `{name}'\"")
+            format!(
+                "did you mean `{verb} {similar}`? iptables-restore fails with \"Couldn't load target `{name}'\""
+            )
         } else {
             format!(
                 "declare the chain with `:{name} - [0:0]` and its rules, or remove the jump; iptables-restore fails with \"Couldn't load target `{name}'\""
@@ -99,9 +101,19 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
 
 /// A known target the name is a likely typo of: same letters ignoring case, or one edit away.
 fn similar_target(name: &str) -> Option<&'static str> {
-    ["ACCEPT", "DROP", "REJECT", "RETURN", "DNAT", "SNAT", "MASQUERADE", "MARK", "LOG"]
-        .into_iter()
-        .find(|t| t.eq_ignore_ascii_case(name) || edit_distance_is_one(t, name))
+    [
+        "ACCEPT",
+        "DROP",
+        "REJECT",
+        "RETURN",
+        "DNAT",
+        "SNAT",
+        "MASQUERADE",
+        "MARK",
+        "LOG",
+    ]
+    .into_iter()
+    .find(|t| t.eq_ignore_ascii_case(name) || edit_distance_is_one(t, name))
 }
 
 fn edit_distance_is_one(a: &str, b: &str) -> bool {
@@ -143,7 +155,9 @@ mod tests {
             &LINT,
             &[
                 &filter(":ufw-before-input - [0:0]\n-A INPUT -j ufw-before-input\n"),
-                &filter("-A INPUT -p tcp -j REJECT --reject-with tcp-reset\n-A OUTPUT -j NFLOG --nflog-group 100\n"),
+                &filter(
+                    "-A INPUT -p tcp -j REJECT --reject-with tcp-reset\n-A OUTPUT -j NFLOG --nflog-group 100\n",
+                ),
                 "*raw\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p udp --dport 53 -j CT --notrack\nCOMMIT\n",
                 // A grep'd fragment: the chain it jumps to was filtered out.
                 "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -j KUBE-SVC-NPX46M4PTMTKRN6Y\n",
@@ -152,7 +166,10 @@ mod tests {
             ],
             &[
                 (&filter("-A FORWARD -j DOCKER-USER\n"), 1),
-                (&filter("-A INPUT -i lo -j ACCPET\n-A INPUT -g NOWHERE\n"), 2),
+                (
+                    &filter("-A INPUT -i lo -j ACCPET\n-A INPUT -g NOWHERE\n"),
+                    2,
+                ),
                 (&in_other_table(), 1),
             ],
         );
@@ -161,9 +178,21 @@ mod tests {
     #[test]
     fn help_suggests_the_target_or_the_other_table() {
         let typo = run(&LINT, &filter("-A INPUT -i lo -j ACCPET\n"));
-        assert!(typo[0].help.as_deref().unwrap().contains("did you mean `-j ACCEPT`"));
+        assert!(
+            typo[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("did you mean `-j ACCEPT`")
+        );
         let other = run(&LINT, &in_other_table());
-        assert!(other[0].help.as_deref().unwrap().contains("exists in table `nat`"));
+        assert!(
+            other[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("exists in table `nat`")
+        );
     }
 
     #[test]

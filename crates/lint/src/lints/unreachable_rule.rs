@@ -75,7 +75,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let after = rules.len();
         let line = cx.line(terminal.get().span.start);
         let message = match after {
-            0 => format!("rule is never reached: the rule on line {line} {action} every packet first"),
+            0 => format!(
+                "rule is never reached: the rule on line {line} {action} every packet first"
+            ),
             n => format!(
                 "this rule and the {n} after it are never reached: the rule on line {line} {action} every packet first"
             ),
@@ -101,23 +103,47 @@ mod tests {
             &LINT,
             &[
                 &filter("-A INPUT -i lo -j ACCEPT\n-A INPUT -j DROP\n"),
-                &filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j LOG\n-A INPUT -j KUBE-FIREWALL\n-A INPUT -j ACCEPT\n"),
+                &filter(
+                    ":KUBE-FIREWALL - [0:0]\n-A INPUT -j LOG\n-A INPUT -j KUBE-FIREWALL\n-A INPUT -j ACCEPT\n",
+                ),
                 // The mark match makes the DROP conditional.
-                &filter(":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n-A KUBE-FIREWALL -j RETURN\n"),
+                &filter(
+                    ":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n-A KUBE-FIREWALL -j RETURN\n",
+                ),
                 // Restore input: -I puts the rule first.
                 &filter("-A INPUT -j ACCEPT\n-I INPUT 1 -s 10.0.0.1 -j DROP\n"),
             ],
             &[
-                (&filter("-A INPUT -j REJECT --reject-with icmp-host-prohibited\n-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j DROP\n"), 1),
-                (&filter(":A - [0:0]\n-A INPUT -j A\n-A A -m comment --comment \"default\" -j RETURN\n-A A -j DROP\n"), 1),
-                (&filter(":A - [0:0]\n-A INPUT -g A\n-A INPUT -j DROP\n-A FORWARD -j DROP\n-A FORWARD -j ACCEPT\n"), 2),
+                (
+                    &filter(
+                        "-A INPUT -j REJECT --reject-with icmp-host-prohibited\n-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j DROP\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        ":A - [0:0]\n-A INPUT -j A\n-A A -m comment --comment \"default\" -j RETURN\n-A A -j DROP\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        ":A - [0:0]\n-A INPUT -g A\n-A INPUT -j DROP\n-A FORWARD -j DROP\n-A FORWARD -j ACCEPT\n",
+                    ),
+                    2,
+                ),
             ],
         );
     }
 
     #[test]
     fn message_counts_the_dead_rules() {
-        let found = run(&LINT, &filter("-A INPUT -j REJECT --reject-with icmp-host-prohibited\n-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j DROP\n"));
+        let found = run(
+            &LINT,
+            &filter(
+                "-A INPUT -j REJECT --reject-with icmp-host-prohibited\n-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j DROP\n",
+            ),
+        );
         assert_eq!(
             found[0].message,
             "this rule and the 1 after it are never reached: the rule on line 5 rejects every packet first"

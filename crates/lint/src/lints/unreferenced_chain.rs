@@ -94,7 +94,9 @@ mod tests {
             &LINT,
             &[
                 &filter(":A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -g B\n"),
-                &filter(":KUBE-KUBELET-CANARY - [0:0]\n:KUBE-SVC-NPX46M4PTMTKRN6Y - [0:0]\n:ufw-logging-allow - [0:0]\n"),
+                &filter(
+                    ":KUBE-KUBELET-CANARY - [0:0]\n:KUBE-SVC-NPX46M4PTMTKRN6Y - [0:0]\n:ufw-logging-allow - [0:0]\n",
+                ),
                 "-A LEFTOVER -j DROP\n",
                 // Restore input: the jump to KUBE-SERVICES is installed by another command.
                 "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -j RETURN\nCOMMIT\n",

@@ -46,7 +46,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let who = version.map_or("this iptables".to_string(), |v| format!("iptables v{v}"));
     for chain in cx.chains() {
         for rule in chain.rules() {
-            let Some(token) = rule.tokens().iter().find(|t| t.kind() == TokenKind::Unsupported) else {
+            let Some(token) = rule
+                .tokens()
+                .iter()
+                .find(|t| t.kind() == TokenKind::Unsupported)
+            else {
                 continue;
             };
             out.push(
@@ -68,10 +72,15 @@ mod tests {
     fn cases() {
         assert_cases(
             &LINT,
-            &[&filter("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n")],
-            &[
-                (&filter("-A FORWARD -m conntrack [unsupported revision] -j ACCEPT\n-A INPUT -m mark --mark 0x8000/0x8000 [unsupported revision] -j DROP\n"), 2),
-            ],
+            &[&filter(
+                "-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n",
+            )],
+            &[(
+                &filter(
+                    "-A FORWARD -m conntrack [unsupported revision] -j ACCEPT\n-A INPUT -m mark --mark 0x8000/0x8000 [unsupported revision] -j DROP\n",
+                ),
+                2,
+            )],
         );
     }
 }

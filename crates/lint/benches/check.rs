@@ -1,0 +1,69 @@
+//! Check report: for generated kube-proxy node dumps of 10k, 250k and 1M rules, measures parse
+//! time, the whole check (graph + every lint) and each lint alone, best of several runs, and
+//! prints them with the ratio check / parse. It asserts nothing: it measures and prints.
+//!
+//! `cargo bench -p rulelint-lint --bench check` (`RULELINT_BENCH_MAX=250000` to stop earlier).
+
+use rulelint_dumpgen::{Shape, generate};
+use rulelint_lint::{ChainGraph, Config, LINTS, check, check_with_graph};
+use rulelint_parser::parse;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Best wall time of `runs` calls, in milliseconds.
+fn best_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+fn main() {
+    let max: usize = std::env::var("RULELINT_BENCH_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    let config = Config::default();
+    for rules in [10_000usize, 250_000, 1_000_000]
+        .into_iter()
+        .filter(|&n| n <= max)
+    {
+        let text = generate(&Shape::with_rule_target(rules));
+        let runs = if rules >= 250_000 { 5 } else { 20 };
+        let parse_ms = best_ms(runs, || {
+            black_box(parse(black_box(&text)));
+        });
+        let parsed = parse(&text);
+        let rule_count = parsed.ruleset.rules.len();
+        let mut findings = 0;
+        let check_ms = best_ms(runs, || {
+            findings = black_box(check(&parsed, &config)).len();
+        });
+        let graph_ms = best_ms(runs, || {
+            black_box(ChainGraph::build(&parsed.ruleset));
+        });
+        let graph = ChainGraph::build(&parsed.ruleset);
+        println!(
+            "{rule_count} rules, {} bytes: parse {parse_ms:.1} ms, check {check_ms:.1} ms \
+             (graph {graph_ms:.1} ms), check/parse {:.2}, check {:.0} ns/rule, {findings} findings",
+            text.len(),
+            check_ms / parse_ms,
+            check_ms * 1e6 / rule_count as f64
+        );
+        for lint in LINTS {
+            let mut one = Config::default();
+            one.set_select(vec![lint.info.code.to_string()])
+                .expect("a known code");
+            let ms = best_ms(runs, || {
+                black_box(check_with_graph(&parsed, &graph, &one));
+            });
+            println!(
+                "    {:<6} {:<24} {ms:>8.2} ms",
+                lint.info.code, lint.info.name
+            );
+        }
+    }
+}
