@@ -26,3 +26,11 @@ cargo build -p rulelint-wasm --target wasm32-unknown-unknown --release
 
 step "cli smoke test"
 cargo run --quiet -- stats corpus/syntax/ok/kube-proxy-1.29-iptables-nft.txt
+cargo run --quiet -- corpus/syntax/ok/kube-proxy-1.29-iptables-nft.txt
+# The README's example: one error, exit status 1.
+status=0
+cargo run --quiet -- corpus/lints/RL401-bare-drop/fail-kube-firewall-bare-drop.txt || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "expected exit status 1 from the bare-drop example, got $status" >&2
+  exit 1
+fi

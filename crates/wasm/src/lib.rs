@@ -1,18 +1,43 @@
-//! The WebAssembly surface of rulelint: strings in, JSON out, no file or network access.
-//!
-//! For now it exposes the parser; `check`, `diff` and `services` follow with the lint engine.
+//! The WebAssembly surface of rulelint: strings in, JSON out, no file or network access. Each
+//! function returns the same JSON document as the CLI's `--format json` for one file.
 
+use rulelint_lint::report::{CheckDocument, CheckedFile};
+use rulelint_lint::{Config, check as check_parsed};
 use rulelint_parser::json;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
+
+/// Serialises plain data; strings and numbers cannot fail, but an error still comes back as JSON.
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+}
 
 /// Parses a dump and returns the same JSON document as `rulelint parse --format json` for one
 /// file named `name`.
 #[wasm_bindgen]
 pub fn parse(name: &str, text: &str) -> String {
     let parsed = rulelint_parser::parse(text);
-    let doc = json::Document::new(vec![json::file_doc(name, &parsed)]);
-    // Serialising plain structs of strings and numbers cannot fail.
-    serde_json::to_string(&doc).unwrap_or_default()
+    to_json(&json::Document::new(vec![json::file_doc(name, &parsed)]))
+}
+
+/// Checks a dump and returns the same JSON document as `rulelint check --format json` for one
+/// file named `name`. `config` is the text of a `rulelint.toml` (empty for the defaults); a bad
+/// configuration returns `{"error": "..."}`.
+#[wasm_bindgen]
+pub fn check(name: &str, text: &str, config: &str) -> String {
+    let config = match Config::from_toml(config) {
+        Ok(c) => c,
+        Err(e) => return serde_json::json!({ "error": e.to_string() }).to_string(),
+    };
+    let parsed = rulelint_parser::parse(text);
+    let diagnostics = check_parsed(&parsed, &config);
+    let file = CheckedFile {
+        path: name,
+        ruleset: &parsed.ruleset,
+        diagnostics: &diagnostics,
+    };
+    to_json(&CheckDocument::new(&[file]))
 }
 
 #[cfg(test)]
@@ -32,6 +57,28 @@ mod tests {
         assert_eq!(
             value["files"][0]["tables"][0]["chains"][0]["rules"][0]["target"]["name"],
             "ACCEPT"
+        );
+    }
+
+    #[test]
+    fn check_returns_findings_and_honours_the_config() {
+        let dump = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+                    :KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
+        let value: serde_json::Value =
+            serde_json::from_str(&super::check("node.txt", dump, "")).expect("valid JSON");
+        assert_eq!(value["summary"]["error"], 1);
+        assert_eq!(value["files"][0]["diagnostics"][0]["code"], "RL401");
+        let ignored: serde_json::Value =
+            serde_json::from_str(&super::check("node.txt", dump, "ignore = [\"bare-drop\"]"))
+                .expect("valid JSON");
+        assert_eq!(ignored["summary"]["error"], 0);
+        let bad: serde_json::Value =
+            serde_json::from_str(&super::check("node.txt", dump, "ignore = 3")).expect("JSON");
+        assert!(
+            bad["error"]
+                .as_str()
+                .unwrap()
+                .contains("invalid configuration")
         );
     }
 }
