@@ -63,7 +63,9 @@ struct CheckArgs {
 enum Color {
     /// Colour when standard output is a terminal and NO_COLOR is not set.
     Auto,
+    /// Always colour.
     Always,
+    /// Never colour.
     Never,
 }
 
@@ -230,7 +232,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
     let Some(command) = cli.command else {
         if cli.check.files.is_empty() {
             eprintln!(
-                "rulelint: no dump given\n\nUsage: rulelint [OPTIONS] FILE...\n       rulelint <COMMAND>\n\nFor more information, try '--help'."
+                "rulelint: no dump given (`-` reads standard input)\n\nUsage: rulelint [OPTIONS] FILE...\n       rulelint <COMMAND>\n\nFor more information, try '--help'."
             );
             return Ok(EXIT_INPUT);
         }

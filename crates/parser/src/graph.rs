@@ -31,6 +31,7 @@ pub struct Jump {
 /// assert!(graph.reachable_from(prerouting).any(|c| c == svc));
 /// assert_eq!(graph.jumps_into(svc).count(), 1);
 /// assert!(graph.cycles().is_empty());
+/// assert!(graph.is_acyclic());
 /// ```
 #[derive(Clone, Debug)]
 pub struct ChainGraph {
@@ -144,6 +145,10 @@ impl ChainGraph {
     /// Cycles of jumps: each strongly connected group of chains that can reach itself, chains in
     /// ascending id order, groups in ascending order of their first chain.
     pub fn cycles(&self) -> Vec<Vec<ChainId>> {
+        // Real rulesets have no cycles: prove that cheaply before the full component search.
+        if self.is_acyclic() {
+            return Vec::new();
+        }
         let mut cycles: Vec<Vec<ChainId>> = petgraph::algo::tarjan_scc(&self.graph)
             .into_iter()
             .filter(|scc| scc.len() > 1 || self.graph.contains_edge(scc[0], scc[0]))
@@ -158,6 +163,46 @@ impl ChainGraph {
         cycles
     }
 
+    /// True when no chain can reach itself. Kahn's algorithm over a compact copy of the edges
+    /// (sorted by source in two sequential passes), which is several times faster on large
+    /// graphs than walking petgraph's linked edge lists.
+    pub fn is_acyclic(&self) -> bool {
+        let n = self.graph.node_count();
+        let edges = self.graph.raw_edges();
+        let mut offsets = vec![0u32; n + 1];
+        let mut in_degree = vec![0u32; n];
+        for e in edges {
+            offsets[e.source().index() + 1] += 1;
+            in_degree[e.target().index()] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut targets = vec![0u32; edges.len()];
+        for e in edges {
+            let slot = &mut fill[e.source().index()];
+            targets[*slot as usize] = e.target().index() as u32;
+            *slot += 1;
+        }
+        let mut ready: Vec<u32> = (0..n as u32)
+            .filter(|&i| in_degree[i as usize] == 0)
+            .collect();
+        let mut removed = 0usize;
+        while let Some(node) = ready.pop() {
+            removed += 1;
+            let i = node as usize;
+            for &t in &targets[offsets[i] as usize..offsets[i + 1] as usize] {
+                let d = &mut in_degree[t as usize];
+                *d -= 1;
+                if *d == 0 {
+                    ready.push(t);
+                }
+            }
+        }
+        removed == n
+    }
+
     /// Rules whose target is not a chain of their table: extension targets (`ACCEPT`, `DNAT`,
     /// ...) and targets that name a chain that does not exist.
     pub fn non_chain_targets(&self) -> &[RuleId] {
@@ -167,5 +212,41 @@ impl ChainGraph {
     /// Number of jump edges.
     pub fn jump_count(&self) -> usize {
         self.graph.edge_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse;
+
+    fn graph_of(rules: &str) -> bool {
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n:C - [0:0]\n{rules}COMMIT\n"
+        );
+        let parsed = parse(&text);
+        let graph = ChainGraph::build(&parsed.ruleset);
+        let acyclic = graph.is_acyclic();
+        // The fast check agrees with the component search it short-cuts.
+        let sccs_with_cycle = petgraph::algo::tarjan_scc(&graph.graph)
+            .into_iter()
+            .any(|scc| scc.len() > 1 || graph.graph.contains_edge(scc[0], scc[0]));
+        assert_eq!(acyclic, !sccs_with_cycle, "{rules}");
+        acyclic
+    }
+
+    #[test]
+    fn acyclic_check() {
+        assert!(graph_of(""));
+        assert!(graph_of(
+            "-A INPUT -j A\n-A INPUT -j B\n-A A -j C\n-A B -j C\n"
+        ));
+        assert!(!graph_of("-A A -j A\n"));
+        assert!(!graph_of(
+            "-A INPUT -j A\n-A A -j B\n-A B -g C\n-A C -j A\n"
+        ));
+        assert!(!graph_of(
+            "-A INPUT -j A\n-A A -j B\n-A B -j A\n-A INPUT -j C\n"
+        ));
     }
 }

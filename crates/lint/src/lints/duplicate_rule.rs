@@ -2,7 +2,7 @@
 
 use crate::context::{Findings, LintContext, written_in_order};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, RuleRef, Severity};
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
@@ -69,49 +69,84 @@ fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
         })
 }
 
+/// Chains up to this many rules are compared pairwise by hash; larger ones go through a map.
+/// Most chains of a kube-proxy node have two or three rules, and clearing a map costs its
+/// capacity, so small chains must not touch the map a large chain grew.
+const PAIRWISE_MAX: usize = 32;
+
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let set = cx.ruleset();
-    // Reused across chains: hash -> group index. A hash collision between different rules
-    // probes the next hash value, so the map never merges different rules.
+    // Reused across chains. In the map, a hash collision between different rules probes the
+    // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut hashes: Vec<u64> = Vec::new();
+    let mut rules: Vec<RuleRef<'_, '_>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for chain in cx.chains() {
-        if chain.rule_count() < 2 || !written_in_order(chain) {
+        let count = chain.rule_count();
+        if count < 2 || !written_in_order(chain) {
             continue;
         }
-        index.clear();
         groups.clear();
-        for rule in chain.rules() {
-            let mut h = rule_hash(rule);
-            loop {
-                match index.get(&h) {
-                    None => {
-                        index.insert(h, groups.len() as u32);
-                        groups.push(Group {
-                            first: rule.id.0,
-                            second: rule.id.0,
-                            copies: 1,
-                        });
-                        break;
+        if count <= PAIRWISE_MAX {
+            rules.clear();
+            rules.extend(chain.rules());
+            hashes.clear();
+            hashes.extend(rules.iter().map(|&r| rule_hash(r)));
+            let mut counted = [false; PAIRWISE_MAX];
+            for i in 0..count {
+                if counted[i] {
+                    continue;
+                }
+                let mut group = Group {
+                    first: rules[i].id.0,
+                    second: rules[i].id.0,
+                    copies: 1,
+                };
+                for j in i + 1..count {
+                    if !counted[j] && hashes[j] == hashes[i] && same_rule(rules[i], rules[j]) {
+                        counted[j] = true;
+                        if group.copies == 1 {
+                            group.second = rules[j].id.0;
+                        }
+                        group.copies += 1;
                     }
-                    Some(&g) => {
-                        let group = &mut groups[g as usize];
-                        let first = set.rule(rulelint_parser::RuleId(group.first));
-                        if same_rule(first, rule) {
-                            if group.copies == 1 {
-                                group.second = rule.id.0;
-                            }
-                            group.copies += 1;
+                }
+                groups.push(group);
+            }
+        } else {
+            index.clear();
+            for rule in chain.rules() {
+                let mut h = rule_hash(rule);
+                loop {
+                    match index.get(&h) {
+                        None => {
+                            index.insert(h, groups.len() as u32);
+                            groups.push(Group {
+                                first: rule.id.0,
+                                second: rule.id.0,
+                                copies: 1,
+                            });
                             break;
                         }
-                        h = h.wrapping_add(1);
+                        Some(&g) => {
+                            let group = &mut groups[g as usize];
+                            if same_rule(set.rule(RuleId(group.first)), rule) {
+                                if group.copies == 1 {
+                                    group.second = rule.id.0;
+                                }
+                                group.copies += 1;
+                                break;
+                            }
+                            h = h.wrapping_add(1);
+                        }
                     }
                 }
             }
         }
         for g in groups.iter().filter(|g| g.copies > 1) {
-            let first_line = cx.line(set.rule(rulelint_parser::RuleId(g.first)).get().span.start);
-            let second = set.rule(rulelint_parser::RuleId(g.second));
+            let first_line = cx.line(set.rule(RuleId(g.first)).get().span.start);
+            let second = set.rule(RuleId(g.second));
             let message = match g.copies {
                 2 => format!(
                     "rule repeated in chain `{}`: the same rule is on line {first_line}",
@@ -172,6 +207,20 @@ mod tests {
                     2,
                 ),
             ],
+        );
+    }
+
+    #[test]
+    fn large_chains_use_the_map_and_find_the_same() {
+        let mut rules: String = (0..40)
+            .map(|i| format!("-A INPUT -s 10.0.0.{i}/32 -j ACCEPT\n"))
+            .collect();
+        rules.push_str("-A INPUT -s 10.0.0.7/32 -j ACCEPT\n-A INPUT -s 10.0.0.7/32 -j ACCEPT\n");
+        let found = run(&LINT, &filter(&rules));
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[0].message,
+            "rule appears 3 times in chain `INPUT` (first on line 12)"
         );
     }
 
