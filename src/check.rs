@@ -2,7 +2,7 @@
 
 use crate::input;
 use rulelint_lint::report::{CheckDocument, CheckedFile, Summary, github_annotations};
-use rulelint_lint::{Config, ConfigError, FailOn, Severity, sarif};
+use rulelint_lint::{Config, ConfigError, FailOn, sarif};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -130,22 +130,14 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
             status = crate::EXIT_INPUT;
         }
     }
-    let reached = [Severity::Error, Severity::Warning, Severity::Info]
-        .into_iter()
-        .filter(|s| count(&total, *s) > 0)
-        .any(|s| config.fail_on.is_reached_by(s));
+    // The threshold is monotonic, so the highest severity found decides.
+    let reached = total
+        .highest()
+        .is_some_and(|s| config.fail_on.is_reached_by(s));
     if status == EXIT_CLEAN && reached {
         status = EXIT_FOUND;
     }
     Ok(status)
-}
-
-fn count(s: &Summary, severity: Severity) -> usize {
-    match severity {
-        Severity::Error => s.error,
-        Severity::Warning => s.warning,
-        Severity::Info => s.info,
-    }
 }
 
 /// Rendered findings, then one summary line per file and a total over several files.

@@ -45,7 +45,5 @@ pub mod sarif;
 pub use check::{check, check_text, check_with_graph, sort};
 pub use config::{Config, ConfigError, FailOn, Level, LintSettings};
 pub use context::{Findings, LintContext, written_in_order};
-pub use registry::{
-    Category, CodeEntry, LINTS, Lint, all_codes, default_severity, docs_page, find_code,
-};
+pub use registry::{Category, CodeEntry, LINTS, Lint, all_codes, docs_page, find_code};
 pub use rulelint_parser::{ChainGraph, Diagnostic, Ruleset, Severity};

@@ -2,7 +2,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::lints;
-use rulelint_parser::{CodeInfo, Severity, codes};
+use rulelint_parser::{CodeInfo, codes};
 use serde::Serialize;
 
 /// What kind of problem a code reports.
@@ -118,11 +118,6 @@ fn capitalised(s: &str) -> String {
         Some(c) => c.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// The default severity of a code, for callers that only hold the code.
-pub fn default_severity(code: &str) -> Option<Severity> {
-    find_code(code).map(|e| e.info.severity)
 }
 
 #[cfg(test)]
