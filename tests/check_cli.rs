@@ -264,7 +264,24 @@ fn explain_and_lints() {
 }
 
 #[test]
-fn corpus_dump_of_the_readme_is_clean_of_errors() {
+fn healthy_corpus_node_exits_0() {
     let out = rulelint(&["corpus/syntax/ok/kube-proxy-1.29-iptables-nft.txt"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn readme_config_example_is_valid() {
+    let readme = std::fs::read_to_string("README.md").expect("README");
+    let start = readme.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let end = start + readme[start..].find("```").expect("closed block");
+    let dir = TempDir::new("readme-config");
+    dir.write("rulelint.toml", &readme[start..end]);
+    let dump =
+        std::fs::read_to_string("corpus/lints/RL302-duplicate-rule/fail-counters-only-differ.txt")
+            .expect("dump");
+    dir.write("node.txt", &dump);
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", "node.txt"], None);
+    // The example raises duplicate-rule to error, so the run fails.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(json(&out)["summary"]["error"].as_u64().unwrap() >= 1);
 }

@@ -39,22 +39,27 @@ written is not the order the kernel holds.",
     check,
 };
 
-/// What a rule does to every packet that reaches it, if it ends the walk through its chain.
-fn terminal_action(rule: RuleRef<'_, '_>) -> Option<String> {
-    let target = rule.target()?;
-    let action = if target.is_goto() {
-        format!("goes to `{}` with", target.name())
-    } else {
-        match target.name() {
+/// Whether the rule ends the walk through its chain for every packet that reaches it. Runs on
+/// every rule, so it allocates nothing.
+fn ends_every_walk(rule: RuleRef<'_, '_>) -> bool {
+    rule.target()
+        .is_some_and(|t| t.is_goto() || matches!(t.name(), "ACCEPT" | "DROP" | "REJECT" | "RETURN"))
+        && rule.is_unconditional()
+}
+
+/// What a terminating rule does, for the message: `rejects`, "goes to `X` with".
+fn action(rule: RuleRef<'_, '_>) -> String {
+    match rule.target() {
+        Some(t) if t.is_goto() => format!("goes to `{}` with", t.name()),
+        Some(t) => match t.name() {
             "ACCEPT" => "accepts",
             "DROP" => "drops",
             "REJECT" => "rejects",
-            "RETURN" => "returns",
-            _ => return None,
+            _ => "returns",
         }
-        .to_string()
-    };
-    rule.is_unconditional().then_some(action)
+        .to_string(),
+        None => "stops".to_string(),
+    }
 }
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
@@ -63,10 +68,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         let mut rules = chain.rules();
-        let Some((terminal, action)) = rules
-            .by_ref()
-            .find_map(|r| terminal_action(r).map(|a| (r, a)))
-        else {
+        let Some(terminal) = rules.by_ref().find(|&r| ends_every_walk(r)) else {
             continue;
         };
         let Some(first_dead) = rules.next() else {
@@ -74,6 +76,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         };
         let after = rules.len();
         let line = cx.line(terminal.get().span.start);
+        let action = action(terminal);
         let message = match after {
             0 => format!(
                 "rule is never reached: the rule on line {line} {action} every packet first"
