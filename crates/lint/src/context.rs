@@ -1,6 +1,7 @@
 //! What a lint sees: a read-only view of one parsed dump and its chain graph, and the sink its
 //! findings go to.
 
+use crate::kube::KubeModel;
 use crate::registry::Lint;
 use rulelint_parser::{
     ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind,
@@ -13,6 +14,7 @@ pub struct LintContext<'r, 'a> {
     set: &'r Ruleset<'a>,
     graph: &'r ChainGraph,
     lines: OnceCell<LineIndex>,
+    kube: OnceCell<KubeModel<'a>>,
 }
 
 impl<'r, 'a> LintContext<'r, 'a> {
@@ -22,6 +24,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             set,
             graph,
             lines: OnceCell::new(),
+            kube: OnceCell::new(),
         }
     }
 
@@ -33,6 +36,11 @@ impl<'r, 'a> LintContext<'r, 'a> {
     /// The chain graph.
     pub fn graph(&self) -> &'r ChainGraph {
         self.graph
+    }
+
+    /// What kube-proxy and kubelet wrote, read once and shared by the Kubernetes lints.
+    pub fn kube(&self) -> &KubeModel<'a> {
+        self.kube.get_or_init(|| KubeModel::build(self.set))
     }
 
     /// The tables that are in effect: all but those a later block of the same table replaces

@@ -37,6 +37,7 @@ mod check;
 mod config;
 mod context;
 pub mod known;
+pub mod kube;
 pub mod lints;
 mod registry;
 pub mod report;

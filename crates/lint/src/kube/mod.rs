@@ -1,0 +1,623 @@
+//! The Kubernetes model: what kube-proxy (iptables mode) and kubelet wrote into a ruleset, read
+//! back: the layout generation, and every Service port with its chains, addresses and
+//! endpoints.
+//!
+//! kube-proxy names all chains of one Service port with the same hash (`KUBE-SVC-<h>`,
+//! `KUBE-SVL-<h>`, `KUBE-EXT-<h>`, `KUBE-FW-<h>`), so the model groups by hash and needs no
+//! comment; comments only add the `namespace/name:port` names. That matters because kube-proxy
+//! drops the per-endpoint comments on large clusters (over 1,000 endpoints).
+//!
+//! ```
+//! use rulelint_lint::kube::{AddressKind, KubeModel};
+//! let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n\
+//!     :KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]\n-A PREROUTING -j KUBE-SERVICES\n\
+//!     -A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m comment --comment \"default/kubernetes:https cluster IP\" -m tcp --dport 443 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n\
+//!     -A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
+//!     -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m tcp -j DNAT --to-destination 192.168.1.5:6443\nCOMMIT\n";
+//! let parsed = rulelint_parser::parse(dump);
+//! let model = KubeModel::build(&parsed.ruleset);
+//! let api = &model.services[0];
+//! assert_eq!(api.name.as_deref(), Some("default/kubernetes:https"));
+//! assert_eq!(api.addresses[0].kind, AddressKind::ClusterIp);
+//! let endpoint = &model.endpoints[model.endpoint_index(api.endpoints[0].chain.unwrap()).unwrap()];
+//! assert_eq!(endpoint.destination, Some("192.168.1.5:6443"));
+//! ```
+
+pub mod names;
+
+use ipnet::IpNet;
+use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
+use rulelint_parser::views::{Mark, PortRange};
+use rulelint_parser::{ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::borrow::Cow;
+
+/// Above this many endpoints kube-proxy runs in large-cluster mode: it leaves out the
+/// per-endpoint comments and removes stale chains lazily (`largeClusterEndpointsThreshold`).
+pub const LARGE_CLUSTER_ENDPOINTS: usize = 1000;
+
+/// Which generation of kube-proxy's and kubelet's rules the dump holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generation {
+    /// No kube-proxy chains at all.
+    None,
+    /// kubelet's `KUBE-MARK-DROP` and its `0x8000` KUBE-FIREWALL rule, no `KUBE-PROXY-FIREWALL`:
+    /// Kubernetes before 1.25.
+    Legacy,
+    /// `KUBE-PROXY-FIREWALL` (load-balancer source ranges in filter), `KUBE-EXT-*`,
+    /// `KUBE-SVL-*`: Kubernetes 1.25 and later.
+    Modern,
+}
+
+impl Generation {
+    /// A short description for humans.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Generation::None => "no kube-proxy rules",
+            Generation::Legacy => "legacy kube-proxy layout (before 1.25: KUBE-MARK-DROP)",
+            Generation::Modern => {
+                "modern kube-proxy layout (1.25+: KUBE-PROXY-FIREWALL, KUBE-EXT, KUBE-SVL)"
+            }
+        }
+    }
+}
+
+/// The layout facts the lints decide on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Layout {
+    /// The generation.
+    pub generation: Generation,
+    /// nat holds `KUBE-MARK-DROP` (kubelet before 1.28 writes it).
+    pub mark_drop: bool,
+    /// filter holds `KUBE-PROXY-FIREWALL`.
+    pub proxy_firewall: bool,
+    /// kube-proxy's `-m nfacct` counters are present (1.31+).
+    pub nfacct: bool,
+    /// Over [`LARGE_CLUSTER_ENDPOINTS`] endpoints, or endpoint chains without comments.
+    pub large_cluster: bool,
+    /// IPVS-mode state is present (`KUBE-IPVS-*`, `KUBE-CLUSTER-IP` ipset matches).
+    pub ipvs: bool,
+    /// The mark `KUBE-MARK-MASQ` sets, when that chain has its rule.
+    #[serde(skip)]
+    pub masquerade_mark: Option<Mark>,
+}
+
+impl Layout {
+    /// Whether kube-proxy or kubelet wrote anything into this ruleset.
+    pub fn is_kubernetes(&self) -> bool {
+        self.generation != Generation::None
+    }
+}
+
+/// How traffic reaches a Service port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AddressKind {
+    /// The cluster IP, dispatched in nat `KUBE-SERVICES`.
+    ClusterIp,
+    /// An `externalIPs` address.
+    ExternalIp,
+    /// A load balancer's ingress IP.
+    LoadBalancerIp,
+    /// A node port, dispatched in nat `KUBE-NODEPORTS`.
+    NodePort,
+}
+
+/// One way into a Service port: a dispatch rule (or, for a Service without endpoints, its
+/// REJECT).
+#[derive(Clone, Debug)]
+pub struct ServiceAddress<'a> {
+    /// Cluster IP, external IP, load-balancer IP or node port.
+    pub kind: AddressKind,
+    /// `-d` (none for node ports).
+    pub address: Option<IpNet>,
+    /// `-p`.
+    pub protocol: Option<&'a str>,
+    /// `--dport`.
+    pub port: Option<PortRange>,
+    /// The rule.
+    pub rule: RuleId,
+}
+
+/// A jump from a service chain to an endpoint chain.
+#[derive(Clone, Copy, Debug)]
+pub struct EndpointJump {
+    /// The rule.
+    pub rule: RuleId,
+    /// The `KUBE-SEP-*` chain jumped to; `None` when it is not declared.
+    pub chain: Option<ChainId>,
+    /// `-m statistic --probability`.
+    pub probability: Option<f64>,
+    /// A session-affinity rule (`-m recent --rcheck`), which comes before the balanced jumps.
+    pub affinity: bool,
+}
+
+/// The chains of one Service port.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServiceChains {
+    /// `KUBE-SVC-*`.
+    pub cluster: Option<ChainId>,
+    /// `KUBE-SVL-*` or `KUBE-XLB-*`.
+    pub local: Option<ChainId>,
+    /// `KUBE-EXT-*`.
+    pub external: Option<ChainId>,
+    /// `KUBE-FW-*`.
+    pub firewall: Option<ChainId>,
+}
+
+impl ServiceChains {
+    /// The chains that exist, with their kind.
+    pub fn iter(&self) -> impl Iterator<Item = (ServiceChainKind, ChainId)> {
+        [
+            (ServiceChainKind::Cluster, self.cluster),
+            (ServiceChainKind::Local, self.local),
+            (ServiceChainKind::External, self.external),
+            (ServiceChainKind::Firewall, self.firewall),
+        ]
+        .into_iter()
+        .filter_map(|(k, c)| c.map(|c| (k, c)))
+    }
+
+    fn slot(&mut self, kind: ServiceChainKind) -> &mut Option<ChainId> {
+        match kind {
+            ServiceChainKind::Cluster => &mut self.cluster,
+            ServiceChainKind::Local => &mut self.local,
+            ServiceChainKind::External => &mut self.external,
+            ServiceChainKind::Firewall => &mut self.firewall,
+        }
+    }
+}
+
+/// One Service port as kube-proxy programmed it.
+#[derive(Clone, Debug, Default)]
+pub struct Service<'a> {
+    /// `namespace/name:port`, from the comments; `None` when no rule names it.
+    pub name: Option<Cow<'a, str>>,
+    /// The hash its chains share; `None` for a Service known only by a "has no endpoints" rule.
+    pub hash: Option<&'a str>,
+    /// Its chains.
+    pub chains: ServiceChains,
+    /// Its dispatch rules, and for a Service without endpoints its REJECT rules.
+    pub addresses: Vec<ServiceAddress<'a>>,
+    /// The jumps of the `KUBE-SVC-*` chain to endpoints, in order.
+    pub endpoints: Vec<EndpointJump>,
+    /// The jumps of the `KUBE-SVL-*` chain to its local endpoints, in order.
+    pub local_endpoints: Vec<EndpointJump>,
+    /// filter's "has no endpoints" REJECT rules.
+    pub no_endpoints_rules: Vec<RuleId>,
+    /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node).
+    pub no_local_endpoints_rules: Vec<RuleId>,
+}
+
+impl Service<'_> {
+    /// The name for messages: `default/kubernetes:https`, or the cluster chain when unnamed.
+    pub fn display_name<'s>(&'s self, set: &'s Ruleset<'_>) -> Cow<'s, str> {
+        if let Some(name) = &self.name {
+            return Cow::Borrowed(name.as_ref());
+        }
+        match self.chains.iter().next() {
+            Some((_, chain)) => Cow::Borrowed(set.chain(chain).name()),
+            None => Cow::Borrowed("an unnamed Service"),
+        }
+    }
+
+    /// The balanced endpoint jumps (session-affinity rules left out).
+    pub fn balanced(jumps: &[EndpointJump]) -> impl Iterator<Item = &EndpointJump> {
+        jumps.iter().filter(|j| !j.affinity)
+    }
+}
+
+/// One `KUBE-SEP-*` chain.
+#[derive(Clone, Debug)]
+pub struct Endpoint<'a> {
+    /// The chain.
+    pub chain: ChainId,
+    /// The DNAT rule, if any.
+    pub dnat: Option<RuleId>,
+    /// Its `--to-destination` as written; `None` when there is no DNAT or no such option.
+    pub destination: Option<&'a str>,
+    /// The Service port its comments name.
+    pub name: Option<Cow<'a, str>>,
+}
+
+/// What kube-proxy and kubelet wrote into one ruleset.
+#[derive(Clone, Debug)]
+pub struct KubeModel<'a> {
+    /// The layout facts.
+    pub layout: Layout,
+    /// Every Service port, in the order its first chain or rule appears.
+    pub services: Vec<Service<'a>>,
+    /// Every `KUBE-SEP-*` chain of nat, in order.
+    pub endpoints: Vec<Endpoint<'a>>,
+    service_by_chain: FxHashMap<ChainId, usize>,
+    endpoint_by_chain: FxHashMap<ChainId, usize>,
+}
+
+impl<'a> KubeModel<'a> {
+    /// Reads the model from the tables in effect (tables that a later block of the same table
+    /// replaces are ignored).
+    pub fn build(set: &Ruleset<'a>) -> KubeModel<'a> {
+        Builder::new(set).build()
+    }
+
+    /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
+    pub fn service_of_chain(&self, chain: ChainId) -> Option<&Service<'a>> {
+        self.service_by_chain
+            .get(&chain)
+            .map(|&i| &self.services[i])
+    }
+
+    /// The index in [`endpoints`](Self::endpoints) of a `KUBE-SEP-*` chain.
+    pub fn endpoint_index(&self, chain: ChainId) -> Option<usize> {
+        self.endpoint_by_chain.get(&chain).copied()
+    }
+
+    /// The endpoint chain a jump leads to.
+    pub fn endpoint(&self, jump: &EndpointJump) -> Option<&Endpoint<'a>> {
+        jump.chain
+            .and_then(|c| self.endpoint_index(c))
+            .map(|i| &self.endpoints[i])
+    }
+}
+
+/// The nat and filter tables in effect.
+fn table<'r, 'a>(set: &'r Ruleset<'a>, kind: TableKind) -> Option<TableRef<'r, 'a>> {
+    set.iter_tables()
+        .filter(|t| t.kind() == kind && !t.get().superseded)
+        .last()
+}
+
+struct Builder<'r, 'a> {
+    set: &'r Ruleset<'a>,
+    nat: Option<TableRef<'r, 'a>>,
+    filter: Option<TableRef<'r, 'a>>,
+    services: Vec<Service<'a>>,
+    endpoints: Vec<Endpoint<'a>>,
+    by_hash: FxHashMap<&'a str, usize>,
+    by_name: FxHashMap<Cow<'a, str>, usize>,
+    service_by_chain: FxHashMap<ChainId, usize>,
+    endpoint_by_chain: FxHashMap<ChainId, usize>,
+}
+
+impl<'r, 'a> Builder<'r, 'a> {
+    fn new(set: &'r Ruleset<'a>) -> Self {
+        Builder {
+            set,
+            nat: table(set, TableKind::Nat),
+            filter: table(set, TableKind::Filter),
+            services: Vec::new(),
+            endpoints: Vec::new(),
+            by_hash: FxHashMap::default(),
+            by_name: FxHashMap::default(),
+            service_by_chain: FxHashMap::default(),
+            endpoint_by_chain: FxHashMap::default(),
+        }
+    }
+
+    fn build(mut self) -> KubeModel<'a> {
+        if let Some(nat) = self.nat {
+            self.read_nat_chains(nat);
+            for name in ["KUBE-SERVICES", "KUBE-NODEPORTS"] {
+                if let Some(chain) = nat.chain(name) {
+                    self.read_dispatch(chain);
+                }
+            }
+        }
+        if let Some(filter) = self.filter {
+            for name in [
+                "KUBE-SERVICES",
+                "KUBE-EXTERNAL-SERVICES",
+                "KUBE-PROXY-FIREWALL",
+                "KUBE-NODEPORTS",
+            ] {
+                if let Some(chain) = filter.chain(name) {
+                    self.read_filter(chain);
+                }
+            }
+        }
+        let layout = self.layout();
+        KubeModel {
+            layout,
+            services: self.services,
+            endpoints: self.endpoints,
+            service_by_chain: self.service_by_chain,
+            endpoint_by_chain: self.endpoint_by_chain,
+        }
+    }
+
+    fn service_for_hash(&mut self, hash: &'a str) -> usize {
+        *self.by_hash.entry(hash).or_insert_with(|| {
+            self.services.push(Service {
+                hash: Some(hash),
+                ..Service::default()
+            });
+            self.services.len() - 1
+        })
+    }
+
+    /// Gives a service its name from a comment, or finds the service of that name.
+    fn name_service(&mut self, index: usize, name: Cow<'a, str>) {
+        if self.services[index].name.is_none() && !self.by_name.contains_key(&name) {
+            self.services[index].name = Some(name.clone());
+            self.by_name.insert(name, index);
+        }
+    }
+
+    fn service_for_name(&mut self, name: Cow<'a, str>) -> usize {
+        if let Some(&i) = self.by_name.get(&name) {
+            return i;
+        }
+        self.services.push(Service {
+            name: Some(name.clone()),
+            ..Service::default()
+        });
+        let i = self.services.len() - 1;
+        self.by_name.insert(name, i);
+        i
+    }
+
+    fn read_nat_chains(&mut self, nat: TableRef<'r, 'a>) {
+        for chain in nat.chains() {
+            let name = chain.name();
+            if let Some((kind, hash)) = service_chain(name) {
+                let i = self.service_for_hash(hash);
+                self.services[i].chains.slot(kind).get_or_insert(chain.id);
+                self.service_by_chain.insert(chain.id, i);
+            } else if is_endpoint_chain(name) {
+                self.read_endpoint(chain);
+            }
+        }
+        // Second pass, now that every endpoint chain is known: the service chains' rules.
+        for i in 0..self.services.len() {
+            let chains = self.services[i].chains;
+            for (kind, chain) in chains.iter() {
+                self.read_service_chain(i, kind, self.set.chain(chain));
+            }
+        }
+    }
+
+    fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
+        let mut endpoint = Endpoint {
+            chain: chain.id,
+            dnat: None,
+            destination: None,
+            name: None,
+        };
+        for rule in chain.rules() {
+            if endpoint.name.is_none() {
+                endpoint.name = rule_service_name(rule).map(|(n, _)| n);
+            }
+            if endpoint.dnat.is_none() && rule.target().is_some_and(|t| t.name() == "DNAT") {
+                endpoint.dnat = Some(rule.id);
+                endpoint.destination = rule.dnat_destination();
+            }
+        }
+        self.endpoint_by_chain
+            .insert(chain.id, self.endpoints.len());
+        self.endpoints.push(endpoint);
+    }
+
+    fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
+        for rule in chain.rules() {
+            if let Some((name, _)) = rule_service_name(rule) {
+                self.name_service(i, name);
+            }
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            if !is_endpoint_chain(target.name()) {
+                continue;
+            }
+            let jump = EndpointJump {
+                rule: rule.id,
+                chain: chain.table().chain(target.name()).map(|c| c.id),
+                probability: rule.probability(),
+                affinity: rule.option(Some("recent"), &["--rcheck"]).is_some(),
+            };
+            match kind {
+                ServiceChainKind::Cluster => self.services[i].endpoints.push(jump),
+                ServiceChainKind::Local => self.services[i].local_endpoints.push(jump),
+                // kube-proxy never jumps from these to endpoints; keep the jump visible anyway.
+                ServiceChainKind::External | ServiceChainKind::Firewall => {
+                    self.services[i].endpoints.push(jump)
+                }
+            }
+        }
+    }
+
+    /// nat `KUBE-SERVICES` and `KUBE-NODEPORTS`: the ways into each Service port.
+    fn read_dispatch(&mut self, chain: ChainRef<'r, 'a>) {
+        let node_ports = chain.name() == "KUBE-NODEPORTS";
+        for rule in chain.rules() {
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            let Some((chain_kind, _)) = service_chain(target.name()) else {
+                continue;
+            };
+            let Some(&i) = chain
+                .table()
+                .chain(target.name())
+                .and_then(|c| self.service_by_chain.get(&c.id))
+            else {
+                continue;
+            };
+            let named = rule_service_name(rule);
+            let kind = if node_ports {
+                AddressKind::NodePort
+            } else {
+                match (chain_kind, named.as_ref().map(|(_, r)| *r)) {
+                    (_, Some(CommentRole::ClusterIp)) => AddressKind::ClusterIp,
+                    (_, Some(CommentRole::LoadBalancerIp)) | (ServiceChainKind::Firewall, _) => {
+                        AddressKind::LoadBalancerIp
+                    }
+                    (ServiceChainKind::External, _) => AddressKind::ExternalIp,
+                    _ => AddressKind::ClusterIp,
+                }
+            };
+            if let Some((name, _)) = named {
+                self.name_service(i, name);
+            }
+            self.services[i].addresses.push(address(rule, kind));
+        }
+    }
+
+    /// filter's Service rules: "has no endpoints" REJECTs and "has no local endpoints" DROPs.
+    fn read_filter(&mut self, chain: ChainRef<'r, 'a>) {
+        for rule in chain.rules() {
+            let Some((name, role)) = rule_service_name(rule) else {
+                continue;
+            };
+            match role {
+                CommentRole::NoEndpoints => {
+                    let i = self.service_for_name(name);
+                    let kind = if rule.dst_type().is_some_and(|t| t.value == "LOCAL") {
+                        AddressKind::NodePort
+                    } else if chain.name() == "KUBE-SERVICES" {
+                        AddressKind::ClusterIp
+                    } else {
+                        AddressKind::ExternalIp
+                    };
+                    let service = &mut self.services[i];
+                    service.no_endpoints_rules.push(rule.id);
+                    // A Service without endpoints has no chains: these rules are its addresses.
+                    if service.hash.is_none() {
+                        service.addresses.push(address(rule, kind));
+                    }
+                }
+                CommentRole::NoLocalEndpoints => {
+                    let i = self.service_for_name(name);
+                    self.services[i].no_local_endpoints_rules.push(rule.id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn layout(&self) -> Layout {
+        let nat_chain = |name| self.nat.and_then(|t| t.chain(name));
+        let filter_chain = |name| self.filter.and_then(|t| t.chain(name));
+        let mark_drop = nat_chain("KUBE-MARK-DROP").is_some();
+        let proxy_firewall = filter_chain("KUBE-PROXY-FIREWALL").is_some();
+        let marked_drop_rule = filter_chain("KUBE-FIREWALL").is_some_and(|c| {
+            c.rules()
+                .any(|r| r.mark().is_some_and(|m| m.value.mask == 0x8000))
+        });
+        let mut kube_chains = false;
+        let mut nfacct = false;
+        let mut ipvs = false;
+        let mut modern_chains = false;
+        for table in [self.nat, self.filter].into_iter().flatten() {
+            for chain in table.chains() {
+                let name = chain.name();
+                if !name.starts_with("KUBE-") {
+                    continue;
+                }
+                kube_chains |= is_kube_proxy_chain(name);
+                modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
+                ipvs |= name.starts_with("KUBE-IPVS") || name == "KUBE-LOAD-BALANCER";
+                for rule in chain.rules() {
+                    nfacct |= rule.matches().any(|m| m.module() == Some("nfacct"));
+                    ipvs |= rule
+                        .set_matches()
+                        .iter()
+                        .any(|s| s.name.starts_with("KUBE-CLUSTER-IP"));
+                }
+            }
+        }
+        let generation = if !kube_chains {
+            Generation::None
+        } else if proxy_firewall || modern_chains || nfacct {
+            Generation::Modern
+        } else if mark_drop || marked_drop_rule {
+            Generation::Legacy
+        } else {
+            // kube-proxy chains but neither marker: older than both, closest to legacy.
+            Generation::Legacy
+        };
+        let commented = self.endpoints.iter().any(|e| e.name.is_some());
+        let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
+            c.rules().find_map(|r| {
+                let target = r.target()?;
+                if target.name() != "MARK" {
+                    return None;
+                }
+                set_mark(
+                    target.option_arg("--set-xmark"),
+                    target.option_arg("--or-mark"),
+                )
+            })
+        });
+        Layout {
+            generation,
+            mark_drop,
+            proxy_firewall,
+            nfacct,
+            large_cluster: self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
+                || (!self.endpoints.is_empty() && !commented),
+            ipvs,
+            masquerade_mark,
+        }
+    }
+}
+
+/// The mark a `MARK` target sets, from `--set-xmark V/M` (what iptables-save prints) or
+/// `--or-mark V` (what kube-proxy writes).
+pub fn set_mark(set_xmark: Option<&str>, or_mark: Option<&str>) -> Option<Mark> {
+    if let Some(text) = set_xmark {
+        return Mark::parse(text);
+    }
+    let m = Mark::parse(or_mark?)?;
+    Some(Mark {
+        value: m.value,
+        mask: m.value,
+    })
+}
+
+/// kube-proxy's and kubelet's own chains (iptables or IPVS mode), as opposed to kube-router's
+/// `KUBE-ROUTER-*` and other tools that borrow the prefix.
+pub fn is_kube_proxy_chain(name: &str) -> bool {
+    matches!(
+        name,
+        "KUBE-SERVICES"
+            | "KUBE-NODEPORTS"
+            | "KUBE-POSTROUTING"
+            | "KUBE-MARK-MASQ"
+            | "KUBE-MARK-DROP"
+            | "KUBE-FORWARD"
+            | "KUBE-EXTERNAL-SERVICES"
+            | "KUBE-PROXY-FIREWALL"
+            | "KUBE-FIREWALL"
+    ) || service_chain(name).is_some()
+        || is_endpoint_chain(name)
+}
+
+fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
+    let comment = rule.comment()?;
+    match comment {
+        Cow::Borrowed(text) => {
+            service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role))
+        }
+        Cow::Owned(text) => {
+            service_comment(&text).map(|(name, role)| (Cow::Owned(name.to_string()), role))
+        }
+    }
+}
+
+fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {
+    ServiceAddress {
+        kind,
+        address: rule.destination().filter(|d| !d.negated).map(|d| d.value),
+        protocol: rule.protocol().filter(|p| !p.negated).map(|p| p.value),
+        port: rule
+            .destination_ports()
+            .filter(|p| !p.negated && p.value.len() == 1)
+            .map(|p| p.value[0]),
+        rule: rule.id,
+    }
+}
+
+#[cfg(test)]
+mod tests;

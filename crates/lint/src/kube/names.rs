@@ -1,0 +1,167 @@
+//! Reading kube-proxy's rule comments: which Service port a comment names, and what it says of
+//! it.
+
+/// What a kube-proxy comment says about the Service port it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommentRole {
+    /// `ns/svc:port cluster IP`: dispatch to the service chain.
+    ClusterIp,
+    /// `ns/svc:port external IP`.
+    ExternalIp,
+    /// `ns/svc:port loadbalancer IP`.
+    LoadBalancerIp,
+    /// `ns/svc:port has no endpoints`: the filter REJECT of a Service without endpoints.
+    NoEndpoints,
+    /// `ns/svc:port has no local endpoints`: the DROP of a Local-policy Service.
+    NoLocalEndpoints,
+    /// `ns/svc:port traffic not accepted by KUBE-FW-...`: loadBalancerSourceRanges' drop.
+    NotAccepted,
+    /// `ns/svc:port -> 10.244.1.5:8080`: a jump to one endpoint.
+    Endpoint,
+    /// `masquerade traffic for ns/svc:port external destinations` and the other KUBE-EXT rules.
+    External,
+    /// Just `ns/svc:port` (node ports, endpoint chains, older layouts).
+    Plain,
+}
+
+/// The Service port a kube-proxy comment names (`default/kubernetes:https`, or `ns/svc` for an
+/// unnamed port) and what the comment says of it; `None` for comments kube-proxy does not write
+/// about one Service port.
+pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
+    const SUFFIXES: &[(&str, CommentRole)] = &[
+        (" cluster IP", CommentRole::ClusterIp),
+        (" external IP", CommentRole::ExternalIp),
+        (" loadbalancer IP", CommentRole::LoadBalancerIp),
+        (" has no endpoints", CommentRole::NoEndpoints),
+        (" has no local endpoints", CommentRole::NoLocalEndpoints),
+    ];
+    const EXTERNAL: &[&str] = &[
+        "masquerade traffic for ",
+        "pod traffic for ",
+        "route LOCAL traffic for ",
+        "masquerade LOCAL traffic for ",
+    ];
+    let (name, role) = if let Some((name, role)) = SUFFIXES
+        .iter()
+        .find_map(|&(s, role)| comment.strip_suffix(s).map(|n| (n, role)))
+    {
+        (name, role)
+    } else if let Some(name) = EXTERNAL.iter().find_map(|p| {
+        comment
+            .strip_prefix(p)?
+            .strip_suffix(" external destinations")
+    }) {
+        (name, CommentRole::External)
+    } else if let Some((name, _)) = comment.split_once(" traffic not accepted by ") {
+        (name, CommentRole::NotAccepted)
+    } else if let Some((name, _)) = comment.split_once(" -> ") {
+        (name, CommentRole::Endpoint)
+    } else {
+        (comment, CommentRole::Plain)
+    };
+    is_service_port_name(name).then_some((name, role))
+}
+
+/// `namespace/name` or `namespace/name:port`, as Kubernetes names allow them: no spaces, one
+/// slash, non-empty namespace and name.
+fn is_service_port_name(text: &str) -> bool {
+    let Some((namespace, rest)) = text.split_once('/') else {
+        return false;
+    };
+    let name = rest.split_once(':').map_or(rest, |(n, _)| n);
+    !namespace.is_empty()
+        && !name.is_empty()
+        && !rest.contains('/')
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'/' | b':' | b'_'))
+}
+
+/// The 16-character hash kube-proxy gives every chain of one Service port (`KUBE-SVC-`,
+/// `KUBE-SVL-`, `KUBE-EXT-`, `KUBE-FW-`, `KUBE-XLB-` share it), with the chain's kind.
+pub fn service_chain(chain: &str) -> Option<(ServiceChainKind, &str)> {
+    const PREFIXES: &[(&str, ServiceChainKind)] = &[
+        ("KUBE-SVC-", ServiceChainKind::Cluster),
+        ("KUBE-SVL-", ServiceChainKind::Local),
+        ("KUBE-EXT-", ServiceChainKind::External),
+        ("KUBE-FW-", ServiceChainKind::Firewall),
+        ("KUBE-XLB-", ServiceChainKind::Local),
+    ];
+    PREFIXES.iter().find_map(|&(p, kind)| {
+        chain
+            .strip_prefix(p)
+            .filter(|h| !h.is_empty())
+            .map(|h| (kind, h))
+    })
+}
+
+/// The kinds of per-Service-port chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceChainKind {
+    /// `KUBE-SVC-*`: all endpoints (cluster traffic policy).
+    Cluster,
+    /// `KUBE-SVL-*` (older: `KUBE-XLB-*`): local endpoints only (Local traffic policy).
+    Local,
+    /// `KUBE-EXT-*`: external traffic (node ports, external and load-balancer IPs).
+    External,
+    /// `KUBE-FW-*`: load-balancer traffic filtered by `loadBalancerSourceRanges`.
+    Firewall,
+}
+
+/// Whether a chain is an endpoint chain, `KUBE-SEP-*`.
+pub fn is_endpoint_chain(chain: &str) -> bool {
+    chain.len() > "KUBE-SEP-".len() && chain.starts_with("KUBE-SEP-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments() {
+        assert_eq!(
+            service_comment("default/kubernetes:https cluster IP"),
+            Some(("default/kubernetes:https", CommentRole::ClusterIp))
+        );
+        assert_eq!(
+            service_comment("kube-system/kube-dns:dns has no endpoints"),
+            Some(("kube-system/kube-dns:dns", CommentRole::NoEndpoints))
+        );
+        assert_eq!(
+            service_comment("default/web:http -> 10.244.1.5:8080"),
+            Some(("default/web:http", CommentRole::Endpoint))
+        );
+        assert_eq!(
+            service_comment("masquerade traffic for default/web:http external destinations"),
+            Some(("default/web:http", CommentRole::External))
+        );
+        assert_eq!(
+            service_comment("default/web:http traffic not accepted by KUBE-FW-ABCDEFGHIJKLMNOP"),
+            Some(("default/web:http", CommentRole::NotAccepted))
+        );
+        assert_eq!(
+            service_comment("default/web"),
+            Some(("default/web", CommentRole::Plain))
+        );
+        assert_eq!(service_comment("kubernetes service portals"), None);
+        assert_eq!(service_comment("flanneld masq"), None);
+        assert_eq!(service_comment("cali:abcd"), None);
+        assert_eq!(service_comment("a/b/c"), None);
+    }
+
+    #[test]
+    fn chains() {
+        assert_eq!(
+            service_chain("KUBE-SVC-NPX46M4PTMTKRN6Y"),
+            Some((ServiceChainKind::Cluster, "NPX46M4PTMTKRN6Y"))
+        );
+        assert_eq!(
+            service_chain("KUBE-FW-ABC"),
+            Some((ServiceChainKind::Firewall, "ABC"))
+        );
+        assert_eq!(service_chain("KUBE-SERVICES"), None);
+        assert_eq!(service_chain("KUBE-SVC-"), None);
+        assert!(is_endpoint_chain("KUBE-SEP-54IUPJM2TTG4TKF2"));
+        assert!(!is_endpoint_chain("KUBE-SEP-"));
+    }
+}

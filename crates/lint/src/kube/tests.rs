@@ -1,0 +1,116 @@
+use super::*;
+use rulelint_parser::parse;
+
+const MODERN: &str = r#"*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:KUBE-EXT-WEBWEBWEBWEBWEBW - [0:0]
+:KUBE-MARK-MASQ - [0:0]
+:KUBE-NODEPORTS - [0:0]
+:KUBE-POSTROUTING - [0:0]
+:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]
+:KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-SVC-WEBWEBWEBWEBWEBW - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A KUBE-EXT-WEBWEBWEBWEBWEBW -m comment --comment "masquerade traffic for default/web:http external destinations" -j KUBE-MARK-MASQ
+-A KUBE-EXT-WEBWEBWEBWEBWEBW -j KUBE-SVC-WEBWEBWEBWEBWEBW
+-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000
+-A KUBE-NODEPORTS -p tcp -m comment --comment "default/web:http" -m tcp --dport 30080 -j KUBE-EXT-WEBWEBWEBWEBWEBW
+-A KUBE-SEP-AAAAAAAAAAAAAAAA -s 10.244.1.5/32 -m comment --comment "default/web:http" -j KUBE-MARK-MASQ
+-A KUBE-SEP-AAAAAAAAAAAAAAAA -p tcp -m comment --comment "default/web:http" -m tcp -j DNAT --to-destination 10.244.1.5:8080
+-A KUBE-SEP-BBBBBBBBBBBBBBBB -s 10.244.2.7/32 -m comment --comment "default/web:http" -j KUBE-MARK-MASQ
+-A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m comment --comment "default/web:http" -m tcp -j DNAT --to-destination 10.244.2.7:8080
+-A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment "default/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-WEBWEBWEBWEBWEBW
+-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS
+-A KUBE-SVC-WEBWEBWEBWEBWEBW ! -s 10.244.0.0/16 -d 10.96.12.34/32 -p tcp -m comment --comment "default/web:http cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ
+-A KUBE-SVC-WEBWEBWEBWEBWEBW -m comment --comment "default/web:http -> 10.244.1.5:8080" -m statistic --mode random --probability 0.50000000000 -j KUBE-SEP-AAAAAAAAAAAAAAAA
+-A KUBE-SVC-WEBWEBWEBWEBWEBW -m comment --comment "default/web:http -> 10.244.2.7:8080" -j KUBE-SEP-BBBBBBBBBBBBBBBB
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:KUBE-PROXY-FIREWALL - [0:0]
+:KUBE-SERVICES - [0:0]
+-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns has no endpoints" -m udp --dport 53 -j REJECT --reject-with icmp-port-unreachable
+COMMIT
+"#;
+
+#[test]
+fn reads_services_endpoints_and_layout() {
+    let parsed = parse(MODERN);
+    let model = KubeModel::build(&parsed.ruleset);
+    assert_eq!(model.layout.generation, Generation::Modern);
+    assert!(!model.layout.large_cluster);
+    assert_eq!(
+        model.layout.masquerade_mark,
+        Some(Mark {
+            value: 0x4000,
+            mask: 0x4000
+        })
+    );
+    assert_eq!(model.services.len(), 2);
+    let web = &model.services[0];
+    assert_eq!(web.name.as_deref(), Some("default/web:http"));
+    assert_eq!(web.hash, Some("WEBWEBWEBWEBWEBW"));
+    assert!(web.chains.cluster.is_some() && web.chains.external.is_some());
+    let kinds: Vec<_> = web.addresses.iter().map(|a| a.kind).collect();
+    assert_eq!(kinds, [AddressKind::ClusterIp, AddressKind::NodePort]);
+    assert_eq!(web.addresses[1].port, PortRange::parse("30080"));
+    let probabilities: Vec<_> = web.endpoints.iter().map(|j| j.probability).collect();
+    assert_eq!(probabilities, [Some(0.5), None]);
+    let destinations: Vec<_> = web
+        .endpoints
+        .iter()
+        .map(|j| model.endpoint(j).unwrap().destination.unwrap())
+        .collect();
+    assert_eq!(destinations, ["10.244.1.5:8080", "10.244.2.7:8080"]);
+    let dns = &model.services[1];
+    assert_eq!(dns.name.as_deref(), Some("kube-system/kube-dns:dns"));
+    assert_eq!(dns.hash, None);
+    assert_eq!(dns.no_endpoints_rules.len(), 1);
+    assert_eq!(dns.addresses[0].kind, AddressKind::ClusterIp);
+}
+
+#[test]
+fn works_without_comments() {
+    let text: String = MODERN
+        .lines()
+        .filter(|l| !l.contains("has no endpoints"))
+        .map(|l| {
+            // Large-cluster mode: no comments on endpoint rules.
+            if l.contains("KUBE-SEP-") && l.starts_with("-A") {
+                l.replace(" -m comment --comment \"default/web:http\"", "")
+                    .replace(
+                        " -m comment --comment \"default/web:http -> 10.244.1.5:8080\"",
+                        "",
+                    )
+                    .replace(
+                        " -m comment --comment \"default/web:http -> 10.244.2.7:8080\"",
+                        "",
+                    )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let parsed = parse(&text);
+    let model = KubeModel::build(&parsed.ruleset);
+    assert!(model.layout.large_cluster);
+    assert_eq!(model.services.len(), 1);
+    assert_eq!(model.services[0].name.as_deref(), Some("default/web:http"));
+    assert_eq!(model.services[0].endpoints.len(), 2);
+    assert!(model.endpoints.iter().all(|e| e.name.is_none()));
+}
+
+#[test]
+fn no_kubernetes() {
+    let parsed = parse("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n");
+    let model = KubeModel::build(&parsed.ruleset);
+    assert_eq!(model.layout.generation, Generation::None);
+    assert!(model.services.is_empty());
+}
