@@ -97,6 +97,19 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ParseFormat::Human)]
         format: ParseFormat,
     },
+    /// Print what kube-proxy programmed: the layout, and every Service port with its chains,
+    /// addresses (cluster IP, external and load-balancer IPs, node ports) and endpoints.
+    ///
+    /// Exit status: 0 when every file was read, 2 when a file is unreadable or holds no
+    /// iptables-save content.
+    Services {
+        /// Dump files; `-` reads standard input; `.gz` files are decompressed.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Output format (`json` is stable and documented in the README).
+        #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
+        format: StatsFormat,
+    },
     /// Print the size and shape of dumps: tables, chains, rules per table, largest chains,
     /// kube-proxy chain counts.
     Stats {
@@ -319,6 +332,41 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                     }
                 }
             }
+            for (l, p) in loaded.iter().zip(&parsed) {
+                if no_content(&l.name, p) {
+                    code = EXIT_INPUT;
+                }
+            }
+            Ok(code)
+        }
+        Command::Services { files, format } => {
+            let loaded = match load_all(&files) {
+                Ok(l) => l,
+                Err(code) => return Ok(code),
+            };
+            let parsed: Vec<Parsed<'_>> = loaded
+                .iter()
+                .map(|l| rulelint_parser::parse(&l.text))
+                .collect();
+            let models: Vec<_> = parsed
+                .iter()
+                .map(|p| rulelint_lint::kube::KubeModel::build(&p.ruleset))
+                .collect();
+            let docs: Vec<_> = loaded
+                .iter()
+                .zip(&parsed)
+                .zip(&models)
+                .map(|((l, p), m)| rulelint_lint::kube::doc::services_file(&l.name, &p.ruleset, m))
+                .collect();
+            match format {
+                StatsFormat::Json => write_json(out, &json::Document::new(docs))?,
+                StatsFormat::Human => {
+                    for d in &docs {
+                        out.write_all(rulelint_lint::kube::doc::human(d).as_bytes())?;
+                    }
+                }
+            }
+            let mut code = 0;
             for (l, p) in loaded.iter().zip(&parsed) {
                 if no_content(&l.name, p) {
                     code = EXIT_INPUT;

@@ -171,3 +171,57 @@ fn a_closed_pipe_ends_quietly() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn services_lists_each_service_port_with_endpoints() {
+    let out = rulelint(&["services", DUMP], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("modern kube-proxy layout"), "{text}");
+    assert!(text.contains("default/kubernetes:https"), "{text}");
+    assert!(text.contains("192.168.50.11:6443"), "{text}");
+    assert!(text.contains("has no local endpoints"), "{text}");
+}
+
+#[test]
+fn services_json_has_addresses_and_probabilities() {
+    let out = rulelint(&["services", "--format", "json", DUMP], None);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["format_version"], 1);
+    let file = &doc["files"][0];
+    assert_eq!(file["layout"]["generation"], "modern");
+    assert_eq!(file["layout"]["masquerade_mark"], "0x4000/0x4000");
+    let services = file["services"].as_array().expect("services");
+    let api = services
+        .iter()
+        .find(|s| s["name"] == "default/kubernetes:https")
+        .expect("kubernetes service");
+    assert_eq!(api["chains"]["cluster"], "KUBE-SVC-NPX46M4PTMTKRN6Y");
+    assert_eq!(api["addresses"][0]["kind"], "cluster-ip");
+    assert_eq!(api["addresses"][0]["address"], "10.96.0.1/32");
+    assert_eq!(api["addresses"][0]["port"], 443);
+    let probabilities: Vec<_> = api["endpoints"]
+        .as_array()
+        .expect("endpoints")
+        .iter()
+        .map(|e| e["probability"].clone())
+        .collect();
+    assert_eq!(
+        probabilities,
+        [
+            serde_json::json!(0.33333333349),
+            serde_json::json!(0.5),
+            serde_json::Value::Null
+        ]
+    );
+}
+
+#[test]
+fn services_of_a_non_kubernetes_dump_and_of_no_dump() {
+    let out = rulelint(&["services", "corpus/syntax/ok/ufw-host.txt"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("no kube-proxy rules; 0 service ports"));
+    let out = rulelint(&["services", "-"], Some(b"hello\n"));
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -23,6 +23,7 @@
 //! assert_eq!(endpoint.destination, Some("192.168.1.5:6443"));
 //! ```
 
+pub mod doc;
 pub mod names;
 
 use ipnet::IpNet;
@@ -471,7 +472,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 continue;
             };
             match role {
-                CommentRole::NoEndpoints => {
+                CommentRole::NoEndpoints | CommentRole::NoLocalEndpoints => {
                     let i = self.service_for_name(name);
                     let kind = if rule.dst_type().is_some_and(|t| t.value == "LOCAL") {
                         AddressKind::NodePort
@@ -481,15 +482,15 @@ impl<'r, 'a> Builder<'r, 'a> {
                         AddressKind::ExternalIp
                     };
                     let service = &mut self.services[i];
-                    service.no_endpoints_rules.push(rule.id);
-                    // A Service without endpoints has no chains: these rules are its addresses.
+                    if role == CommentRole::NoEndpoints {
+                        service.no_endpoints_rules.push(rule.id);
+                    } else {
+                        service.no_local_endpoints_rules.push(rule.id);
+                    }
+                    // A Service without chains is known only by these rules: its addresses.
                     if service.hash.is_none() {
                         service.addresses.push(address(rule, kind));
                     }
-                }
-                CommentRole::NoLocalEndpoints => {
-                    let i = self.service_for_name(name);
-                    self.services[i].no_local_endpoints_rules.push(rule.id);
                 }
                 _ => {}
             }
