@@ -350,7 +350,10 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 .collect();
             let models: Vec<_> = parsed
                 .iter()
-                .map(|p| rulelint_lint::kube::KubeModel::build(&p.ruleset))
+                .map(|p| {
+                    let graph = rulelint_parser::ChainGraph::build(&p.ruleset);
+                    rulelint_lint::kube::KubeModel::build(&p.ruleset, &graph)
+                })
                 .collect();
             let docs: Vec<_> = loaded
                 .iter()

@@ -1,10 +1,11 @@
 //! Check report: for generated kube-proxy node dumps of 10k, 250k and 1M rules, measures parse
-//! time, the whole check (graph + every lint) and each lint alone, best of several runs, and
+//! time, the whole check (graph + Kubernetes model + every lint) and each lint alone, best of several runs, and
 //! prints them with the ratio check / parse. It asserts nothing: it measures and prints.
 //!
 //! `cargo bench -p rulelint-lint --bench check` (`RULELINT_BENCH_MAX=250000` to stop earlier).
 
 use rulelint_dumpgen::{Shape, generate};
+use rulelint_lint::kube::KubeModel;
 use rulelint_lint::{ChainGraph, Config, LINTS, check, check_with_graph};
 use rulelint_parser::parse;
 use std::hint::black_box;
@@ -46,9 +47,12 @@ fn main() {
             black_box(ChainGraph::build(&parsed.ruleset));
         });
         let graph = ChainGraph::build(&parsed.ruleset);
+        let kube_ms = best_ms(runs, || {
+            black_box(KubeModel::build(&parsed.ruleset, &graph));
+        });
         println!(
             "{rule_count} rules, {} bytes: parse {parse_ms:.1} ms, check {check_ms:.1} ms \
-             (graph {graph_ms:.1} ms), check/parse {:.2}, check {:.0} ns/rule, {findings} findings",
+             (graph {graph_ms:.1} ms, Kubernetes model {kube_ms:.1} ms), check/parse {:.2}, check {:.0} ns/rule, {findings} findings",
             text.len(),
             check_ms / parse_ms,
             check_ms * 1e6 / rule_count as f64

@@ -40,7 +40,8 @@ impl<'r, 'a> LintContext<'r, 'a> {
 
     /// What kube-proxy and kubelet wrote, read once and shared by the Kubernetes lints.
     pub fn kube(&self) -> &KubeModel<'a> {
-        self.kube.get_or_init(|| KubeModel::build(self.set))
+        self.kube
+            .get_or_init(|| KubeModel::build(self.set, self.graph))
     }
 
     /// The tables that are in effect: all but those a later block of the same table replaces

@@ -15,7 +15,7 @@
 //!     -A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
 //!     -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m tcp -j DNAT --to-destination 192.168.1.5:6443\nCOMMIT\n";
 //! let parsed = rulelint_parser::parse(dump);
-//! let model = KubeModel::build(&parsed.ruleset);
+//! let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
 //! let api = &model.services[0];
 //! assert_eq!(api.name.as_deref(), Some("default/kubernetes:https"));
 //! assert_eq!(api.addresses[0].kind, AddressKind::ClusterIp);
@@ -29,7 +29,9 @@ pub mod names;
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
 use rulelint_parser::views::{Mark, PortRange};
-use rulelint_parser::{ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef};
+use rulelint_parser::{
+    ChainGraph, ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef,
+};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -239,8 +241,8 @@ pub struct KubeModel<'a> {
 impl<'a> KubeModel<'a> {
     /// Reads the model from the tables in effect (tables that a later block of the same table
     /// replaces are ignored).
-    pub fn build(set: &Ruleset<'a>) -> KubeModel<'a> {
-        Builder::new(set).build()
+    pub fn build(set: &Ruleset<'a>, graph: &ChainGraph) -> KubeModel<'a> {
+        Builder::new(set, graph).build()
     }
 
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
@@ -272,6 +274,7 @@ fn table<'r, 'a>(set: &'r Ruleset<'a>, kind: TableKind) -> Option<TableRef<'r, '
 
 struct Builder<'r, 'a> {
     set: &'r Ruleset<'a>,
+    graph: &'r ChainGraph,
     nat: Option<TableRef<'r, 'a>>,
     filter: Option<TableRef<'r, 'a>>,
     services: Vec<Service<'a>>,
@@ -283,9 +286,10 @@ struct Builder<'r, 'a> {
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
-    fn new(set: &'r Ruleset<'a>) -> Self {
+    fn new(set: &'r Ruleset<'a>, graph: &'r ChainGraph) -> Self {
         Builder {
             set,
+            graph,
             nat: table(set, TableKind::Nat),
             filter: table(set, TableKind::Filter),
             services: Vec::new(),
@@ -326,6 +330,18 @@ impl<'r, 'a> Builder<'r, 'a> {
             service_by_chain: self.service_by_chain,
             endpoint_by_chain: self.endpoint_by_chain,
         }
+    }
+
+    /// The jumps out of a chain to other chains, in rule order: (rule, chain jumped to). The
+    /// graph has them already resolved, which saves a name lookup per rule.
+    fn jumps_from(&self, chain: ChainId) -> Vec<(RuleId, ChainId)> {
+        let mut jumps: Vec<(RuleId, ChainId)> = self
+            .graph
+            .jumps_from(chain)
+            .map(|(to, jump)| (jump.rule, to))
+            .collect();
+        jumps.sort_unstable_by_key(|&(rule, _)| rule.0);
+        jumps
     }
 
     fn service_for_hash(&mut self, hash: &'a str) -> usize {
@@ -401,19 +417,22 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
-        for rule in chain.rules() {
-            if let Some((name, _)) = rule_service_name(rule) {
+        if self.services[i].name.is_none() {
+            if let Some(name) = chain
+                .rules()
+                .find_map(|r| rule_service_name(r).map(|(n, _)| n))
+            {
                 self.name_service(i, name);
             }
-            let Some(target) = rule.target() else {
-                continue;
-            };
-            if !is_endpoint_chain(target.name()) {
+        }
+        for (rule, to) in self.jumps_from(chain.id) {
+            if !self.endpoint_by_chain.contains_key(&to) {
                 continue;
             }
+            let rule = self.set.rule(rule);
             let jump = EndpointJump {
                 rule: rule.id,
-                chain: chain.table().chain(target.name()).map(|c| c.id),
+                chain: Some(to),
                 probability: rule.probability(),
                 affinity: rule.option(Some("recent"), &["--rcheck"]).is_some(),
             };
@@ -431,20 +450,14 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// nat `KUBE-SERVICES` and `KUBE-NODEPORTS`: the ways into each Service port.
     fn read_dispatch(&mut self, chain: ChainRef<'r, 'a>) {
         let node_ports = chain.name() == "KUBE-NODEPORTS";
-        for rule in chain.rules() {
-            let Some(target) = rule.target() else {
+        for (rule, to) in self.jumps_from(chain.id) {
+            let Some(&i) = self.service_by_chain.get(&to) else {
                 continue;
             };
-            let Some((chain_kind, _)) = service_chain(target.name()) else {
+            let Some((chain_kind, _)) = service_chain(self.set.chain(to).name()) else {
                 continue;
             };
-            let Some(&i) = chain
-                .table()
-                .chain(target.name())
-                .and_then(|c| self.service_by_chain.get(&c.id))
-            else {
-                continue;
-            };
+            let rule = self.set.rule(rule);
             let named = rule_service_name(rule);
             let kind = if node_ports {
                 AddressKind::NodePort
@@ -459,7 +472,9 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
             };
             if let Some((name, _)) = named {
-                self.name_service(i, name);
+                if self.services[i].name.is_none() {
+                    self.name_service(i, name);
+                }
             }
             self.services[i].addresses.push(address(rule, kind));
         }
@@ -519,12 +534,23 @@ impl<'r, 'a> Builder<'r, 'a> {
                 kube_chains |= is_kube_proxy_chain(name);
                 modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
                 ipvs |= name.starts_with("KUBE-IPVS") || name == "KUBE-LOAD-BALANCER";
-                for rule in chain.rules() {
-                    nfacct |= rule.matches().any(|m| m.module() == Some("nfacct"));
-                    ipvs |= rule
-                        .set_matches()
-                        .iter()
-                        .any(|s| s.name.starts_with("KUBE-CLUSTER-IP"));
+                // nfacct counters and IPVS set matches live in the fixed chains, never in the
+                // (many) per-Service and per-endpoint ones.
+                if service_chain(name).is_some() || is_endpoint_chain(name) {
+                    continue;
+                }
+                for m in chain.rules().flat_map(|r| r.matches()) {
+                    match m.module() {
+                        Some("nfacct") => nfacct = true,
+                        Some("set") => {
+                            ipvs |= m.options().any(|o| {
+                                o.args()
+                                    .next()
+                                    .is_some_and(|a| a.starts_with("KUBE-CLUSTER-IP"))
+                            })
+                        }
+                        _ => {}
+                    }
                 }
             }
         }

@@ -42,7 +42,7 @@ COMMIT
 #[test]
 fn reads_services_endpoints_and_layout() {
     let parsed = parse(MODERN);
-    let model = KubeModel::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
     assert_eq!(model.layout.generation, Generation::Modern);
     assert!(!model.layout.large_cluster);
     assert_eq!(
@@ -99,7 +99,7 @@ fn works_without_comments() {
         .collect::<Vec<_>>()
         .join("\n");
     let parsed = parse(&text);
-    let model = KubeModel::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
     assert!(model.layout.large_cluster);
     assert_eq!(model.services.len(), 1);
     assert_eq!(model.services[0].name.as_deref(), Some("default/web:http"));
@@ -110,7 +110,7 @@ fn works_without_comments() {
 #[test]
 fn no_kubernetes() {
     let parsed = parse("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n");
-    let model = KubeModel::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
     assert_eq!(model.layout.generation, Generation::None);
     assert!(model.services.is_empty());
 }
