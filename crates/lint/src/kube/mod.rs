@@ -15,7 +15,8 @@
 //!     -A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
 //!     -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m tcp -j DNAT --to-destination 192.168.1.5:6443\nCOMMIT\n";
 //! let parsed = rulelint_parser::parse(dump);
-//! let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
+//! let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+//! let model = KubeModel::build(&parsed.ruleset, &graph);
 //! let api = &model.services[0];
 //! assert_eq!(api.name.as_deref(), Some("default/kubernetes:https"));
 //! assert_eq!(api.addresses[0].kind, AddressKind::ClusterIp);
@@ -417,13 +418,12 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
-        if self.services[i].name.is_none() {
-            if let Some(name) = chain
+        if self.services[i].name.is_none()
+            && let Some(name) = chain
                 .rules()
                 .find_map(|r| rule_service_name(r).map(|(n, _)| n))
-            {
-                self.name_service(i, name);
-            }
+        {
+            self.name_service(i, name);
         }
         for (rule, to) in self.jumps_from(chain.id) {
             if !self.endpoint_by_chain.contains_key(&to) {
@@ -471,10 +471,10 @@ impl<'r, 'a> Builder<'r, 'a> {
                     _ => AddressKind::ClusterIp,
                 }
             };
-            if let Some((name, _)) = named {
-                if self.services[i].name.is_none() {
-                    self.name_service(i, name);
-                }
+            if let Some((name, _)) = named
+                && self.services[i].name.is_none()
+            {
+                self.name_service(i, name);
             }
             self.services[i].addresses.push(address(rule, kind));
         }
