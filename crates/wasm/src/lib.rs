@@ -40,8 +40,32 @@ pub fn check(name: &str, text: &str, config: &str) -> String {
     to_json(&CheckDocument::new(&[file]))
 }
 
+/// Reads what kube-proxy programmed and returns the same JSON document as
+/// `rulelint services --format json` for one file named `name`.
+#[wasm_bindgen]
+pub fn services(name: &str, text: &str) -> String {
+    let parsed = rulelint_parser::parse(text);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = rulelint_lint::kube::KubeModel::build(&parsed.ruleset, &graph);
+    to_json(&json::Document::new(vec![
+        rulelint_lint::kube::doc::services_file(name, &parsed.ruleset, &model),
+    ]))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn services_returns_the_cli_json_shape() {
+        let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n\
+                    -A PREROUTING -j KUBE-SERVICES\n\
+                    -A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m comment --comment \"default/kubernetes:https cluster IP\" -m tcp --dport 443 -j KUBE-SVC-AAAAAAAAAAAAAAAA\nCOMMIT\n";
+        let value: serde_json::Value =
+            serde_json::from_str(&super::services("node.txt", dump)).expect("valid JSON");
+        let service = &value["files"][0]["services"][0];
+        assert_eq!(service["name"], "default/kubernetes:https");
+        assert_eq!(service["addresses"][0]["address"], "10.96.0.1/32");
+    }
+
     #[test]
     fn parse_returns_the_cli_json_shape() {
         let json = super::parse(
