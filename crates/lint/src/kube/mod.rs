@@ -47,11 +47,11 @@ pub const LARGE_CLUSTER_ENDPOINTS: usize = 1000;
 pub enum Generation {
     /// No kube-proxy chains at all.
     None,
-    /// kubelet's `KUBE-MARK-DROP` and its `0x8000` KUBE-FIREWALL rule, no `KUBE-PROXY-FIREWALL`:
-    /// Kubernetes before 1.25.
+    /// kubelet's `KUBE-MARK-DROP` and its `0x8000` KUBE-FIREWALL rule, `KUBE-XLB-*`, no
+    /// `KUBE-PROXY-FIREWALL`: Kubernetes up to about 1.23 (see `docs/kubernetes-layouts.md`).
     Legacy,
     /// `KUBE-PROXY-FIREWALL` (load-balancer source ranges in filter), `KUBE-EXT-*`,
-    /// `KUBE-SVL-*`: Kubernetes 1.25 and later.
+    /// `KUBE-SVL-*`: Kubernetes from about 1.24 on.
     Modern,
 }
 
@@ -60,9 +60,11 @@ impl Generation {
     pub fn describe(self) -> &'static str {
         match self {
             Generation::None => "no kube-proxy rules",
-            Generation::Legacy => "legacy kube-proxy layout (before 1.25: KUBE-MARK-DROP)",
+            Generation::Legacy => {
+                "legacy kube-proxy layout (KUBE-MARK-DROP, KUBE-XLB: up to about 1.23)"
+            }
             Generation::Modern => {
-                "modern kube-proxy layout (1.25+: KUBE-PROXY-FIREWALL, KUBE-EXT, KUBE-SVL)"
+                "modern kube-proxy layout (KUBE-PROXY-FIREWALL, KUBE-EXT, KUBE-SVL: about 1.24 on)"
             }
         }
     }
