@@ -263,6 +263,12 @@ pub fn unquote(text: &str) -> Cow<'_, str> {
     if !text.contains('"') {
         return Cow::Borrowed(text);
     }
+    // The common case, `"ns/svc:port cluster IP"`: one quoted word without escapes, borrowed.
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.contains(['"', '\\'])
+    {
+        return Cow::Borrowed(inner);
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {

@@ -237,8 +237,21 @@ pub struct KubeModel<'a> {
     pub services: Vec<Service<'a>>,
     /// Every `KUBE-SEP-*` chain of nat, in order.
     pub endpoints: Vec<Endpoint<'a>>,
-    service_by_chain: FxHashMap<ChainId, usize>,
-    endpoint_by_chain: FxHashMap<ChainId, usize>,
+    /// Per chain (indexed by `ChainId`): its service or endpoint, or [`NONE`]. Dense tables
+    /// rather than hash maps: lookups by chain are the model's hot path, and a hash map of
+    /// 100k chains misses the cache on every one.
+    service_by_chain: Vec<u32>,
+    endpoint_by_chain: Vec<u32>,
+}
+
+/// No entry in a dense per-chain table.
+const NONE: u32 = u32::MAX;
+
+fn lookup(table: &[u32], chain: ChainId) -> Option<usize> {
+    table
+        .get(chain.index())
+        .filter(|&&i| i != NONE)
+        .map(|&i| i as usize)
 }
 
 impl<'a> KubeModel<'a> {
@@ -250,14 +263,12 @@ impl<'a> KubeModel<'a> {
 
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
     pub fn service_of_chain(&self, chain: ChainId) -> Option<&Service<'a>> {
-        self.service_by_chain
-            .get(&chain)
-            .map(|&i| &self.services[i])
+        lookup(&self.service_by_chain, chain).map(|i| &self.services[i])
     }
 
     /// The index in [`endpoints`](Self::endpoints) of a `KUBE-SEP-*` chain.
     pub fn endpoint_index(&self, chain: ChainId) -> Option<usize> {
-        self.endpoint_by_chain.get(&chain).copied()
+        lookup(&self.endpoint_by_chain, chain)
     }
 
     /// The endpoint chain a jump leads to.
@@ -284,8 +295,10 @@ struct Builder<'r, 'a> {
     endpoints: Vec<Endpoint<'a>>,
     by_hash: FxHashMap<&'a str, usize>,
     by_name: FxHashMap<Cow<'a, str>, usize>,
-    service_by_chain: FxHashMap<ChainId, usize>,
-    endpoint_by_chain: FxHashMap<ChainId, usize>,
+    service_by_chain: Vec<u32>,
+    endpoint_by_chain: Vec<u32>,
+    /// Scratch space for [`Builder::load_jumps`].
+    jumps: Vec<(RuleId, ChainId)>,
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
@@ -299,8 +312,9 @@ impl<'r, 'a> Builder<'r, 'a> {
             endpoints: Vec::new(),
             by_hash: FxHashMap::default(),
             by_name: FxHashMap::default(),
-            service_by_chain: FxHashMap::default(),
-            endpoint_by_chain: FxHashMap::default(),
+            service_by_chain: vec![NONE; set.chains.len()],
+            endpoint_by_chain: vec![NONE; set.chains.len()],
+            jumps: Vec::new(),
         }
     }
 
@@ -335,16 +349,17 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    /// The jumps out of a chain to other chains, in rule order: (rule, chain jumped to). The
-    /// graph has them already resolved, which saves a name lookup per rule.
-    fn jumps_from(&self, chain: ChainId) -> Vec<(RuleId, ChainId)> {
-        let mut jumps: Vec<(RuleId, ChainId)> = self
-            .graph
-            .jumps_from(chain)
-            .map(|(to, jump)| (jump.rule, to))
-            .collect();
-        jumps.sort_unstable_by_key(|&(rule, _)| rule.0);
-        jumps
+    /// The jumps out of a chain to other chains, in rule order: (rule, chain jumped to), into
+    /// the reused `self.jumps`. The graph has them already resolved, which saves a name lookup
+    /// per rule.
+    fn load_jumps(&mut self, chain: ChainId) {
+        self.jumps.clear();
+        self.jumps.extend(
+            self.graph
+                .jumps_from(chain)
+                .map(|(to, jump)| (jump.rule, to)),
+        );
+        self.jumps.sort_unstable_by_key(|&(rule, _)| rule.0);
     }
 
     fn service_for_hash(&mut self, hash: &'a str) -> usize {
@@ -384,7 +399,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             if let Some((kind, hash)) = service_chain(name) {
                 let i = self.service_for_hash(hash);
                 self.services[i].chains.slot(kind).get_or_insert(chain.id);
-                self.service_by_chain.insert(chain.id, i);
+                self.service_by_chain[chain.id.index()] = i as u32;
             } else if is_endpoint_chain(name) {
                 self.read_endpoint(chain);
             }
@@ -414,8 +429,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 endpoint.destination = rule.dnat_destination();
             }
         }
-        self.endpoint_by_chain
-            .insert(chain.id, self.endpoints.len());
+        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
         self.endpoints.push(endpoint);
     }
 
@@ -427,8 +441,10 @@ impl<'r, 'a> Builder<'r, 'a> {
         {
             self.name_service(i, name);
         }
-        for (rule, to) in self.jumps_from(chain.id) {
-            if !self.endpoint_by_chain.contains_key(&to) {
+        self.load_jumps(chain.id);
+        let jumps = std::mem::take(&mut self.jumps);
+        for &(rule, to) in &jumps {
+            if lookup(&self.endpoint_by_chain, to).is_none() {
                 continue;
             }
             let rule = self.set.rule(rule);
@@ -447,13 +463,16 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
             }
         }
+        self.jumps = jumps;
     }
 
     /// nat `KUBE-SERVICES` and `KUBE-NODEPORTS`: the ways into each Service port.
     fn read_dispatch(&mut self, chain: ChainRef<'r, 'a>) {
         let node_ports = chain.name() == "KUBE-NODEPORTS";
-        for (rule, to) in self.jumps_from(chain.id) {
-            let Some(&i) = self.service_by_chain.get(&to) else {
+        self.load_jumps(chain.id);
+        let jumps = std::mem::take(&mut self.jumps);
+        for &(rule, to) in &jumps {
+            let Some(i) = lookup(&self.service_by_chain, to) else {
                 continue;
             };
             let Some((chain_kind, _)) = service_chain(self.set.chain(to).name()) else {
@@ -480,6 +499,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             }
             self.services[i].addresses.push(address(rule, kind));
         }
+        self.jumps = jumps;
     }
 
     /// filter's Service rules: "has no endpoints" REJECTs and "has no local endpoints" DROPs.
