@@ -77,7 +77,9 @@ pub struct Layout {
     pub nfacct: bool,
     /// Over [`LARGE_CLUSTER_ENDPOINTS`] endpoints, or endpoint chains without comments.
     pub large_cluster: bool,
-    /// IPVS-mode state is present (`KUBE-IPVS-*`, `KUBE-CLUSTER-IP` ipset matches).
+    /// IPVS-mode state is present: its chains ([`is_ipvs_chain`]: `KUBE-NODE-PORT`,
+    /// `KUBE-LOAD-BALANCER`, `KUBE-IPVS-*`, ...) or its ipset matches ([`is_ipvs_set`]:
+    /// `KUBE-CLUSTER-IP`, `KUBE-LOOP-BACK`, ...).
     pub ipvs: bool,
     /// The mark `KUBE-MARK-MASQ` sets, when that chain has its rule.
     #[serde(skip)]
@@ -517,13 +519,20 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
                 kube_chains |= is_kube_proxy_chain(name);
                 modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
-                ipvs |= name.starts_with("KUBE-IPVS") || name == "KUBE-LOAD-BALANCER";
+                ipvs |= is_ipvs_chain(name);
                 for rule in chain.rules() {
-                    nfacct |= rule.matches().any(|m| m.module() == Some("nfacct"));
-                    ipvs |= rule
-                        .set_matches()
-                        .iter()
-                        .any(|s| s.name.starts_with("KUBE-CLUSTER-IP"));
+                    for m in rule.matches() {
+                        match m.module() {
+                            Some("nfacct") => nfacct = true,
+                            Some("set") => {
+                                ipvs |= m.options().any(|o| {
+                                    matches!(o.name(), "--match-set" | "--set")
+                                        && o.args().next().is_some_and(is_ipvs_set)
+                                });
+                            }
+                            _ => {}
+                        }
+                    }
                 }
             }
         }
@@ -574,6 +583,42 @@ pub fn set_mark(set_xmark: Option<&str>, or_mark: Option<&str>) -> Option<Mark> 
         value: m.value,
         mask: m.value,
     })
+}
+
+/// The chains only kube-proxy's IPVS mode writes (`KUBE-NODE-PORT`, not iptables mode's
+/// `KUBE-NODEPORTS`).
+pub fn is_ipvs_chain(name: &str) -> bool {
+    matches!(
+        name,
+        "KUBE-LOAD-BALANCER"
+            | "KUBE-NODE-PORT"
+            | "KUBE-IPVS-FILTER"
+            | "KUBE-IPVS-OUT-FILTER"
+            | "KUBE-SOURCE-RANGES-FIREWALL"
+    ) || name.starts_with("KUBE-IPVS")
+}
+
+/// The ipsets kube-proxy's IPVS mode matches on (`KUBE-CLUSTER-IP`, `KUBE-LOOP-BACK`,
+/// `KUBE-NODE-PORT-TCP`, ...; IPv6 sets of a dual-stack node are named `KUBE-6-...`).
+pub fn is_ipvs_set(name: &str) -> bool {
+    let name = match name.strip_prefix("KUBE-6-") {
+        Some(rest) => rest,
+        None => match name.strip_prefix("KUBE-") {
+            Some(rest) => rest,
+            None => return false,
+        },
+    };
+    [
+        "CLUSTER-IP",
+        "LOOP-BACK",
+        "EXTERNAL-IP",
+        "LOAD-BALANCER",
+        "NODE-PORT-",
+        "HEALTH-CHECK-NODE-PORT",
+        "IPVS-IPS",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
 }
 
 /// kube-proxy's and kubelet's own chains (iptables or IPVS mode), as opposed to kube-router's
