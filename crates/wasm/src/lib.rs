@@ -87,7 +87,7 @@ mod tests {
     #[test]
     fn check_returns_findings_and_honours_the_config() {
         let dump = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
-                    :KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
+                    :KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A OUTPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
         let value: serde_json::Value =
             serde_json::from_str(&super::check("node.txt", dump, "")).expect("valid JSON");
         assert_eq!(value["summary"]["error"], 1);

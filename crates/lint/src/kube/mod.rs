@@ -83,7 +83,9 @@ pub struct Layout {
     pub nfacct: bool,
     /// Over [`LARGE_CLUSTER_ENDPOINTS`] endpoints, or endpoint chains without comments.
     pub large_cluster: bool,
-    /// IPVS-mode state is present (`KUBE-IPVS-*`, `KUBE-CLUSTER-IP` ipset matches).
+    /// IPVS-mode state is present: its chains ([`is_ipvs_chain`]: `KUBE-NODE-PORT`,
+    /// `KUBE-LOAD-BALANCER`, `KUBE-IPVS-*`, ...) or its ipset matches ([`is_ipvs_set`]:
+    /// `KUBE-CLUSTER-IP`, `KUBE-LOOP-BACK`, ...).
     pub ipvs: bool,
     /// The mark `KUBE-MARK-MASQ` sets, when that chain has its rule.
     #[serde(skip)]
@@ -555,7 +557,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
                 kube_chains |= is_kube_proxy_chain(name);
                 modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
-                ipvs |= name.starts_with("KUBE-IPVS") || name == "KUBE-LOAD-BALANCER";
+                ipvs |= is_ipvs_chain(name);
                 // nfacct counters and IPVS set matches live in the fixed chains, never in the
                 // (many) per-Service and per-endpoint ones.
                 if service_chain(name).is_some() || is_endpoint_chain(name) {
@@ -566,10 +568,9 @@ impl<'r, 'a> Builder<'r, 'a> {
                         Some("nfacct") => nfacct = true,
                         Some("set") => {
                             ipvs |= m.options().any(|o| {
-                                o.args()
-                                    .next()
-                                    .is_some_and(|a| a.starts_with("KUBE-CLUSTER-IP"))
-                            })
+                                matches!(o.name(), "--match-set" | "--set")
+                                    && o.args().next().is_some_and(is_ipvs_set)
+                            });
                         }
                         _ => {}
                     }
@@ -623,6 +624,42 @@ pub fn set_mark(set_xmark: Option<&str>, or_mark: Option<&str>) -> Option<Mark> 
         value: m.value,
         mask: m.value,
     })
+}
+
+/// The chains only kube-proxy's IPVS mode writes (`KUBE-NODE-PORT`, not iptables mode's
+/// `KUBE-NODEPORTS`).
+pub fn is_ipvs_chain(name: &str) -> bool {
+    matches!(
+        name,
+        "KUBE-LOAD-BALANCER"
+            | "KUBE-NODE-PORT"
+            | "KUBE-IPVS-FILTER"
+            | "KUBE-IPVS-OUT-FILTER"
+            | "KUBE-SOURCE-RANGES-FIREWALL"
+    ) || name.starts_with("KUBE-IPVS")
+}
+
+/// The ipsets kube-proxy's IPVS mode matches on (`KUBE-CLUSTER-IP`, `KUBE-LOOP-BACK`,
+/// `KUBE-NODE-PORT-TCP`, ...; IPv6 sets of a dual-stack node are named `KUBE-6-...`).
+pub fn is_ipvs_set(name: &str) -> bool {
+    let name = match name.strip_prefix("KUBE-6-") {
+        Some(rest) => rest,
+        None => match name.strip_prefix("KUBE-") {
+            Some(rest) => rest,
+            None => return false,
+        },
+    };
+    [
+        "CLUSTER-IP",
+        "LOOP-BACK",
+        "EXTERNAL-IP",
+        "LOAD-BALANCER",
+        "NODE-PORT-",
+        "HEALTH-CHECK-NODE-PORT",
+        "IPVS-IPS",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
 }
 
 /// kube-proxy's and kubelet's own chains (iptables or IPVS mode), as opposed to kube-router's

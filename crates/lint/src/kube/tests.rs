@@ -114,3 +114,25 @@ fn no_kubernetes() {
     assert_eq!(model.layout.generation, Generation::None);
     assert!(model.services.is_empty());
 }
+
+#[test]
+fn ipvs_state() {
+    // IPVS mode: KUBE-NODE-PORT (not KUBE-NODEPORTS) and the KUBE-LOOP-BACK ipset.
+    let parsed = parse(
+        "*nat\n:POSTROUTING ACCEPT [0:0]\n:KUBE-NODE-PORT - [0:0]\n:KUBE-POSTROUTING - [0:0]\n-A POSTROUTING -j KUBE-POSTROUTING\n-A KUBE-POSTROUTING -m comment --comment \"Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose\" -m set --match-set KUBE-LOOP-BACK dst,dst,src -j MASQUERADE\nCOMMIT\n",
+    );
+    let model = KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset));
+    assert!(model.layout.ipvs);
+    assert!(is_ipvs_chain("KUBE-NODE-PORT") && !is_ipvs_chain("KUBE-NODEPORTS"));
+    assert!(is_ipvs_set("KUBE-CLUSTER-IP") && is_ipvs_set("KUBE-6-LOOP-BACK"));
+    assert!(is_ipvs_set("KUBE-NODE-PORT-LOCAL-TCP"));
+    // kube-router's network-policy ipsets are not IPVS state.
+    assert!(!is_ipvs_set("KUBE-DST-ABCDEFGHIJKLMNOP") && !is_ipvs_set("kube-router-svip"));
+    // iptables mode: none.
+    let parsed = parse(MODERN);
+    assert!(
+        !KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset))
+            .layout
+            .ipvs
+    );
+}

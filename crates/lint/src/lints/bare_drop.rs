@@ -37,7 +37,9 @@ Delete the bare rule, restart the component that owns the chain so that it write
 again, and make the host and the containers use the same iptables version and backend.
 
 ## Exceptions
-Chains of other owners are not checked: Calico's per-workload chains end with a deliberate
+kube-proxy's IPVS mode ends `KUBE-SOURCE-RANGES-FIREWALL` with `-j DROP` by design (the
+allowed source ranges `RETURN` before it), so that chain is not checked. Chains of other owners
+are not checked: Calico's per-workload chains end with a deliberate
 \"Drop if no profiles matched\", and host firewalls (ufw, firewalld, Shorewall) drop by design.
 If you add your own unconditional DROP to such a chain on purpose, allow it in `rulelint.toml`:
 `[lints.bare-drop] allow-chains = [\"KUBE-MY-BLOCK\"]`.
@@ -56,6 +58,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(owner) = owner(name) else {
             continue;
         };
+        // kube-proxy's IPVS mode ends this chain with a bare DROP on purpose: the source-range
+        // ipset RETURNs come first.
+        if name == "KUBE-SOURCE-RANGES-FIREWALL" {
+            continue;
+        }
         for rule in chain.rules() {
             let Some(target) = rule.target() else {
                 continue;
@@ -114,6 +121,10 @@ mod tests {
                 ),
                 &filter(
                     ":DOCKER-ISOLATION-STAGE-2 - [0:0]\n-A FORWARD -j DOCKER-ISOLATION-STAGE-2\n-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP\n",
+                ),
+                // IPVS mode's source-range firewall.
+                &filter(
+                    ":KUBE-SOURCE-RANGES-FIREWALL - [0:0]\n-A INPUT -j KUBE-SOURCE-RANGES-FIREWALL\n-A KUBE-SOURCE-RANGES-FIREWALL -m set --match-set KUBE-LOAD-BALANCER-SOURCE-CIDR dst,dst,src -j RETURN\n-A KUBE-SOURCE-RANGES-FIREWALL -j DROP\n",
                 ),
             ],
             &[

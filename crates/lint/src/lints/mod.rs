@@ -3,8 +3,12 @@
 pub mod bare_drop;
 pub mod chain_loop;
 pub mod duplicate_rule;
+pub mod forward_drop_policy;
+pub mod missing_hook_jump;
 pub mod mixed_backend;
+pub mod mixed_proxy_mode;
 pub mod ruleset_scale;
+pub mod shadowed_hook_jump;
 pub mod undefined_jump_target;
 pub mod unreachable_rule;
 pub mod unreferenced_chain;

@@ -1,6 +1,7 @@
 //! RL301 unreachable-rule: rules after a rule that ends every packet's walk through the chain.
 
 use crate::context::{Findings, LintContext, written_in_order};
+use crate::lints::shadowed_hook_jump::is_hook_jump;
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, RuleRef, Severity};
 
@@ -15,6 +16,11 @@ pub static LINT: Lint = Lint {
 The rules of a chain that follow a rule with no effective match whose target ends the packet's
 walk through the chain: `ACCEPT`, `DROP`, `REJECT`, `RETURN`, or a `-g` goto. A
 `-m comment` is not a match. One finding per chain, on the first rule that is never reached.
+
+Jumps from a built-in chain to Kubernetes, CNI or Docker chains (`-A FORWARD -j FLANNEL-FWD`
+after a catch-all REJECT) are left to `RL403 shadowed-hook-jump`, which reports each of them as
+an error: when the dead rules start with such jumps, this lint reports from the first dead rule
+that is not one, and nothing when there is none.
 
 ## Why it matters
 Those rules never see a packet. Often it is a distribution's catch-all
@@ -71,7 +77,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(terminal) = rules.by_ref().find(|&r| ends_every_walk(r)) else {
             continue;
         };
-        let Some(first_dead) = rules.next() else {
+        // Hook jumps are RL403's.
+        let Some(first_dead) = rules.by_ref().find(|&r| !is_hook_jump(r)) else {
             continue;
         };
         let after = rules.len();
@@ -113,6 +120,10 @@ mod tests {
                 &filter(
                     ":KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n-A KUBE-FIREWALL -j RETURN\n",
                 ),
+                // Only hook jumps after the catch-all: left to RL403 shadowed-hook-jump.
+                &filter(
+                    ":FLANNEL-FWD - [0:0]\n:KUBE-FORWARD - [0:0]\n-A FORWARD -j REJECT --reject-with icmp-host-prohibited\n-A FORWARD -j KUBE-FORWARD\n-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD\n-A FLANNEL-FWD -j ACCEPT\n-A KUBE-FORWARD -j ACCEPT\n",
+                ),
                 // Restore input: -I puts the rule first.
                 &filter("-A INPUT -j ACCEPT\n-I INPUT 1 -s 10.0.0.1 -j DROP\n"),
             ],
@@ -126,6 +137,13 @@ mod tests {
                 (
                     &filter(
                         ":A - [0:0]\n-A INPUT -j A\n-A A -m comment --comment \"default\" -j RETURN\n-A A -j DROP\n",
+                    ),
+                    1,
+                ),
+                // The flannel jump is RL403's; the ACCEPT after it is still reported.
+                (
+                    &filter(
+                        ":FLANNEL-FWD - [0:0]\n-A FORWARD -j REJECT --reject-with icmp-host-prohibited\n-A FORWARD -j FLANNEL-FWD\n-A FORWARD -s 10.0.0.0/8 -j ACCEPT\n-A FLANNEL-FWD -j ACCEPT\n",
                     ),
                     1,
                 ),

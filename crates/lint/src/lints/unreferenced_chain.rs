@@ -2,6 +2,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::known::{is_kube_service_chain, is_unreferenced_by_design};
+use crate::lints::missing_hook_jump::expects_hook_to;
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, Severity};
 
@@ -36,7 +37,9 @@ that should reach it. To keep a chain on purpose, list it in `rulelint.toml`:
 
 ## Exceptions
 Kubernetes service and endpoint chains (`KUBE-SVC-*`, `KUBE-SEP-*`, `KUBE-EXT-*`, `KUBE-FW-*`,
-`KUBE-SVL-*`) are left to the Kubernetes lints, which name the Service. Some chains are never
+`KUBE-SVL-*`) are left to the Kubernetes lints, which name the Service, and so are the chains
+kube-proxy and kubelet hook into the built-in chains (`KUBE-SERVICES`, `KUBE-FORWARD`,
+`KUBE-FIREWALL`, ...) on a Kubernetes node: `RL402 missing-hook-jump` names the jumps they lack. Some chains are never
 jumped to by design: the canary chains of kubelet and kube-proxy (`KUBE-KUBELET-CANARY`,
 `KUBE-PROXY-CANARY`), kubelet's `KUBE-IPTABLES-HINT`, the marking chains `KUBE-MARK-MASQ`,
 `KUBE-MARK-DROP` and `CNI-HOSTPORT-SETMARK` (installed up front, jumped to once a Service or a
@@ -61,6 +64,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 || is_unreferenced_by_design(name)
                 // A chain that only jumps to itself is still unreferenced.
                 || graph.jumps_into(chain.id).any(|(from, _)| from != chain.id)
+                // kube-proxy's and kubelet's hook chains: RL402 reports the missing jumps.
+                || expects_hook_to(cx, chain)
             {
                 continue;
             }
@@ -100,9 +105,20 @@ mod tests {
                 "-A LEFTOVER -j DROP\n",
                 // Restore input: the jump to KUBE-SERVICES is installed by another command.
                 "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -j RETURN\nCOMMIT\n",
+                // An unhooked KUBE-FORWARD on a Kubernetes node is RL402's.
+                &filter(
+                    ":KUBE-FIREWALL - [0:0]\n:KUBE-FORWARD - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A OUTPUT -j KUBE-FIREWALL\n-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n",
+                ),
             ],
             &[
                 (&filter(":OLD - [0:0]\n-A OLD -j DROP\n"), 1),
+                // Not a chain kube-proxy hooks into a built-in chain.
+                (
+                    &filter(
+                        ":KUBE-FIREWALL - [0:0]\n:KUBE-ROUTER-OLD - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A OUTPUT -j KUBE-FIREWALL\n-A KUBE-ROUTER-OLD -j RETURN\n",
+                    ),
+                    1,
+                ),
                 (&filter(":EMPTY - [0:0]\n:A - [0:0]\n-A A -j A\n"), 2),
             ],
         );

@@ -1,0 +1,268 @@
+//! RL411 mixed-proxy-mode: rules of two Service proxies (kube-proxy's iptables and IPVS modes,
+//! or kube-proxy and kube-router's service proxy) both catch traffic.
+
+use crate::context::{Findings, LintContext};
+use crate::kube::names::{is_endpoint_chain, service_chain};
+use crate::kube::{is_ipvs_chain, is_ipvs_set};
+use crate::registry::{Category, Lint};
+use rulelint_parser::{CodeInfo, RuleRef, Severity, TableKind};
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL411",
+        name: "mixed-proxy-mode",
+        severity: Severity::Warning,
+        summary: "rules of two Service proxy modes both catch traffic: a leftover of a mode switch",
+        docs: "## What it flags
+Rules of kube-proxy's IPVS mode and of its iptables mode that both catch traffic on one node,
+or kube-proxy's iptables-mode Service rules beside kube-router's service proxy:
+
+* IPVS mode: a jump to one of its chains (`KUBE-IPVS-FILTER`, `KUBE-IPVS-OUT-FILTER`,
+  `KUBE-NODE-PORT`, `KUBE-LOAD-BALANCER`, `KUBE-SOURCE-RANGES-FIREWALL`) that has rules, or a
+  match on one of its ipsets (`KUBE-CLUSTER-IP`, `KUBE-LOOP-BACK`, `KUBE-NODE-PORT-TCP`, ...);
+* kube-router's service proxy: a jump to `KUBE-ROUTER-SERVICES` or a match on its
+  `kube-router-svip` ipset;
+* iptables mode: a jump to a Service or endpoint chain (`KUBE-SVC-*`, `KUBE-EXT-*`,
+  `KUBE-SEP-*`, ...) that has rules, or a \"has no endpoints\" REJECT.
+
+Only rules that a built-in chain reaches count: chains nothing jumps to any more are dead
+weight, not traffic. One finding per dump, on the first IPVS or kube-router rule, naming the
+first iptables-mode rule.
+
+## Why it matters
+A proxy-mode switch (iptables to IPVS or back, or kube-proxy to kube-router) does not always
+remove the old mode's rules: the new mode rewrites the chains it owns and leaves the others
+hooked. The old rules keep acting on Service traffic: a \"has no endpoints\" REJECT of the
+iptables mode rejects a Service the IPVS mode now serves, and `KUBE-IPVS-FILTER` rejects new
+connections to addresses in a stale ipset. The failures depend on the Service and the node.
+
+## Example
+```text
+-A INPUT -m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-FILTER
+-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment \"kube-system/kube-dns:dns has no endpoints\" -m udp --dport 53 -j REJECT --reject-with icmp-port-unreachable
+```
+
+## Instead
+Keep the rules of the mode kube-proxy runs in. Clean up the other mode with
+`kube-proxy --cleanup` (it removes the rules of every mode; restart kube-proxy afterwards so
+that it writes its own again), or reboot the node. When kube-router replaces kube-proxy, remove
+the kube-proxy DaemonSet and run `kube-proxy --cleanup` on every node.
+
+## Exceptions
+kube-router as network-policy controller only (`KUBE-ROUTER-INPUT`, `-FORWARD`, `-OUTPUT`,
+`KUBE-POD-FW-*`, `KUBE-NWPLCY-*`) runs beside kube-proxy by design and is not a second proxy.
+Cilium's chains look the same with and without its kube-proxy replacement, so Cilium is not
+checked. Leftover chains that nothing reaches are not flagged here.",
+    },
+    category: Category::Suspicious,
+    check,
+};
+
+/// What a rule shows of a proxy mode, for the message.
+enum Evidence<'a> {
+    /// A jump to a chain.
+    Jump(&'a str),
+    /// A match on an ipset.
+    Set(&'a str),
+    /// A "has no endpoints" REJECT.
+    NoEndpoints,
+}
+
+/// The first ipset a rule matches on that `pred` accepts.
+fn set_match<'a>(rule: RuleRef<'_, 'a>, pred: impl Fn(&str) -> bool) -> Option<&'a str> {
+    rule.matches()
+        .filter(|m| m.module() == Some("set"))
+        .flat_map(|m| m.options())
+        .filter(|o| matches!(o.name(), "--match-set" | "--set"))
+        .filter_map(|o| o.args().next())
+        .find(|name| pred(name))
+}
+
+/// A jump to a chain of the rule's table that has rules and whose name `pred` accepts.
+fn jump_to<'a>(rule: RuleRef<'_, 'a>, pred: impl Fn(&str) -> bool) -> Option<&'a str> {
+    let target = rule.target()?.name();
+    if !pred(target) {
+        return None;
+    }
+    let chain = rule.chain().table().chain(target)?;
+    (chain.rule_count() > 0).then_some(target)
+}
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let kube = cx.kube();
+    if !kube.layout.is_kubernetes() {
+        return;
+    }
+    let set = cx.ruleset();
+    let reachable = cx.graph().reachable_from_hooks(set);
+    let mut ipvs: Option<(RuleRef<'_, '_>, Evidence<'_>)> = None;
+    let mut router: Option<(RuleRef<'_, '_>, Evidence<'_>)> = None;
+    let mut iptables: Option<(RuleRef<'_, '_>, Evidence<'_>)> = None;
+    for table in cx.tables() {
+        let kind = table.kind();
+        if !matches!(kind, TableKind::Nat | TableKind::Filter) {
+            continue;
+        }
+        for chain in table.chains() {
+            if !reachable.get(chain.id.index()).copied().unwrap_or(false) {
+                continue;
+            }
+            for rule in chain.rules() {
+                if iptables.is_some() && (ipvs.is_some() || router.is_some()) {
+                    break;
+                }
+                if ipvs.is_none() {
+                    ipvs = jump_to(rule, is_ipvs_chain)
+                        .map(Evidence::Jump)
+                        .or_else(|| set_match(rule, is_ipvs_set).map(Evidence::Set))
+                        .map(|e| (rule, e));
+                }
+                if router.is_none() {
+                    router = jump_to(rule, |n| n == "KUBE-ROUTER-SERVICES")
+                        .map(Evidence::Jump)
+                        .or_else(|| {
+                            set_match(rule, |n| n.starts_with("kube-router-svip"))
+                                .map(Evidence::Set)
+                        })
+                        .map(|e| (rule, e));
+                }
+                if iptables.is_none() && kind == TableKind::Nat {
+                    iptables =
+                        jump_to(rule, |n| service_chain(n).is_some() || is_endpoint_chain(n))
+                            .map(|t| (rule, Evidence::Jump(t)));
+                }
+            }
+        }
+    }
+    // filter's "has no endpoints" REJECTs, where a built-in chain reaches them.
+    let first_reject = kube
+        .services
+        .iter()
+        .flat_map(|s| &s.no_endpoints_rules)
+        .map(|&id| set.rule(id))
+        .filter(|r| {
+            r.target().is_some_and(|t| t.name() == "REJECT")
+                && reachable
+                    .get(r.get().chain.index())
+                    .copied()
+                    .unwrap_or(false)
+        })
+        .min_by_key(|r| r.get().span.start);
+    if let Some(reject) = first_reject
+        && iptables
+            .as_ref()
+            .is_none_or(|(r, _)| reject.get().span.start < r.get().span.start)
+    {
+        iptables = Some((reject, Evidence::NoEndpoints));
+    }
+    let Some((old, old_evidence)) = iptables else {
+        return;
+    };
+    let (rule, evidence, (subject, proxy), help) = match (ipvs, router) {
+        (Some((r, e)), _) => (
+            r,
+            e,
+            ("kube-proxy's IPVS and iptables modes", "IPVS mode"),
+            "one of the two modes is a leftover of a proxy-mode switch: run `kube-proxy --cleanup` (or reboot the node), then restart kube-proxy so that it writes the rules of the mode it is configured for",
+        ),
+        (None, Some((r, e))) => (
+            r,
+            e,
+            (
+                "kube-router's service proxy and kube-proxy's iptables mode",
+                "kube-router service proxy",
+            ),
+            "kube-router replaces kube-proxy: remove the kube-proxy DaemonSet and run `kube-proxy --cleanup` on every node, or turn off kube-router's `--run-service-proxy`",
+        ),
+        (None, None) => return,
+    };
+    let line = cx.line(old.get().span.start);
+    let old_text = match old_evidence {
+        Evidence::Jump(target) => {
+            let service = old
+                .chain()
+                .table()
+                .chain(target)
+                .and_then(|c| kube.service_of_chain(c.id))
+                .map(|s| format!(" ({})", s.display_name(set)))
+                .unwrap_or_default();
+            format!("jumps to {target}{service}")
+        }
+        Evidence::Set(name) => format!("matches ipset {name}"),
+        Evidence::NoEndpoints => match old.comment() {
+            Some(comment) => format!("rejects traffic: \"{comment}\""),
+            None => "rejects traffic for a Service without endpoints".to_string(),
+        },
+    };
+    let this = match evidence {
+        Evidence::Jump(target) => format!("this rule jumps to {target}"),
+        Evidence::Set(name) => format!("this rule matches ipset {name}"),
+        Evidence::NoEndpoints => "this rule rejects traffic".to_string(),
+    };
+    out.push(
+        out.at_rule(
+            rule,
+            format!("{subject} both catch traffic: {this}, and the rule on line {line} {old_text}"),
+        )
+        .with_label(format!("{proxy} rule"))
+        .with_help(help),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, run};
+
+    /// iptables mode: a Service chain reached from KUBE-SERVICES.
+    const IPTABLES_NAT: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n\
+        -A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n\
+        -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m comment --comment \"default/web:http\" -m tcp -j DNAT --to-destination 10.244.1.5:8080\n\
+        -A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n\
+        -A KUBE-SVC-AAAAAAAAAAAAAAAA -m comment --comment \"default/web:http -> 10.244.1.5:8080\" -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
+        COMMIT\n";
+
+    /// IPVS mode leftovers in filter.
+    const IPVS_FILTER: &str = "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-IPVS-FILTER - [0:0]\n\
+        -A INPUT -m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-FILTER\n\
+        -A KUBE-IPVS-FILTER -m set --match-set KUBE-CLUSTER-IP dst,dst -j RETURN\n\
+        -A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set KUBE-IPVS-IPS dst -j REJECT --reject-with icmp-port-unreachable\n\
+        COMMIT\n";
+
+    #[test]
+    fn cases() {
+        assert_cases(
+            &LINT,
+            &[
+                IPTABLES_NAT,
+                IPVS_FILTER,
+                // IPVS chains that nothing reaches any more.
+                &format!("{IPTABLES_NAT}{}", IPVS_FILTER.replace("-A INPUT -m comment --comment \"kubernetes ipvs access filter\" -j KUBE-IPVS-FILTER\n", "")),
+                // kube-router as network-policy controller beside kube-proxy.
+                &format!(
+                    "{IPTABLES_NAT}*filter\n:INPUT ACCEPT [0:0]\n:KUBE-ROUTER-INPUT - [0:0]\n-A INPUT -m comment --comment \"kube-router netpol - 4IA2OSFRMVNDXBVV\" -j KUBE-ROUTER-INPUT\n-A KUBE-ROUTER-INPUT -d 10.96.0.0/12 -j RETURN\nCOMMIT\n"
+                ),
+            ],
+            &[
+                (&format!("{IPTABLES_NAT}{IPVS_FILTER}"), 1),
+                (
+                    &format!(
+                        "{IPTABLES_NAT}*filter\n:INPUT ACCEPT [0:0]\n:KUBE-ROUTER-SERVICES - [0:0]\n-A INPUT -m comment --comment \"handle traffic to IPVS service IPs in custom chain\" -m set --match-set kube-router-svip dst -j KUBE-ROUTER-SERVICES\n-A KUBE-ROUTER-SERVICES -m set --match-set kube-router-svip-prt dst,dst -j ACCEPT\nCOMMIT\n"
+                    ),
+                    1,
+                ),
+            ],
+        );
+    }
+
+    #[test]
+    fn message_names_both_sides() {
+        let found = run(&LINT, &format!("{IPTABLES_NAT}{IPVS_FILTER}"));
+        assert_eq!(
+            found[0].message,
+            "kube-proxy's IPVS and iptables modes both catch traffic: this rule jumps to KUBE-IPVS-FILTER, and the rule on line 9 jumps to KUBE-SVC-AAAAAAAAAAAAAAAA (default/web:http)"
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! RL403 shadowed-hook-jump: a jump from a built-in chain to a Kubernetes, CNI or Docker chain
+//! that an earlier ACCEPT, DROP, REJECT, RETURN or goto takes all the traffic from.
+
+use crate::context::{Findings, LintContext, written_in_order};
+use crate::registry::{Category, Lint};
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, Token};
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL403",
+        name: "shadowed-hook-jump",
+        severity: Severity::Error,
+        summary: "an earlier rule accepts, drops or rejects all the traffic of a Kubernetes, CNI or Docker hook jump",
+        docs: "## What it flags
+A jump from a built-in chain (`INPUT`, `FORWARD`, `PREROUTING`, ...) to a chain of Kubernetes
+(`KUBE-*`, kube-router's `KUBE-ROUTER-*`), a CNI plugin (`FLANNEL-*`, Calico's `cali-*`,
+`CNI-*`, `WEAVE*`, Cilium's `CILIUM_*`) or Docker (`DOCKER*`) that an earlier rule of the same
+chain takes every packet from: a rule whose target ends the walk through the chain (`ACCEPT`,
+`DROP`, `REJECT`, `RETURN`, or a `-g` goto) and whose matches are all matches of the jump too.
+An unconditional catch-all shadows every jump after it; `-A FORWARD -i eth0 -j DROP` shadows
+`-A FORWARD -i eth0 -j KUBE-FORWARD` but not `-A FORWARD -j KUBE-FORWARD`. A `-m comment` is
+not a match, and `-m state --state` counts the same as `-m conntrack --ctstate`. One finding
+per shadowed jump, naming the line of the rule that shadows it.
+
+## Why it matters
+The component behind the jump never sees the traffic: Services, pod forwarding or network
+policy stop working while every chain looks intact. This is what broke a CentOS 7 kubeadm node
+after a reboot: iptables-services restored its saved rules, ending with
+`-A FORWARD -j REJECT --reject-with icmp-host-prohibited`, and flanneld appended its
+`-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD` after it, so pod traffic
+between nodes was rejected (CoreDNS: \"no route to host\").
+
+## Example
+```text
+-A FORWARD -j REJECT --reject-with icmp-host-prohibited
+-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD
+```
+
+## Instead
+```text
+-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD
+-A FORWARD -j REJECT --reject-with icmp-host-prohibited
+```
+Keep catch-alls last, or let the firewall service manage them below the components' jumps
+(with iptables-services, stop saving the components' rules and remove the catch-all from
+`/etc/sysconfig/iptables`, or disable the service on Kubernetes nodes).
+
+## Exceptions
+Chains written with `-I`, `-D` or `-R` (restore input) are skipped: their order as written is
+not the order the kernel holds. Only exact matches are compared: a `-s 10.0.0.0/8` does not
+shadow a jump with `-s 10.1.0.0/16`. `RL301 unreachable-rule` leaves these jumps to this lint.",
+    },
+    category: Category::Correctness,
+    check,
+};
+
+/// Whether a chain is one of Kubernetes, a CNI plugin or Docker, that components hook into
+/// the built-in chains.
+fn is_hook_target(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "KUBE-", "FLANNEL-", "cali-", "CNI-", "WEAVE", "cilium", "CILIUM_", "DOCKER",
+    ];
+    name == "FLANNEL" || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// A jump (or goto) from a built-in chain to a Kubernetes, CNI or Docker chain: the rules this
+/// lint guards. `RL301 unreachable-rule` leaves these to it.
+pub(crate) fn is_hook_jump(rule: RuleRef<'_, '_>) -> bool {
+    rule.target().is_some_and(|t| is_hook_target(t.name())) && rule.chain().get().builtin
+}
+
+/// Whether a rule ends the walk through its chain for the packets it matches.
+fn is_terminal(rule: RuleRef<'_, '_>) -> bool {
+    rule.target()
+        .is_some_and(|t| t.is_goto() || matches!(t.name(), "ACCEPT" | "DROP" | "REJECT" | "RETURN"))
+}
+
+/// One condition of a rule: an option of a match (`-s 10.0.0.0/8`, `conntrack --ctstate NEW`),
+/// or a module written without options.
+#[derive(Clone, Copy)]
+struct Cond<'r, 'a> {
+    rule: RuleRef<'r, 'a>,
+    module: Option<&'a str>,
+    name: &'a str,
+    negated: bool,
+    args: &'r [Token],
+}
+
+impl Cond<'_, '_> {
+    fn same(&self, other: &Cond<'_, '_>) -> bool {
+        self.module == other.module
+            && self.name == other.name
+            && self.negated == other.negated
+            && self.args.len() == other.args.len()
+            && self
+                .args
+                .iter()
+                .zip(other.args)
+                .all(|(a, b)| self.rule.token_text(a) == other.rule.token_text(b))
+    }
+
+    fn digest(&self) -> u64 {
+        let mut h = FxHasher::default();
+        self.module.hash(&mut h);
+        self.name.hash(&mut h);
+        self.negated.hash(&mut h);
+        for a in self.args {
+            self.rule.token_text(a).hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+/// The conditions of a rule, comments left out, `state` read as `conntrack`, long basic
+/// options as short ones.
+fn conditions<'r, 'a>(rule: RuleRef<'r, 'a>) -> impl Iterator<Item = Cond<'r, 'a>> {
+    rule.matches()
+        .filter(|m| m.module() != Some("comment"))
+        .flat_map(move |m| {
+            let module = m.module().map(|name| match name {
+                "state" => "conntrack",
+                other => other,
+            });
+            let bare = (module.is_some() && m.options().next().is_none()).then_some(Cond {
+                rule,
+                module,
+                name: "",
+                negated: false,
+                args: &[],
+            });
+            bare.into_iter().chain(m.options().map(move |o| Cond {
+                rule,
+                module,
+                name: match o.name() {
+                    "--state" if module == Some("conntrack") => "--ctstate",
+                    "--source" => "-s",
+                    "--destination" => "-d",
+                    "--protocol" => "-p",
+                    "--in-interface" => "-i",
+                    "--out-interface" => "-o",
+                    other => other,
+                },
+                negated: o.negated(),
+                args: o.arg_tokens(),
+            }))
+        })
+}
+
+/// Jumps with more conditions than this are checked against unconditional rules only (their
+/// subsets are enumerated).
+const MAX_CONDITIONS: usize = 8;
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    // Terminal rules seen so far in the chain, by the key of their conditions: the first one.
+    let mut terminals: FxHashMap<(usize, u64), RuleId> = FxHashMap::default();
+    let mut conds: Vec<Cond<'_, '_>> = Vec::new();
+    for chain in cx.chains() {
+        if !chain.get().builtin || !written_in_order(chain) {
+            continue;
+        }
+        terminals.clear();
+        for rule in chain.rules() {
+            if is_hook_jump(rule) && !terminals.is_empty() {
+                conds.clear();
+                conds.extend(conditions(rule));
+                if let Some(shadow) = shadowing(cx, &terminals, &conds) {
+                    report(cx, out, rule, shadow);
+                }
+            }
+            if is_terminal(rule) {
+                let mut n = 0;
+                let mut h = 0u64;
+                for c in conditions(rule) {
+                    n += 1;
+                    h = h.wrapping_add(c.digest());
+                }
+                if n <= MAX_CONDITIONS {
+                    terminals.entry((n, h)).or_insert(rule.id);
+                }
+            }
+        }
+    }
+}
+
+/// The first terminal rule whose conditions are a subset of `conds`.
+fn shadowing<'r, 'a>(
+    cx: &LintContext<'r, 'a>,
+    terminals: &FxHashMap<(usize, u64), RuleId>,
+    conds: &[Cond<'_, '_>],
+) -> Option<RuleRef<'r, 'a>> {
+    let set = cx.ruleset();
+    let subsets: u32 = if conds.len() <= MAX_CONDITIONS {
+        1 << conds.len()
+    } else {
+        1
+    };
+    let mut best: Option<RuleRef<'r, 'a>> = None;
+    for mask in 0..subsets {
+        // The key of a set of conditions: its size and an order-independent hash.
+        let k = conds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .fold((0usize, 0u64), |(n, h), (_, c)| {
+                (n + 1, h.wrapping_add(c.digest()))
+            });
+        let Some(&id) = terminals.get(&k) else {
+            continue;
+        };
+        let candidate = set.rule(id);
+        if best.is_some_and(|b| b.get().span.start <= candidate.get().span.start) {
+            continue;
+        }
+        // The key is a hash: confirm that every condition is one of the jump's.
+        if conditions(candidate).all(|c| conds.iter().any(|j| c.same(j))) {
+            best = Some(candidate);
+        }
+    }
+    best
+}
+
+fn report(
+    cx: &LintContext<'_, '_>,
+    out: &mut Findings<'_>,
+    jump: RuleRef<'_, '_>,
+    shadow: RuleRef<'_, '_>,
+) {
+    let Some(target) = jump.target() else {
+        return;
+    };
+    let line = cx.line(shadow.get().span.start);
+    let action = match shadow.target() {
+        Some(t) if t.is_goto() => format!("sends to {}", t.name()),
+        Some(t) => match t.name() {
+            "ACCEPT" => "accepts",
+            "DROP" => "drops",
+            "REJECT" => "rejects",
+            _ => "returns",
+        }
+        .to_string(),
+        None => return,
+    };
+    let what = if shadow.is_unconditional() {
+        "every packet"
+    } else {
+        "all of its packets"
+    };
+    let chain = jump.chain();
+    let table = chain.table();
+    let verb = if target.is_goto() { "goto" } else { "jump" };
+    // The jump as an iptables command that puts it right above the shadowing rule.
+    let position = chain
+        .rules()
+        .position(|r| r.id == shadow.id)
+        .map_or(1, |i| i + 1);
+    let spec = rule_spec(jump);
+    out.push(
+        out.at_rule(
+            jump,
+            format!(
+                "the {verb} to {} is never taken: the rule on line {line} {action} {what} first",
+                target.name()
+            ),
+        )
+        .with_label(format!("shadowed by line {line}"))
+        .with_help(format!(
+            "`{}` on line {line} ends the walk through {} for every packet this {verb} matches: move that rule below the {verb}, or move the {verb} above it (`iptables -t {table} -D {chain} {spec}`, then `iptables -t {table} -I {chain} {position} {spec}`); the usual cause is a firewall service or script (iptables-services, a saved ruleset) that puts its rules above the jumps components append",
+            shadow.text(),
+            chain.name(),
+            table = table.name(),
+            chain = chain.name(),
+        )),
+    );
+}
+
+/// A rule's text after `-A CHAIN`.
+fn rule_spec<'a>(rule: RuleRef<'_, 'a>) -> &'a str {
+    let text = rule.text();
+    let mut words = text.splitn(3, ' ');
+    match (words.next(), words.next(), words.next()) {
+        (Some(_), Some(_), Some(rest)) => rest,
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, filter, run};
+
+    #[test]
+    fn cases() {
+        assert_cases(
+            &LINT,
+            &[
+                // The jump comes first.
+                &filter(
+                    ":FLANNEL-FWD - [0:0]\n-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD\n-A FORWARD -j REJECT --reject-with icmp-host-prohibited\n-A FLANNEL-FWD -s 10.244.0.0/16 -j ACCEPT\n",
+                ),
+                // Earlier rules with a match the jump lacks.
+                &filter(
+                    ":KUBE-FIREWALL - [0:0]\n-A INPUT -i wt0 -j ACCEPT\n-A INPUT -m state --state RELATED,ESTABLISHED -j ACCEPT\n-A INPUT -j KUBE-FIREWALL\n",
+                ),
+                &filter(
+                    ":DOCKER - [0:0]\n-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n-A FORWARD -o docker0 -j DOCKER\n",
+                ),
+                // Not a terminal verdict; not a hook chain.
+                &filter(
+                    ":KUBE-FORWARD - [0:0]\n:MY-CHAIN - [0:0]\n-A FORWARD -j LOG\n-A FORWARD -j MY-CHAIN\n-A FORWARD -j KUBE-FORWARD\n-A MY-CHAIN -j RETURN\n",
+                ),
+                // A user chain is not a built-in chain.
+                &filter(
+                    ":KUBE-FORWARD - [0:0]\n:MY - [0:0]\n-A FORWARD -j MY\n-A MY -j ACCEPT\n-A MY -j KUBE-FORWARD\n",
+                ),
+                // Restore input: -I puts the jump first.
+                &filter(
+                    ":KUBE-FORWARD - [0:0]\n-A FORWARD -j DROP\n-I FORWARD 1 -j KUBE-FORWARD\n",
+                ),
+                // Different arguments.
+                &filter(
+                    ":KUBE-FORWARD - [0:0]\n-A FORWARD -i eth0 -j DROP\n-A FORWARD -i eth1 -j KUBE-FORWARD\n",
+                ),
+            ],
+            &[
+                (
+                    &filter(
+                        ":FLANNEL-FWD - [0:0]\n-A FORWARD -j REJECT --reject-with icmp-host-prohibited\n-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD\n-A FLANNEL-FWD -s 10.244.0.0/16 -j ACCEPT\n",
+                    ),
+                    1,
+                ),
+                // A subset of the jump's matches; `state` is `conntrack`.
+                (
+                    &filter(
+                        ":KUBE-SERVICES - [0:0]\n-A OUTPUT -m state --state NEW -j ACCEPT\n-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        ":KUBE-FORWARD - [0:0]\n:cali-FORWARD - [0:0]\n-A FORWARD -i eth0 -j DROP\n-A FORWARD -p tcp -i eth0 -j cali-FORWARD\n-A FORWARD -j RETURN\n-A FORWARD -j KUBE-FORWARD\n",
+                    ),
+                    2,
+                ),
+            ],
+        );
+    }
+
+    #[test]
+    fn message_names_the_shadowing_line() {
+        let found = run(
+            &LINT,
+            &filter(
+                ":FLANNEL-FWD - [0:0]\n-A FORWARD -j REJECT --reject-with icmp-host-prohibited\n-A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD\n",
+            ),
+        );
+        assert_eq!(
+            found[0].message,
+            "the jump to FLANNEL-FWD is never taken: the rule on line 6 rejects every packet first"
+        );
+        assert!(is_hook_target("KUBE-ROUTER-FORWARD") && is_hook_target("FLANNEL"));
+        assert!(!is_hook_target("ufw-before-input") && !is_hook_target("LOGDROP"));
+    }
+}
