@@ -187,7 +187,9 @@ pub struct Service<'a> {
     pub local_endpoints: Vec<EndpointJump>,
     /// filter's "has no endpoints" REJECT rules.
     pub no_endpoints_rules: Vec<RuleId>,
-    /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node).
+    /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node): filter's
+    /// `-j DROP` (1.26 and later), or, before that, the `-j KUBE-MARK-DROP` kube-proxy writes into
+    /// the `KUBE-SVL-*`/`KUBE-XLB-*` chain itself.
     pub no_local_endpoints_rules: Vec<RuleId>,
 }
 
@@ -401,12 +403,19 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
         for rule in chain.rules() {
-            if let Some((name, _)) = rule_service_name(rule) {
-                self.name_service(i, name);
-            }
             let Some(target) = rule.target() else {
+                if let Some((name, _)) = rule_service_name(rule) {
+                    self.name_service(i, name);
+                }
                 continue;
             };
+            if let Some((name, role)) = rule_service_name(rule) {
+                // Before 1.26 a Local-policy chain without local endpoints holds its own DROP.
+                if role == CommentRole::NoLocalEndpoints && kind == ServiceChainKind::Local {
+                    self.services[i].no_local_endpoints_rules.push(rule.id);
+                }
+                self.name_service(i, name);
+            }
             if !is_endpoint_chain(target.name()) {
                 continue;
             }

@@ -114,3 +114,23 @@ fn no_kubernetes() {
     assert_eq!(model.layout.generation, Generation::None);
     assert!(model.services.is_empty());
 }
+
+#[test]
+fn local_chain_without_local_endpoints_holds_its_drop() {
+    let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n\
+        :KUBE-MARK-DROP - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-SERVICES - [0:0]\n\
+        :KUBE-SVC-WEBWEBWEBWEBWEBW - [0:0]\n:KUBE-XLB-WEBWEBWEBWEBWEBW - [0:0]\n\
+        -A KUBE-NODEPORTS -p tcp -m comment --comment \"default/web:http\" -m tcp --dport 30080 -j KUBE-XLB-WEBWEBWEBWEBWEBW\n\
+        -A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport 80 -j KUBE-SVC-WEBWEBWEBWEBWEBW\n\
+        -A KUBE-SVC-WEBWEBWEBWEBWEBW -m comment --comment \"default/web:http\" -j KUBE-SEP-AAAAAAAAAAAAAAAA\n\
+        -A KUBE-XLB-WEBWEBWEBWEBWEBW -m comment --comment \"default/web:http has no local endpoints\" -j KUBE-MARK-DROP\n\
+        COMMIT\n";
+    let parsed = parse(text);
+    let model = KubeModel::build(&parsed.ruleset);
+    assert_eq!(model.services.len(), 1);
+    let web = &model.services[0];
+    assert!(web.chains.local.is_some());
+    assert!(web.local_endpoints.is_empty());
+    assert_eq!(web.no_local_endpoints_rules.len(), 1);
+    assert_eq!(web.endpoints.len(), 1);
+}
