@@ -28,7 +28,9 @@ pub mod names;
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
 use rulelint_parser::views::{Mark, PortRange};
-use rulelint_parser::{ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef};
+use rulelint_parser::{
+    ChainGraph, ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef,
+};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -188,7 +190,7 @@ pub struct Service<'a> {
     /// filter's "has no endpoints" REJECT rules.
     pub no_endpoints_rules: Vec<RuleId>,
     /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node): filter's
-    /// `-j DROP` (1.26 and later), or, before that, the `-j KUBE-MARK-DROP` kube-proxy writes into
+    /// `-j DROP` (1.25 and later, kubernetes#110290), or, before that, the `-j KUBE-MARK-DROP` kube-proxy writes into
     /// the `KUBE-SVL-*`/`KUBE-XLB-*` chain itself.
     pub no_local_endpoints_rules: Vec<RuleId>,
 }
@@ -203,6 +205,20 @@ impl Service<'_> {
             Some((_, chain)) => Cow::Borrowed(set.chain(chain).name()),
             None => Cow::Borrowed("an unnamed Service"),
         }
+    }
+
+    /// Whether something other than the Service's own chains (`KUBE-SERVICES`,
+    /// `KUBE-NODEPORTS`, ...) jumps to `chain`.
+    pub fn dispatched(&self, graph: &ChainGraph, chain: ChainId) -> bool {
+        graph
+            .jumps_into(chain)
+            .any(|(from, _)| !self.chains.iter().any(|(_, own)| own == from))
+    }
+
+    /// Whether the Service is still programmed: something outside its own chains jumps to one
+    /// of them. The chains of a deleted Service that kube-proxy left behind are not.
+    pub fn is_live(&self, graph: &ChainGraph) -> bool {
+        self.chains.iter().any(|(_, c)| self.dispatched(graph, c))
     }
 
     /// The balanced endpoint jumps (session-affinity rules left out).
@@ -410,7 +426,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 continue;
             };
             if let Some((name, role)) = rule_service_name(rule) {
-                // Before 1.26 a Local-policy chain without local endpoints holds its own DROP.
+                // Before 1.25 a Local-policy chain without local endpoints holds its own DROP.
                 if role == CommentRole::NoLocalEndpoints && kind == ServiceChainKind::Local {
                     self.services[i].no_local_endpoints_rules.push(rule.id);
                 }

@@ -134,3 +134,32 @@ fn local_chain_without_local_endpoints_holds_its_drop() {
     assert_eq!(web.no_local_endpoints_rules.len(), 1);
     assert_eq!(web.endpoints.len(), 1);
 }
+
+#[test]
+fn live_services_are_dispatched_from_outside_their_own_chains() {
+    let parsed = parse(MODERN);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset);
+    let web = &model.services[0];
+    assert!(web.is_live(&graph));
+    // KUBE-SVC is reached from KUBE-SERVICES; KUBE-EXT from KUBE-NODEPORTS.
+    assert!(web.dispatched(&graph, web.chains.cluster.unwrap()));
+    // Without its dispatch rules, the Service's chains only reach each other.
+    let text: String = MODERN
+        .lines()
+        .filter(|l| !l.starts_with("-A KUBE-SERVICES -d") && !l.starts_with("-A KUBE-NODEPORTS"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let parsed = parse(&text);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset);
+    let web = &model.services[0];
+    assert!(
+        graph
+            .jumps_into(web.chains.cluster.unwrap())
+            .next()
+            .is_some()
+    );
+    assert!(!web.dispatched(&graph, web.chains.cluster.unwrap()));
+    assert!(!web.is_live(&graph));
+}
