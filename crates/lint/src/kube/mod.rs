@@ -195,7 +195,9 @@ pub struct Service<'a> {
     pub local_endpoints: Vec<EndpointJump>,
     /// filter's "has no endpoints" REJECT rules.
     pub no_endpoints_rules: Vec<RuleId>,
-    /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node).
+    /// The "has no local endpoints" DROP rules (Local traffic policy, none on this node): filter's
+    /// `-j DROP` (1.25 and later, kubernetes#110290), or, before that, the `-j KUBE-MARK-DROP` kube-proxy writes into
+    /// the `KUBE-SVL-*`/`KUBE-XLB-*` chain itself.
     pub no_local_endpoints_rules: Vec<RuleId>,
 }
 
@@ -209,6 +211,20 @@ impl Service<'_> {
             Some((_, chain)) => Cow::Borrowed(set.chain(chain).name()),
             None => Cow::Borrowed("an unnamed Service"),
         }
+    }
+
+    /// Whether something other than the Service's own chains (`KUBE-SERVICES`,
+    /// `KUBE-NODEPORTS`, ...) jumps to `chain`.
+    pub fn dispatched(&self, graph: &ChainGraph, chain: ChainId) -> bool {
+        graph
+            .jumps_into(chain)
+            .any(|(from, _)| !self.chains.iter().any(|(_, own)| own == from))
+    }
+
+    /// Whether the Service is still programmed: something outside its own chains jumps to one
+    /// of them. The chains of a deleted Service that kube-proxy left behind are not.
+    pub fn is_live(&self, graph: &ChainGraph) -> bool {
+        self.chains.iter().any(|(_, c)| self.dispatched(graph, c))
     }
 
     /// The balanced endpoint jumps (session-affinity rules left out).
@@ -436,7 +452,20 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
-        if self.services[i].name.is_none()
+        if kind == ServiceChainKind::Local {
+            // Before 1.25 a Local-policy chain without local endpoints holds its own DROP
+            // ("has no local endpoints"). Local chains are few: reading every comment is cheap.
+            for rule in chain.rules() {
+                if let Some((name, role)) = rule_service_name(rule) {
+                    if role == CommentRole::NoLocalEndpoints && rule.target().is_some() {
+                        self.services[i].no_local_endpoints_rules.push(rule.id);
+                    }
+                    if self.services[i].name.is_none() {
+                        self.name_service(i, name);
+                    }
+                }
+            }
+        } else if self.services[i].name.is_none()
             && let Some(name) = chain
                 .rules()
                 .find_map(|r| rule_service_name(r).map(|(n, _)| n))

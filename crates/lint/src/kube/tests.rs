@@ -136,3 +136,61 @@ fn ipvs_state() {
             .ipvs
     );
 }
+
+#[test]
+fn local_chain_without_local_endpoints_holds_its_drop() {
+    let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n\
+        :KUBE-MARK-DROP - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-SERVICES - [0:0]\n\
+        :KUBE-SVC-WEBWEBWEBWEBWEBW - [0:0]\n:KUBE-XLB-WEBWEBWEBWEBWEBW - [0:0]\n\
+        -A KUBE-NODEPORTS -p tcp -m comment --comment \"default/web:http\" -m tcp --dport 30080 -j KUBE-XLB-WEBWEBWEBWEBWEBW\n\
+        -A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport 80 -j KUBE-SVC-WEBWEBWEBWEBWEBW\n\
+        -A KUBE-SVC-WEBWEBWEBWEBWEBW -m comment --comment \"default/web:http\" -j KUBE-SEP-AAAAAAAAAAAAAAAA\n\
+        -A KUBE-XLB-WEBWEBWEBWEBWEBW -m comment --comment \"default/web:http has no local endpoints\" -j KUBE-MARK-DROP\n\
+        COMMIT\n";
+    let parsed = parse(text);
+    let model = KubeModel::build(
+        &parsed.ruleset,
+        &rulelint_parser::ChainGraph::build(&parsed.ruleset),
+    );
+    assert_eq!(model.services.len(), 1);
+    let web = &model.services[0];
+    assert!(web.chains.local.is_some());
+    assert!(web.local_endpoints.is_empty());
+    assert_eq!(web.no_local_endpoints_rules.len(), 1);
+    assert_eq!(web.endpoints.len(), 1);
+}
+
+#[test]
+fn live_services_are_dispatched_from_outside_their_own_chains() {
+    let parsed = parse(MODERN);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = KubeModel::build(
+        &parsed.ruleset,
+        &rulelint_parser::ChainGraph::build(&parsed.ruleset),
+    );
+    let web = &model.services[0];
+    assert!(web.is_live(&graph));
+    // KUBE-SVC is reached from KUBE-SERVICES; KUBE-EXT from KUBE-NODEPORTS.
+    assert!(web.dispatched(&graph, web.chains.cluster.unwrap()));
+    // Without its dispatch rules, the Service's chains only reach each other.
+    let text: String = MODERN
+        .lines()
+        .filter(|l| !l.starts_with("-A KUBE-SERVICES -d") && !l.starts_with("-A KUBE-NODEPORTS"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let parsed = parse(&text);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = KubeModel::build(
+        &parsed.ruleset,
+        &rulelint_parser::ChainGraph::build(&parsed.ruleset),
+    );
+    let web = &model.services[0];
+    assert!(
+        graph
+            .jumps_into(web.chains.cluster.unwrap())
+            .next()
+            .is_some()
+    );
+    assert!(!web.dispatched(&graph, web.chains.cluster.unwrap()));
+    assert!(!web.is_live(&graph));
+}
