@@ -2,13 +2,17 @@
 
 pub mod bare_drop;
 pub mod chain_loop;
+pub mod cluster_ip_conflict;
 pub mod duplicate_rule;
+pub mod invalid_endpoint;
+pub mod masquerade_mark_mismatch;
 pub mod mixed_backend;
 pub mod ruleset_scale;
 pub mod undefined_jump_target;
 pub mod unreachable_rule;
 pub mod unreferenced_chain;
 pub mod unsupported_revision;
+pub mod weakened_rule;
 
 #[cfg(test)]
 pub(crate) mod testing {
