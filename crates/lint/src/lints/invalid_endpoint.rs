@@ -208,7 +208,9 @@ fn destination_problem(text: &str, family: Option<Family>) -> Option<String> {
             return Some(format!("goes to `{text}`: `{a}` is not an IP address"));
         }
         Err(NatError::BadPort(p)) => {
-            let port = if p.trim_start_matches('0').is_empty() && !p.is_empty() {
+            let port = if p.is_empty() {
+                "an empty port".to_string()
+            } else if p.trim_start_matches('0').is_empty() {
                 "port 0".to_string()
             } else {
                 format!("`{p}` is not a port")
@@ -415,6 +417,7 @@ mod tests {
                 (&healthy("10.244.1.5:0", "10.244.2.7"), 2),
                 (&healthy(":8080", "10.244.2.7:8080-8090"), 2),
                 (&healthy("10.244.1.5:8080", "not-an-ip:8080"), 1),
+                (&healthy("10.244.1.5:", "10.244.2.7:http"), 2),
                 (&healthy("[fd00::5]:8080", "10.244.2.7:8080"), 1),
                 // Two chains for one endpoint.
                 (&healthy("10.244.1.5:8080", "10.244.1.5:8080"), 1),

@@ -26,7 +26,7 @@ writes, but that lacks a match condition the owner always writes on that rule:
 | `kubernetes forwarding rules` | filter `KUBE-FORWARD`, `ACCEPT` | `-m mark --mark` |
 | `kubernetes forwarding conntrack rule` (and the older `... pod source rule`, `... pod destination rule`) | filter `KUBE-FORWARD`, `ACCEPT` | `--ctstate RELATED,ESTABLISHED` |
 | `kubernetes service nodeports; NOTE: this must be the last rule in this chain` | nat `KUBE-SERVICES`, `KUBE-NODEPORTS` | `-m addrtype --dst-type LOCAL` or `-d` |
-| `kubernetes service traffic requiring SNAT` | nat `KUBE-POSTROUTING`, `MASQUERADE`, when no `-m mark ! --mark ... -j RETURN` comes first (the older layout) | `-m mark --mark` |
+| `kubernetes service traffic requiring SNAT` | nat `KUBE-POSTROUTING` (`POSTROUTING` in the first iptables-mode releases), `MASQUERADE`, when no `-m mark ! --mark ... -j RETURN` comes first (the older layout) | `-m mark --mark` |
 | `kubernetes load balancer firewall` | filter built-in chains, `KUBE-PROXY-FIREWALL` | `--ctstate NEW` |
 | `kubernetes externally-visible service portals`, `kubernetes service portals` | filter built-in chains, on nodes with the 1.25+ layout | `--ctstate NEW` |
 | `NS/SVC:PORT cluster IP`, `external IP`, `loadbalancer IP` | nat `KUBE-SERVICES` | `-d`, `--dport` |
