@@ -1,6 +1,10 @@
 //! Reading kube-proxy's rule comments: which Service port a comment names, and what it says of
 //! it.
 
+use rulelint_parser::RuleRef;
+use rulelint_parser::views::{Negatable, unquote};
+use std::borrow::Cow;
+
 /// What a kube-proxy comment says about the Service port it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommentRole {
@@ -60,6 +64,41 @@ pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
         (comment, CommentRole::Plain)
     };
     is_service_port_name(name).then_some((name, role))
+}
+
+/// Every `-m comment --comment` text of a rule, in order, without its quotes. Borrowed unless
+/// the text holds a `\` escape, so that reading the comments of every rule allocates nothing.
+/// (Calico writes two comments per rule: its `cali:` rule ID, then the rule's description.)
+pub fn comments<'r, 'a>(rule: RuleRef<'r, 'a>) -> impl Iterator<Item = Cow<'a, str>> + 'r {
+    rule.matches()
+        .filter(|m| m.module() == Some("comment"))
+        .flat_map(|m| m.options())
+        .filter(|o| o.name() == "--comment")
+        .filter_map(|o| o.args().next())
+        .map(|text| {
+            match text
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .filter(|t| !t.contains(['"', '\\']))
+            {
+                Some(inner) => Cow::Borrowed(inner),
+                None => unquote(text),
+            }
+        })
+}
+
+/// The first argument of an option of any match, with its negation. Unlike
+/// `RuleRef::module_option`, this also finds `--dport` in kube-proxy's own restore input, which
+/// writes `-m tcp -p tcp -d IP --dport N`: there the basic options end the `tcp` match before
+/// its `--dport`.
+pub fn option_anywhere<'a>(rule: RuleRef<'_, 'a>, names: &[&str]) -> Option<Negatable<&'a str>> {
+    rule.matches()
+        .flat_map(|m| m.options())
+        .find(|o| names.contains(&o.name()))
+        .map(|o| Negatable {
+            negated: o.negated(),
+            value: o.args().next().unwrap_or(""),
+        })
 }
 
 /// `namespace/name` or `namespace/name:port`, as Kubernetes names allow them: no spaces, one
@@ -147,6 +186,29 @@ mod tests {
         assert_eq!(service_comment("flanneld masq"), None);
         assert_eq!(service_comment("cali:abcd"), None);
         assert_eq!(service_comment("a/b/c"), None);
+    }
+
+    #[test]
+    fn comment_texts() {
+        let parsed = rulelint_parser::parse(
+            "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment \"cali:abc\" -m comment --comment \"Drop \\\"x\\\"\" -m comment --comment plain -j DROP\nCOMMIT\n",
+        );
+        let rule = parsed.ruleset.rule(rulelint_parser::RuleId(0));
+        let all: Vec<_> = super::comments(rule).collect();
+        assert_eq!(all, ["cali:abc", "Drop \"x\"", "plain"]);
+        assert!(matches!(all[0], Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn options_after_basic_options() {
+        let parsed = rulelint_parser::parse(
+            "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -m comment --comment x -m tcp -p tcp -d 10.96.0.1 --dport 443 -j ACCEPT\nCOMMIT\n",
+        );
+        let rule = parsed.ruleset.rule(rulelint_parser::RuleId(0));
+        assert_eq!(
+            super::option_anywhere(rule, &["--dport"]).map(|o| o.value),
+            Some("443")
+        );
     }
 
     #[test]

@@ -2,8 +2,11 @@
 
 pub mod bare_drop;
 pub mod chain_loop;
+pub mod cluster_ip_conflict;
 pub mod duplicate_rule;
 pub mod forward_drop_policy;
+pub mod invalid_endpoint;
+pub mod masquerade_mark_mismatch;
 pub mod missing_hook_jump;
 pub mod mixed_backend;
 pub mod mixed_proxy_mode;
@@ -17,6 +20,7 @@ pub mod undefined_jump_target;
 pub mod unreachable_rule;
 pub mod unreferenced_chain;
 pub mod unsupported_revision;
+pub mod weakened_rule;
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -1,0 +1,382 @@
+//! RL409 cluster-ip-conflict: two Service dispatch rules in nat `KUBE-SERVICES` for one
+//! address, port and protocol; the later one never sees traffic.
+
+use crate::context::{Findings, LintContext};
+use crate::kube::names::{CommentRole, comments, option_anywhere, service_chain, service_comment};
+use crate::registry::{Category, Lint};
+use ipnet::IpNet;
+use rulelint_parser::views::PortRange;
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+/// The declaration.
+pub static LINT: Lint = Lint {
+    info: CodeInfo {
+        code: "RL409",
+        name: "cluster-ip-conflict",
+        severity: Severity::Error,
+        summary: "two Service dispatch rules match the same address, port and protocol",
+        docs: "## What it flags
+A dispatch rule in nat `KUBE-SERVICES` (`-d ADDRESS -p PROTO --dport PORT -j KUBE-SVC-*`, or
+`KUBE-SVL-*`, `KUBE-EXT-*`, `KUBE-FW-*`, `KUBE-XLB-*`) that matches the same destination
+address, protocol and port as an earlier dispatch rule leading to another chain: a cluster IP,
+external IP or load-balancer IP that two Service ports claim, or one Service port whose
+`externalIPs` repeat its load-balancer IP while `loadBalancerSourceRanges` send the
+load-balancer traffic through `KUBE-FW-*`. The finding is on the later rule and names the
+earlier one.
+
+## Why it matters
+iptables takes the first rule that matches: every packet goes to the first Service, and the
+second one is unreachable at that address while it looks configured. The API server never gives
+two Services one cluster IP, but it does not check `externalIPs` (and controllers can hand out
+one load-balancer IP twice), so two Services can claim the same address and port; when it is
+the same Service, the external-IP rule bypasses the `loadBalancerSourceRanges` firewall. A
+conflict on a cluster IP means rules that kube-proxy did not write in this sync: stale rules,
+or a second proxy writing the same chain.
+
+## Example
+```text
+-A KUBE-SERVICES -d 203.0.113.10/32 -p tcp -m comment --comment \"shop/web:http external IP\" -m tcp --dport 80 -j KUBE-EXT-7PQ2LDRWVZAKXG4M
+-A KUBE-SERVICES -d 203.0.113.10/32 -p tcp -m comment --comment \"blog/web:http external IP\" -m tcp --dport 80 -j KUBE-EXT-M3XJQ5RT2C7WFHNB
+```
+
+## Instead
+Give each Service port its own address or port: change the `externalIPs` (or the
+load-balancer IP) of one of the Services. For a cluster IP, restart kube-proxy so that it
+rewrites `KUBE-SERVICES`, and find what else writes it.
+
+## Exceptions
+Only rules that match nothing but the destination address, protocol and port (and comments)
+hide later rules: kube-proxy's older external-IP rules, which add `physdev` and `addrtype`
+matches, hide nothing. Two rules to the same chain (a Service port whose external IP is also its
+load-balancer IP, without source ranges) send the traffic to the same place and are not
+reported.",
+    },
+    category: Category::Correctness,
+    check,
+};
+
+/// The protocol of a rule, by number (`tcp` and `6` are one protocol).
+fn protocol_number(text: &str) -> Option<u16> {
+    if text.eq_ignore_ascii_case("tcp") {
+        Some(6)
+    } else if text.eq_ignore_ascii_case("udp") {
+        Some(17)
+    } else if text.eq_ignore_ascii_case("sctp") {
+        Some(132)
+    } else {
+        text.parse().ok()
+    }
+}
+
+/// Destination address, protocol and port of a dispatch rule.
+type Key = (IpNet, u16, PortRange);
+
+fn key(rule: RuleRef<'_, '_>) -> Option<Key> {
+    let address = rule.destination().filter(|d| !d.negated)?.value;
+    let protocol = protocol_number(rule.protocol().filter(|p| !p.negated)?.value)?;
+    // One port (kube-proxy's `--dport`), read without building the list of a multiport match.
+    let port = option_anywhere(rule, &["--dport", "--destination-port"]).filter(|p| !p.negated)?;
+    Some((address, protocol, PortRange::parse(port.value)?))
+}
+
+/// Whether the rule matches nothing but its destination address, protocol and port: then every
+/// packet to that address and port stops at it, and a later rule for them is never reached.
+fn matches_only_the_key(rule: RuleRef<'_, '_>) -> bool {
+    rule.matches().all(|m| match m.module() {
+        // In kube-proxy's restore input `--dport` follows the basic options, outside its match.
+        None => m.options().all(|o| {
+            !o.negated()
+                && matches!(
+                    o.name(),
+                    "-d" | "--destination" | "-p" | "--protocol" | "--dport" | "--destination-port"
+                )
+        }),
+        Some("comment") => true,
+        Some("tcp" | "udp" | "sctp") => m
+            .options()
+            .all(|o| !o.negated() && matches!(o.name(), "--dport" | "--destination-port")),
+        Some(_) => false,
+    })
+}
+
+fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let Some(chain) = cx
+        .tables()
+        .filter(|t| t.kind() == TableKind::Nat)
+        .last()
+        .and_then(|t| t.chain("KUBE-SERVICES"))
+    else {
+        return;
+    };
+    let mut first: FxHashMap<Key, RuleId> = FxHashMap::default();
+    for rule in chain.rules() {
+        let Some(target) = rule.target() else {
+            continue;
+        };
+        if target.is_goto()
+            || service_chain(target.name()).is_none()
+            || rule.has_unsupported_revision()
+        {
+            continue;
+        }
+        let Some(key) = key(rule) else {
+            continue;
+        };
+        match first.get(&key) {
+            Some(&earlier) => {
+                let earlier = cx.ruleset().rule(earlier);
+                if earlier.target().is_some_and(|t| t.name() != target.name()) {
+                    report(cx, out, rule, earlier, key);
+                }
+            }
+            None => {
+                if matches_only_the_key(rule) {
+                    first.insert(key, rule.id);
+                }
+            }
+        }
+    }
+}
+
+/// How a dispatch rule names its Service port and what the address is to it:
+/// (`default/web:http`, `cluster IP`).
+fn describe<'a>(cx: &LintContext<'_, 'a>, rule: RuleRef<'_, 'a>) -> (Cow<'a, str>, &'static str) {
+    let target = rule.target().map_or("", |t| t.name());
+    let from_comment = comments(rule).find_map(|c| {
+        let (name, role) = service_comment(&c)?;
+        let what = match role {
+            CommentRole::ClusterIp => "cluster IP",
+            CommentRole::ExternalIp => "external IP",
+            CommentRole::LoadBalancerIp => "load-balancer IP",
+            _ => "address",
+        };
+        Some((Cow::Owned(name.to_string()), what))
+    });
+    let what_by_chain = match service_chain(target).map(|(k, _)| k) {
+        Some(crate::kube::names::ServiceChainKind::Firewall) => "load-balancer IP",
+        Some(crate::kube::names::ServiceChainKind::External) => "external address",
+        _ => "cluster IP",
+    };
+    let model = cx.kube();
+    let by_chain = rule
+        .chain()
+        .table()
+        .chain(target)
+        .and_then(|c| model.service_of_chain(c.id))
+        .and_then(|s| s.name.clone());
+    match (by_chain, from_comment) {
+        (Some(name), Some((_, what))) => (name, what),
+        (Some(name), None) => (name, what_by_chain),
+        (None, Some((name, what))) => (name, what),
+        (None, None) => (Cow::Borrowed(target), what_by_chain),
+    }
+}
+
+fn report<'a>(
+    cx: &LintContext<'_, 'a>,
+    out: &mut Findings<'_>,
+    rule: RuleRef<'_, 'a>,
+    earlier: RuleRef<'_, 'a>,
+    (address, protocol, port): Key,
+) {
+    let (name, what) = describe(cx, rule);
+    let (earlier_name, earlier_what) = describe(cx, earlier);
+    let line = cx.line(earlier.get().span.start);
+    let proto = match protocol {
+        6 => Cow::Borrowed("tcp"),
+        17 => Cow::Borrowed("udp"),
+        132 => Cow::Borrowed("sctp"),
+        n => Cow::Owned(n.to_string()),
+    };
+    let host = if address.prefix_len() == address.max_prefix_len() {
+        address.addr().to_string()
+    } else {
+        address.to_string()
+    };
+    let target = rule.target().map_or("", |t| t.name());
+    let earlier_target = earlier.target().map_or("", |t| t.name());
+    let same_service = name == earlier_name;
+    let message = if same_service {
+        format!(
+            "{name} {what} {host}:{port}/{proto} is already dispatched to {earlier_target} by its {earlier_what} rule at line {line}: this rule to {target} never sees traffic",
+            port = port.first
+        )
+    } else {
+        format!(
+            "{name} {what} {host}:{port}/{proto} is already taken by {earlier_name} ({earlier_what}, line {line}): this rule never sees traffic",
+            port = port.first
+        )
+    };
+    let help = if same_service {
+        "the external-IP rule comes first and skips the loadBalancerSourceRanges check of the KUBE-FW chain: remove the load-balancer IP from the Service's externalIPs".to_string()
+    } else if what == "cluster IP" && earlier_what == "cluster IP" {
+        "the API server never gives two Services one cluster IP, so one of these rules is stale or was not written by this kube-proxy: restart kube-proxy so that it rewrites KUBE-SERVICES, and find what else writes the chain".to_string()
+    } else {
+        format!(
+            "iptables takes the first match, so {earlier_name} gets all traffic to {host}:{}/{proto}: give one of the Services another address or port (the API server does not check externalIPs for conflicts)",
+            port.first
+        )
+    };
+    out.push(
+        out.at_rule(rule, message)
+            .with_label(format!(
+                "shadowed by line {line}, which sends the same traffic to {earlier_target}"
+            ))
+            .with_help(help),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::testing::{assert_cases, run};
+
+    fn nat(lines: &str) -> String {
+        format!(
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-MARK-MASQ - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-SVC-BBBBBBBBBBBBBBBB - [0:0]\n:KUBE-EXT-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-EXT-BBBBBBBBBBBBBBBB - [0:0]\n:KUBE-FW-AAAAAAAAAAAAAAAA - [0:0]\n-A PREROUTING -j KUBE-SERVICES\n{lines}COMMIT\n"
+        )
+    }
+
+    fn dispatch(addr: &str, proto: &str, port: u16, comment: &str, chain: &str) -> String {
+        format!(
+            "-A KUBE-SERVICES -d {addr}/32 -p {proto} -m comment --comment \"{comment}\" -m {proto} --dport {port} -j {chain}\n"
+        )
+    }
+
+    #[test]
+    fn cases() {
+        let a_cluster = dispatch(
+            "10.96.0.20",
+            "tcp",
+            80,
+            "shop/web:http cluster IP",
+            "KUBE-SVC-AAAAAAAAAAAAAAAA",
+        );
+        let b_cluster = dispatch(
+            "10.96.0.30",
+            "tcp",
+            80,
+            "blog/web:http cluster IP",
+            "KUBE-SVC-BBBBBBBBBBBBBBBB",
+        );
+        let a_ext = dispatch(
+            "203.0.113.10",
+            "tcp",
+            80,
+            "shop/web:http external IP",
+            "KUBE-EXT-AAAAAAAAAAAAAAAA",
+        );
+        let b_ext = dispatch(
+            "203.0.113.10",
+            "tcp",
+            80,
+            "blog/web:http external IP",
+            "KUBE-EXT-BBBBBBBBBBBBBBBB",
+        );
+        let b_ext_udp = dispatch(
+            "203.0.113.10",
+            "udp",
+            80,
+            "blog/web:http external IP",
+            "KUBE-EXT-BBBBBBBBBBBBBBBB",
+        );
+        let b_ext_443 = dispatch(
+            "203.0.113.10",
+            "tcp",
+            443,
+            "blog/web:https external IP",
+            "KUBE-EXT-BBBBBBBBBBBBBBBB",
+        );
+        let a_lb_same_chain = dispatch(
+            "203.0.113.10",
+            "tcp",
+            80,
+            "shop/web:http loadbalancer IP",
+            "KUBE-EXT-AAAAAAAAAAAAAAAA",
+        );
+        let a_lb_fw = dispatch(
+            "203.0.113.10",
+            "tcp",
+            80,
+            "shop/web:http loadbalancer IP",
+            "KUBE-FW-AAAAAAAAAAAAAAAA",
+        );
+        // Before 1.11: external-IP rules with physdev/addrtype matches do not hide later rules.
+        let old_ext = "-A KUBE-SERVICES -d 203.0.113.10/32 -p tcp -m comment --comment \"shop/web:http external IP\" -m tcp --dport 80 -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j KUBE-SVC-AAAAAAAAAAAAAAAA\n-A KUBE-SERVICES -d 203.0.113.10/32 -p tcp -m comment --comment \"shop/web:http external IP\" -m tcp --dport 80 -m addrtype --dst-type LOCAL -j KUBE-SVC-AAAAAAAAAAAAAAAA\n";
+        let masq_first = "-A KUBE-SERVICES ! -s 10.244.0.0/16 -d 10.96.0.20/32 -p tcp -m comment --comment \"shop/web:http cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n";
+        assert_cases(
+            &LINT,
+            &[
+                &nat(&format!(
+                    "{a_cluster}{b_cluster}{a_ext}{b_ext_udp}{b_ext_443}"
+                )),
+                &nat(&format!("{a_ext}{a_lb_same_chain}")),
+                &nat(&format!("{old_ext}{b_ext_udp}")),
+                &nat(&format!("{masq_first}{a_cluster}")),
+            ],
+            &[
+                (&nat(&format!("{a_ext}{b_ext}")), 1),
+                // kube-proxy's restore input writes `-m tcp -p tcp -d IP --dport N`.
+                (
+                    &nat(&format!(
+                        "{a_ext}-A KUBE-SERVICES -m comment --comment \"blog/web:http external IP\" -m tcp -p tcp -d 203.0.113.10 --dport 80 -j KUBE-EXT-BBBBBBBBBBBBBBBB\n"
+                    )),
+                    1,
+                ),
+                (&nat(&format!("{a_ext}{a_lb_fw}")), 1),
+                (
+                    &nat(&format!(
+                        "{a_cluster}{}",
+                        a_cluster
+                            .replace("KUBE-SVC-AAAAAAAAAAAAAAAA", "KUBE-SVC-BBBBBBBBBBBBBBBB")
+                            .replace("shop/", "blog/")
+                    )),
+                    1,
+                ),
+                // A protocol number is the same protocol as its name.
+                (
+                    &nat(&format!("{a_ext}{}", b_ext.replace("-p tcp", "-p 6"))),
+                    1,
+                ),
+                // Three claims: two findings, both against the first.
+                (
+                    &nat(&format!(
+                        "{a_ext}{b_ext}{}",
+                        b_ext.replace("KUBE-EXT-BBBBBBBBBBBBBBBB", "KUBE-SVC-BBBBBBBBBBBBBBBB")
+                    )),
+                    2,
+                ),
+            ],
+        );
+    }
+
+    #[test]
+    fn message_names_both_services() {
+        let found = run(
+            &LINT,
+            &nat(&format!(
+                "{}{}",
+                dispatch(
+                    "203.0.113.10",
+                    "tcp",
+                    80,
+                    "shop/web:http external IP",
+                    "KUBE-EXT-AAAAAAAAAAAAAAAA"
+                ),
+                dispatch(
+                    "203.0.113.10",
+                    "tcp",
+                    80,
+                    "blog/web:http external IP",
+                    "KUBE-EXT-BBBBBBBBBBBBBBBB"
+                )
+            )),
+        );
+        assert_eq!(
+            found[0].message,
+            "blog/web:http external IP 203.0.113.10:80/tcp is already taken by shop/web:http (external IP, line 14): this rule never sees traffic"
+        );
+    }
+}
