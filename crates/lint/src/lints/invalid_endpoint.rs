@@ -70,18 +70,19 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         return;
     }
     let set = cx.ruleset();
-    // The first Service jump into each endpoint chain: whose endpoint it is.
-    let mut jumped: FxHashMap<ChainId, (usize, RuleId)> = FxHashMap::default();
+    // The first Service jump into each endpoint chain: whose endpoint it is. Indexed like
+    // `model.endpoints` (a dense table: this runs once per endpoint on large nodes).
+    let mut jumped: Vec<Option<(usize, RuleId)>> = vec![None; model.endpoints.len()];
     for (i, service) in model.services.iter().enumerate() {
         for jump in service.endpoints.iter().chain(&service.local_endpoints) {
-            if let Some(chain) = jump.chain {
-                jumped.entry(chain).or_insert((i, jump.rule));
+            if let Some(e) = jump.chain.and_then(|c| model.endpoint_index(c)) {
+                jumped[e].get_or_insert((i, jump.rule));
             }
         }
     }
-    for endpoint in &model.endpoints {
-        let Some(&(service, jump)) = jumped.get(&endpoint.chain) else {
-            // Nothing jumps to it: no traffic is lost here (unused chains are another lint's).
+    for (endpoint, jumped) in model.endpoints.iter().zip(jumped) {
+        // Nothing jumps to it: no traffic is lost here (unused chains are another lint's).
+        let Some((service, jump)) = jumped else {
             continue;
         };
         let service = &model.services[service];
@@ -112,16 +113,24 @@ fn check_endpoint(
     jump: RuleRef<'_, '_>,
 ) {
     let set = cx.ruleset();
+    // The common case, a sound DNAT, returns before anything is formatted.
+    let problem = match endpoint.dnat.map(|dnat| set.rule(dnat)) {
+        Some(rule) if rule.has_unsupported_revision() => return, // RL502's finding
+        Some(rule) => match dnat_problem(rule, set.family) {
+            Some(problem) => Some((rule, problem)),
+            None => return,
+        },
+        None => None,
+    };
     let chain = set.chain(endpoint.chain);
     let name = service.display_name(set);
-    let meant = intended(jump);
-    let should = match &meant {
+    let should = match intended(jump) {
         Some(dest) => format!(
             "`-j DNAT --to-destination {dest}` (the endpoint the Service chain's comment names)"
         ),
         None => "`-p PROTO -m PROTO -j DNAT --to-destination POD_IP:PORT`".to_string(),
     };
-    let Some(dnat) = endpoint.dnat else {
+    let Some((rule, problem)) = problem else {
         out.push(
             out.diagnostic(
                 cx.chain_span(chain),
@@ -139,14 +148,6 @@ fn check_endpoint(
                 "kube-proxy ends every endpoint chain with {should}; restart kube-proxy so that it writes the chain again, and find what emptied it"
             )),
         );
-        return;
-    };
-    let rule = set.rule(dnat);
-    if rule.has_unsupported_revision() {
-        // The dump does not show the whole rule: RL502's finding.
-        return;
-    }
-    let Some(problem) = dnat_problem(rule, set.family) else {
         return;
     };
     let shown = rule.dnat_destination().unwrap_or("");
@@ -259,41 +260,54 @@ enum Key<'a> {
     Destination(&'a str),
 }
 
-/// Two balanced jumps of one Service chain to the same endpoint. One map for all Services
-/// (keyed by Service and chain kind), so that nothing is cleared per Service.
+/// Above this many endpoint jumps in one Service chain, duplicates are found with a hash map;
+/// below it (nearly every Service), by comparing with the earlier jumps, which touches no map.
+const PAIRWISE_MAX: usize = 32;
+
+/// Two balanced jumps of one Service chain to the same endpoint.
 fn duplicates(cx: &LintContext<'_, '_>, out: &mut Findings<'_>, model: &KubeModel<'_>) {
     let set = cx.ruleset();
-    let total: usize = model
-        .services
-        .iter()
-        .map(|s| s.endpoints.len() + s.local_endpoints.len())
-        .sum();
-    let mut seen: FxHashMap<(usize, bool, Key<'_>), RuleId> =
-        FxHashMap::with_capacity_and_hasher(total.saturating_mul(2), Default::default());
-    for (i, service) in model.services.iter().enumerate() {
-        for (local, jumps) in [
-            (false, &service.endpoints),
-            (true, &service.local_endpoints),
-        ] {
+    // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
+    let mut seen: Vec<(Key<'_>, Option<&str>, RuleId)> = Vec::new();
+    for service in &model.services {
+        for jumps in [&service.endpoints, &service.local_endpoints] {
+            let large = Service::balanced(jumps).count() > PAIRWISE_MAX;
+            let mut map: FxHashMap<Key<'_>, RuleId> = FxHashMap::default();
+            seen.clear();
             for jump in Service::balanced(jumps) {
                 let rule = set.rule(jump.rule);
                 let Some(target) = rule.target() else {
                     continue;
                 };
                 let chain_key = jump.chain.map_or(Key::Named(target.name()), Key::Chain);
-                if let Some(&earlier) = seen.get(&(i, local, chain_key)) {
-                    report(cx, out, service, rule, earlier, None);
-                    continue;
-                }
-                seen.insert((i, local, chain_key), jump.rule);
-                let Some(destination) = destination(model, jump) else {
-                    continue;
-                };
-                match seen.get(&(i, local, Key::Destination(destination))) {
-                    Some(&earlier) => report(cx, out, service, rule, earlier, Some(destination)),
-                    None => {
-                        seen.insert((i, local, Key::Destination(destination)), jump.rule);
+                let destination = destination(model, jump);
+                let earlier = if large {
+                    let by_chain = map.get(&chain_key).map(|&r| (r, None));
+                    let found = by_chain.or_else(|| {
+                        let d = destination?;
+                        map.get(&Key::Destination(d)).map(|&r| (r, Some(d)))
+                    });
+                    map.entry(chain_key).or_insert(jump.rule);
+                    if let Some(d) = destination {
+                        map.entry(Key::Destination(d)).or_insert(jump.rule);
                     }
+                    found
+                } else {
+                    let found = seen
+                        .iter()
+                        .find(|(k, _, _)| *k == chain_key)
+                        .map(|&(_, _, r)| (r, None))
+                        .or_else(|| {
+                            let d = destination?;
+                            seen.iter()
+                                .find(|(_, other, _)| *other == Some(d))
+                                .map(|&(_, _, r)| (r, Some(d)))
+                        });
+                    seen.push((chain_key, destination, jump.rule));
+                    found
+                };
+                if let Some((earlier, destination)) = earlier {
+                    report(cx, out, service, rule, earlier, destination);
                 }
             }
         }

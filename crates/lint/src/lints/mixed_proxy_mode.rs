@@ -109,6 +109,13 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             if !reachable.get(chain.id.index()).copied().unwrap_or(false) {
                 continue;
             }
+            // IPVS and kube-router state never lives in iptables mode's per-Service and
+            // per-endpoint chains: once those have shown iptables mode, skip them (they are
+            // most of a large node).
+            let name = chain.name();
+            if iptables.is_some() && (service_chain(name).is_some() || is_endpoint_chain(name)) {
+                continue;
+            }
             for rule in chain.rules() {
                 if iptables.is_some() && (ipvs.is_some() || router.is_some()) {
                     break;
