@@ -3,7 +3,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{CommentRole, comments, service_comment};
-use crate::kube::{Endpoint, EndpointJump, KubeModel, Service};
+use crate::kube::{Endpoint, KubeModel, Service};
 use crate::registry::{Category, Lint};
 use rulelint_parser::views::{NatAddress, NatError};
 use rulelint_parser::{ChainId, CodeInfo, Family, RuleId, RuleRef, Ruleset, Severity};
@@ -80,15 +80,21 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
         }
     }
-    for (endpoint, jumped) in model.endpoints.iter().zip(jumped) {
+    // Whether each endpoint's destination is an address, for the duplicate check: known from
+    // the DNAT check when the DNAT is sound, parsed again only when it is not.
+    let mut usable = vec![false; model.endpoints.len()];
+    for ((endpoint, jumped), usable) in model.endpoints.iter().zip(jumped).zip(&mut usable) {
         // Nothing jumps to it: no traffic is lost here (unused chains are another lint's).
         let Some((service, jump)) = jumped else {
             continue;
         };
         let service = &model.services[service];
-        check_endpoint(cx, out, endpoint, service, set.rule(jump));
+        *usable = check_endpoint(cx, out, endpoint, service, set.rule(jump))
+            || endpoint
+                .destination
+                .is_some_and(|d| NatAddress::parse(d).is_ok_and(|n| n.first.is_some()));
     }
-    duplicates(cx, out, model);
+    duplicates(cx, out, model, &usable);
 }
 
 /// The endpoint a Service chain's jump comment names: `default/web:http -> 10.244.1.5:8080`.
@@ -111,14 +117,14 @@ fn check_endpoint(
     endpoint: &Endpoint<'_>,
     service: &Service<'_>,
     jump: RuleRef<'_, '_>,
-) {
+) -> bool {
     let set = cx.ruleset();
     // The common case, a sound DNAT, returns before anything is formatted.
     let problem = match endpoint.dnat.map(|dnat| set.rule(dnat)) {
-        Some(rule) if rule.has_unsupported_revision() => return, // RL502's finding
+        Some(rule) if rule.has_unsupported_revision() => return false, // RL502's finding
         Some(rule) => match dnat_problem(rule, set.family) {
             Some(problem) => Some((rule, problem)),
-            None => return,
+            None => return true,
         },
         None => None,
     };
@@ -148,7 +154,7 @@ fn check_endpoint(
                 "kube-proxy ends every endpoint chain with {should}; restart kube-proxy so that it writes the chain again, and find what emptied it"
             )),
         );
-        return;
+        return false;
     };
     let shown = rule.dnat_destination().unwrap_or("");
     out.push(
@@ -168,6 +174,7 @@ fn check_endpoint(
             "kube-proxy writes {should}; this rule was rewritten, often by an iptables binary of another version than the one that wrote it (kubernetes#114537): align the iptables versions of the host and the kube-proxy image and restart kube-proxy"
         )),
     );
+    false
 }
 
 /// What is wrong with a DNAT rule's `--to-destination`, as the end of a message; `None` when it
@@ -265,7 +272,12 @@ enum Key<'a> {
 const PAIRWISE_MAX: usize = 32;
 
 /// Two balanced jumps of one Service chain to the same endpoint.
-fn duplicates(cx: &LintContext<'_, '_>, out: &mut Findings<'_>, model: &KubeModel<'_>) {
+fn duplicates(
+    cx: &LintContext<'_, '_>,
+    out: &mut Findings<'_>,
+    model: &KubeModel<'_>,
+    usable: &[bool],
+) {
     let set = cx.ruleset();
     // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
     let mut seen: Vec<(Key<'_>, Option<&str>, RuleId)> = Vec::new();
@@ -275,12 +287,19 @@ fn duplicates(cx: &LintContext<'_, '_>, out: &mut Findings<'_>, model: &KubeMode
             let mut map: FxHashMap<Key<'_>, RuleId> = FxHashMap::default();
             seen.clear();
             for jump in Service::balanced(jumps) {
-                let rule = set.rule(jump.rule);
-                let Some(target) = rule.target() else {
-                    continue;
+                // The jump rule itself is read only for an undeclared chain, or to report.
+                let chain_key = match jump.chain {
+                    Some(chain) => Key::Chain(chain),
+                    None => match set.rule(jump.rule).target() {
+                        Some(target) => Key::Named(target.name()),
+                        None => continue,
+                    },
                 };
-                let chain_key = jump.chain.map_or(Key::Named(target.name()), Key::Chain);
-                let destination = destination(model, jump);
+                let destination = jump
+                    .chain
+                    .and_then(|c| model.endpoint_index(c))
+                    .filter(|&i| usable[i])
+                    .and_then(|i| model.endpoints[i].destination);
                 let earlier = if large {
                     let by_chain = map.get(&chain_key).map(|&r| (r, None));
                     let found = by_chain.or_else(|| {
@@ -307,19 +326,11 @@ fn duplicates(cx: &LintContext<'_, '_>, out: &mut Findings<'_>, model: &KubeMode
                     found
                 };
                 if let Some((earlier, destination)) = earlier {
-                    report(cx, out, service, rule, earlier, destination);
+                    report(cx, out, service, set.rule(jump.rule), earlier, destination);
                 }
             }
         }
     }
-}
-
-/// The DNAT destination of the chain a jump leads to, when it is a valid one.
-fn destination<'a>(model: &KubeModel<'a>, jump: &EndpointJump) -> Option<&'a str> {
-    model
-        .endpoint(jump)?
-        .destination
-        .filter(|d| NatAddress::parse(d).is_ok_and(|n| n.first.is_some()))
 }
 
 fn report(
