@@ -216,6 +216,18 @@ fn report(name: &str, parsed: &Parsed<'_>, text: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// Exit status of a command that only reads its files: 2 when one holds no iptables-save
+/// content (each such file named on stderr), else 0.
+fn content_status(loaded: &[Loaded], parsed: &[Parsed<'_>]) -> u8 {
+    let mut code = 0;
+    for (l, p) in loaded.iter().zip(parsed) {
+        if no_content(&l.name, p) {
+            code = EXIT_INPUT;
+        }
+    }
+    code
+}
+
 fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
     if parsed.has_no_content() {
         eprintln!("rulelint: `{name}` holds no iptables-save content (no table, chain or rule)");
@@ -298,7 +310,6 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 .iter()
                 .map(|l| rulelint_parser::parse(&l.text))
                 .collect();
-            let mut code = 0;
             match format {
                 ParseFormat::Json => {
                     let docs = loaded
@@ -332,12 +343,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                     }
                 }
             }
-            for (l, p) in loaded.iter().zip(&parsed) {
-                if no_content(&l.name, p) {
-                    code = EXIT_INPUT;
-                }
-            }
-            Ok(code)
+            Ok(content_status(&loaded, &parsed))
         }
         Command::Services { files, format } => {
             let loaded = match load_all(&files) {
@@ -369,13 +375,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                     }
                 }
             }
-            let mut code = 0;
-            for (l, p) in loaded.iter().zip(&parsed) {
-                if no_content(&l.name, p) {
-                    code = EXIT_INPUT;
-                }
-            }
-            Ok(code)
+            Ok(content_status(&loaded, &parsed))
         }
         Command::Stats { files, format } => {
             let loaded = match load_all(&files) {
@@ -402,13 +402,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                     }
                 }
             }
-            let mut code = 0;
-            for (l, p) in loaded.iter().zip(&parsed) {
-                if no_content(&l.name, p) {
-                    code = EXIT_INPUT;
-                }
-            }
-            Ok(code)
+            Ok(content_status(&loaded, &parsed))
         }
     }
 }
