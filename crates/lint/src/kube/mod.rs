@@ -570,10 +570,6 @@ impl<'r, 'a> Builder<'r, 'a> {
         let filter_chain = |name| self.filter.and_then(|t| t.chain(name));
         let mark_drop = nat_chain("KUBE-MARK-DROP").is_some();
         let proxy_firewall = filter_chain("KUBE-PROXY-FIREWALL").is_some();
-        let marked_drop_rule = filter_chain("KUBE-FIREWALL").is_some_and(|c| {
-            c.rules()
-                .any(|r| r.mark().is_some_and(|m| m.value.mask == 0x8000))
-        });
         let mut kube_chains = false;
         let mut nfacct = false;
         let mut ipvs = false;
@@ -610,10 +606,9 @@ impl<'r, 'a> Builder<'r, 'a> {
             Generation::None
         } else if proxy_firewall || modern_chains || nfacct {
             Generation::Modern
-        } else if mark_drop || marked_drop_rule {
-            Generation::Legacy
         } else {
-            // kube-proxy chains but neither marker: older than both, closest to legacy.
+            // KUBE-MARK-DROP and the 0x8000 KUBE-FIREWALL rule mark it, but kube-proxy chains
+            // without any marker are older still: legacy too.
             Generation::Legacy
         };
         let commented = self.endpoints.iter().any(|e| e.name.is_some());

@@ -2,6 +2,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::Generation;
+use crate::lints::orphan_service_chain::{push_orphan, stale_help};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, Severity, TableKind};
 use rustc_hash::FxHashSet;
@@ -100,24 +101,13 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             Some(svc) => format!("nothing jumps to {name}, an endpoint chain of {svc}{target}"),
             None => format!("nothing jumps to endpoint chain {name}{target}"),
         };
-        let help = if large_cluster {
-            format!(
-                "left over from a removed endpoint: in large-cluster mode (over 1,000 endpoints) kube-proxy deletes stale chains only once per sync period, so this may go away by itself; if it stays, check kube-proxy's log for failed iptables-restore runs, or delete it: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
-            )
-        } else {
-            format!(
-                "left over from a removed endpoint or Service: kube-proxy deletes stale chains on every sync, so it is not running, not in iptables mode, or failing to restore (check its log, kubernetes#80407); restart it, or delete the chain: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
-            )
-        };
-        let mut d = out
-            .diagnostic(cx.chain_span(chain), message)
-            .in_chain(nat.id, endpoint.chain)
-            .with_label("declared here; no rule jumps to it")
-            .with_help(help);
-        if large_cluster {
-            d.severity = Severity::Info;
-        }
-        out.push(d);
+        let help = stale_help(
+            "a removed endpoint",
+            "a removed endpoint or Service",
+            name,
+            large_cluster,
+        );
+        push_orphan(cx, out, chain, message, help, large_cluster);
     }
 }
 

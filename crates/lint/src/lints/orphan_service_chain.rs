@@ -3,7 +3,7 @@
 use crate::context::{Findings, LintContext};
 use crate::kube::names::ServiceChainKind;
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, Severity, TableKind};
+use rulelint_parser::{ChainRef, CodeInfo, Severity, TableKind};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -130,26 +130,52 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                     service.display_name(set),
                     entry(kind)
                 )
-            } else if large_cluster {
-                format!(
-                    "left over from a deleted Service: in large-cluster mode (over 1,000 endpoints) kube-proxy deletes stale chains only once per sync period, so this may go away by itself; if it stays, check kube-proxy's log for failed iptables-restore runs, or delete it: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
-                )
             } else {
-                format!(
-                    "left over from a deleted Service: kube-proxy deletes stale chains on every sync, so it is not running, not in iptables mode, or failing to restore (check its log, kubernetes#80407); restart it, or delete the chain: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
+                stale_help(
+                    "a deleted Service",
+                    "a deleted Service",
+                    name,
+                    large_cluster,
                 )
             };
-            let mut d = out
-                .diagnostic(cx.chain_span(chain), message)
-                .in_chain(nat.id, id)
-                .with_label("declared here; no rule jumps to it")
-                .with_help(help);
-            if large_cluster {
-                d.severity = Severity::Info;
-            }
-            out.push(d);
+            push_orphan(cx, out, chain, message, help, large_cluster);
         }
     }
+}
+
+/// The help for a chain kube-proxy should have deleted: `what` it is left over from, as
+/// written for large-cluster mode (lazy deletion) and otherwise.
+pub(crate) fn stale_help(what_large: &str, what: &str, name: &str, large_cluster: bool) -> String {
+    if large_cluster {
+        format!(
+            "left over from {what_large}: in large-cluster mode (over 1,000 endpoints) kube-proxy deletes stale chains only once per sync period, so this may go away by itself; if it stays, check kube-proxy's log for failed iptables-restore runs, or delete it: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
+        )
+    } else {
+        format!(
+            "left over from {what}: kube-proxy deletes stale chains on every sync, so it is not running, not in iptables mode, or failing to restore (check its log, kubernetes#80407); restart it, or delete the chain: `iptables -t nat -F {name}` then `iptables -t nat -X {name}`"
+        )
+    }
+}
+
+/// Reports a nat chain nothing jumps to, at its declaration; info rather than the lint's
+/// severity in large-cluster mode, where kube-proxy removes stale chains lazily.
+pub(crate) fn push_orphan(
+    cx: &LintContext<'_, '_>,
+    out: &mut Findings<'_>,
+    chain: ChainRef<'_, '_>,
+    message: String,
+    help: String,
+    large_cluster: bool,
+) {
+    let mut d = out
+        .diagnostic(cx.chain_span(chain), message)
+        .in_chain(chain.get().table, chain.id)
+        .with_label("declared here; no rule jumps to it")
+        .with_help(help);
+    if large_cluster {
+        d.severity = Severity::Info;
+    }
+    out.push(d);
 }
 
 #[cfg(test)]
