@@ -1,6 +1,7 @@
 //! The `rulelint` command line: flags, I/O and exit codes. Analysis lives in the library crates.
 
 mod check;
+mod diff;
 mod input;
 mod stats;
 
@@ -73,6 +74,28 @@ enum Color {
 enum Command {
     /// Check dumps: parser diagnostics and every lint (the default command).
     Check(CheckArgs),
+    /// Compare node dumps: what one node does differently from another, or from the majority.
+    ///
+    /// Two dumps: Services, endpoints, weights, hook jumps, chains, policies, then rule by
+    /// rule. Three or more (or folders of dumps): the nodes that disagree with the majority.
+    /// Counters, timestamps, chain order and kube-proxy's dispatch order are ignored;
+    /// differences healthy nodes have by design (local endpoints, per-pod chains, node
+    /// addresses) are listed as expected. A `# node: NAME` line in a dump names its node;
+    /// otherwise the file name does.
+    ///
+    /// Exit status: 0 when the nodes agree but for expected differences, 1 when they drift,
+    /// 2 on unreadable input or fewer than two dumps.
+    Diff {
+        /// Dump files or folders of dumps; `-` reads standard input; `.gz` files are decompressed.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Output format (`json` is stable and documented in the README).
+        #[arg(long, value_enum, default_value_t = diff::Format::Human)]
+        format: diff::Format,
+        /// When to colour the text report.
+        #[arg(long, value_enum, default_value_t = Color::Auto)]
+        color: Color,
+    },
     /// Print the documentation of a code or lint name.
     Explain {
         /// A code (`RL401`) or name (`bare-drop`).
@@ -181,12 +204,19 @@ fn load_all(files: &[String]) -> Result<Vec<Loaded>, u8> {
     if failed { Err(EXIT_INPUT) } else { Ok(loaded) }
 }
 
+impl Color {
+    /// Whether to colour standard output.
+    fn resolve(self) -> bool {
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
+        }
+    }
+}
+
 fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
-    let color = match args.color {
-        Color::Always => true,
-        Color::Never => false,
-        Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
-    };
+    let color = args.color.resolve();
     check::run(
         check::Options {
             files: args.files,
@@ -271,6 +301,11 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
             }
             run_check(args, out)
         }
+        Command::Diff {
+            paths,
+            format,
+            color,
+        } => diff::run(&paths, format, color.resolve(), out),
         Command::Explain { code } => match rulelint_lint::find_code(&code) {
             Some(entry) => {
                 out.write_all(rulelint_lint::docs_page(&entry).as_bytes())?;

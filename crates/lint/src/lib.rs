@@ -36,6 +36,7 @@
 mod check;
 mod config;
 mod context;
+pub mod diff;
 pub mod known;
 pub mod kube;
 pub mod lints;

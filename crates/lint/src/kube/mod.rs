@@ -100,7 +100,7 @@ impl Layout {
 }
 
 /// How traffic reaches a Service port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AddressKind {
     /// The cluster IP, dispatched in nat `KUBE-SERVICES`.

@@ -1,0 +1,351 @@
+//! What one node does, as facts that compare across nodes: each fact is a subject (a Service
+//! port's endpoint, a hook jump, a chain's policy) with a value. Two nodes agree on a subject
+//! when they hold it with the same value. Names, not positions, identify subjects, so the order
+//! of chains and of dispatch rules never shows.
+
+use super::Node;
+use super::node_local::{Expected, has_node_local_rules, is_per_pod_chain};
+use crate::kube::names::{ServiceChainKind, is_endpoint_chain, service_chain};
+use crate::kube::{AddressKind, EndpointJump, Service};
+use ipnet::IpNet;
+use rulelint_parser::{ChainId, RuleId, TableKind};
+
+/// What a fact is about. The order of the variants is the order of the report: Kubernetes
+/// first, then chains.
+// The fields say what they hold: a Service port's key, a table, chain or address.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subject<'r> {
+    /// A Service port is programmed. Value: its status, [`STATUS_DISPATCHED`] and the others.
+    Service { service: &'r str },
+    /// A Service port has a chain of a kind (`KUBE-EXT-*`, `KUBE-FW-*`, ...).
+    ServiceChain { service: &'r str, chain: &'r str },
+    /// A way into a Service port.
+    Address {
+        service: &'r str,
+        kind: AddressKind,
+        address: Option<IpNet>,
+        protocol: Option<&'r str>,
+        port: Option<u16>,
+    },
+    /// filter rejects a Service port for having no endpoints.
+    NoEndpointsReject { service: &'r str },
+    /// A Service port sends traffic to an endpoint. Value: session affinity.
+    Endpoint {
+        service: &'r str,
+        destination: &'r str,
+    },
+    /// The share of new connections an endpoint gets. Value: the weight in millionths.
+    Weight {
+        service: &'r str,
+        destination: &'r str,
+    },
+    /// A Local-policy Service port has an endpoint on this node.
+    LocalEndpoint {
+        service: &'r str,
+        destination: &'r str,
+    },
+    /// A Local-policy Service port drops external traffic: no endpoint on this node.
+    NoLocalEndpointsDrop { service: &'r str },
+    /// A built-in chain jumps to a chain.
+    HookJump {
+        table: &'r str,
+        hook: &'r str,
+        target: &'r str,
+    },
+    /// A chain exists (per-Service chains are facts of their Service instead).
+    Chain { table: &'r str, chain: &'r str },
+    /// A chain's policy. Value: the policy.
+    Policy { table: &'r str, chain: &'r str },
+    /// A chain's rules, compared as a whole. Value: a digest of them. Only for groups of nodes,
+    /// where no rule-level diff is printed.
+    ChainRules { table: &'r str, chain: &'r str },
+}
+
+/// A Service port's status: something jumps to its chains.
+pub const STATUS_DISPATCHED: &str = "dispatched";
+/// A Service port's status: it has chains, but nothing jumps to them.
+pub const STATUS_ORPHANED: &str = "orphaned";
+/// A Service port's status: it has no chains, only filter's "has no endpoints" REJECT.
+pub const STATUS_REJECTED: &str = "rejected";
+
+/// The value a node holds a subject with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value<'r> {
+    /// The subject is there; nothing more to compare.
+    Present,
+    /// A yes/no property: an endpoint's session affinity.
+    Flag(bool),
+    /// A weight in millionths.
+    Weight(u32),
+    /// A policy, a Service port's status.
+    Text(&'r str),
+    /// A digest of rules.
+    Digest {
+        /// Of the rules as written.
+        exact: u64,
+        /// Of the rules with every address blanked out.
+        masked: u64,
+    },
+}
+
+/// One fact of one node.
+#[derive(Clone, Copy, Debug)]
+pub struct Fact<'r> {
+    /// What.
+    pub subject: Subject<'r>,
+    /// How.
+    pub value: Value<'r>,
+    /// The node, an index into the compared nodes.
+    pub node: u32,
+    /// The rule that shows it, for line numbers.
+    pub rule: Option<RuleId>,
+    /// The chain that shows it, when no single rule does.
+    pub chain: Option<ChainId>,
+    /// Set when a difference in this fact is expected between healthy nodes.
+    pub expected: Option<Expected>,
+}
+
+impl<'r> Subject<'r> {
+    /// Whether a node without the subject disagrees with one that has it. Values of a subject
+    /// that only exists with something else (an endpoint's weight, a chain's policy) are
+    /// compared only among the nodes that hold it; its absence is that other fact's difference.
+    pub fn absence_counts(&self) -> bool {
+        !matches!(
+            self,
+            Subject::Weight { .. } | Subject::Policy { .. } | Subject::ChainRules { .. }
+        )
+    }
+
+    /// The Service port the subject belongs to.
+    pub fn service(&self) -> Option<&'r str> {
+        match *self {
+            Subject::Service { service }
+            | Subject::ServiceChain { service, .. }
+            | Subject::Address { service, .. }
+            | Subject::NoEndpointsReject { service }
+            | Subject::Endpoint { service, .. }
+            | Subject::Weight { service, .. }
+            | Subject::LocalEndpoint { service, .. }
+            | Subject::NoLocalEndpointsDrop { service } => Some(service),
+            _ => None,
+        }
+    }
+}
+
+/// The name a Service port is known by across nodes: its comment name, else its hash (the same
+/// on every node, since kube-proxy derives it from the name).
+pub fn service_key<'r>(service: &'r Service<'_>) -> &'r str {
+    service
+        .name
+        .as_deref()
+        .or(service.hash)
+        .unwrap_or("an unnamed Service")
+}
+
+/// Collects the facts of one node, in no particular order.
+pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut Vec<Fact<'r>>) {
+    let set = node.set;
+    let model = &node.model;
+    let fact = |subject, value, rule, chain, expected| Fact {
+        subject,
+        value,
+        node: index,
+        rule,
+        chain,
+        expected,
+    };
+
+    for service in &model.services {
+        let key = service_key(service);
+        let first_chain = service.chains.iter().next().map(|(_, c)| c);
+        let status = if first_chain.is_none() {
+            STATUS_REJECTED
+        } else if service.is_live(&node.graph) {
+            STATUS_DISPATCHED
+        } else {
+            STATUS_ORPHANED
+        };
+        out.push(fact(
+            Subject::Service { service: key },
+            Value::Text(status),
+            None,
+            first_chain,
+            None,
+        ));
+        for (_, chain) in service.chains.iter() {
+            out.push(fact(
+                Subject::ServiceChain {
+                    service: key,
+                    chain: set.chain(chain).name(),
+                },
+                Value::Present,
+                None,
+                Some(chain),
+                None,
+            ));
+        }
+        for address in &service.addresses {
+            out.push(fact(
+                Subject::Address {
+                    service: key,
+                    kind: address.kind,
+                    address: address.address,
+                    protocol: address.protocol,
+                    port: address.port.map(|p| p.first),
+                },
+                Value::Present,
+                Some(address.rule),
+                None,
+                None,
+            ));
+        }
+        if let Some(&rule) = service.no_endpoints_rules.first() {
+            out.push(fact(
+                Subject::NoEndpointsReject { service: key },
+                Value::Present,
+                Some(rule),
+                None,
+                None,
+            ));
+        }
+        if let Some(&rule) = service.no_local_endpoints_rules.first() {
+            out.push(fact(
+                Subject::NoLocalEndpointsDrop { service: key },
+                Value::Present,
+                Some(rule),
+                None,
+                Some(Expected::LocalEndpoints),
+            ));
+        }
+        let destination = |jump: &EndpointJump| -> &'r str {
+            model
+                .endpoint(jump)
+                .and_then(|e| e.destination)
+                .or_else(|| jump.chain.map(|c| set.chain(c).name()))
+                .unwrap_or("?")
+        };
+        let mut remaining = 1.0_f64;
+        for jump in Service::balanced(&service.endpoints) {
+            let destination = destination(jump);
+            let probability = jump.probability.unwrap_or(1.0).clamp(0.0, 1.0);
+            let weight = remaining * probability;
+            remaining -= weight;
+            let affinity = service
+                .endpoints
+                .iter()
+                .any(|j| j.affinity && j.chain == jump.chain);
+            out.push(fact(
+                Subject::Endpoint {
+                    service: key,
+                    destination,
+                },
+                Value::Flag(affinity),
+                Some(jump.rule),
+                None,
+                None,
+            ));
+            out.push(fact(
+                Subject::Weight {
+                    service: key,
+                    destination,
+                },
+                Value::Weight((weight * 1e6).round() as u32),
+                Some(jump.rule),
+                None,
+                None,
+            ));
+        }
+        for jump in Service::balanced(&service.local_endpoints) {
+            out.push(fact(
+                Subject::LocalEndpoint {
+                    service: key,
+                    destination: destination(jump),
+                },
+                Value::Present,
+                Some(jump.rule),
+                None,
+                Some(Expected::LocalEndpoints),
+            ));
+        }
+    }
+
+    for table in set.iter_tables().filter(|t| !t.get().superseded) {
+        let table_name = table.name();
+        for chain in table.chains() {
+            let c = chain.get();
+            let name = chain.name();
+            let belongs_to_service = model.service_of_chain(chain.id).is_some()
+                || (is_endpoint_chain(name) && node.graph.jumps_into(chain.id).next().is_some());
+            if c.builtin {
+                if let Some(policy) = chain.policy() {
+                    out.push(fact(
+                        Subject::Policy {
+                            table: table_name,
+                            chain: name,
+                        },
+                        Value::Text(policy),
+                        None,
+                        Some(chain.id),
+                        None,
+                    ));
+                }
+                for (target, jump) in node.graph.jumps_from(chain.id) {
+                    let target_name = set.chain(target).name();
+                    out.push(fact(
+                        Subject::HookJump {
+                            table: table_name,
+                            hook: name,
+                            target: target_name,
+                        },
+                        Value::Present,
+                        Some(jump.rule),
+                        None,
+                        is_per_pod_chain(target_name).then_some(Expected::NodeLocalChain),
+                    ));
+                }
+            } else if !belongs_to_service {
+                out.push(fact(
+                    Subject::Chain {
+                        table: table_name,
+                        chain: name,
+                    },
+                    Value::Present,
+                    None,
+                    Some(chain.id),
+                    is_per_pod_chain(name).then_some(Expected::NodeLocalChain),
+                ));
+            }
+            let per_service = service_chain(name).is_some() || is_endpoint_chain(name);
+            if rule_digests && !per_service {
+                let (exact, masked) = super::rules::digest(node, chain.id);
+                out.push(fact(
+                    Subject::ChainRules {
+                        table: table_name,
+                        chain: name,
+                    },
+                    Value::Digest { exact, masked },
+                    None,
+                    Some(chain.id),
+                    has_node_local_rules(name).then_some(Expected::NodeLocalChain),
+                ));
+            }
+        }
+    }
+}
+
+/// The table kind of a table name, for sorting output the way dumps list tables.
+pub fn table_order(name: &str) -> TableKind {
+    TableKind::from_name(name)
+}
+
+/// The kind of a service chain, for messages.
+pub fn chain_kind_words(chain: &str) -> &'static str {
+    match service_chain(chain) {
+        Some((ServiceChainKind::Cluster, _)) => "cluster",
+        Some((ServiceChainKind::Local, _)) => "local-endpoint",
+        Some((ServiceChainKind::External, _)) => "external",
+        Some((ServiceChainKind::Firewall, _)) => "load-balancer firewall",
+        None => "service",
+    }
+}

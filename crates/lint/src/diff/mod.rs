@@ -1,0 +1,346 @@
+//! Node diff: what one node does differently from another, or from the rest of its cluster.
+//!
+//! Each node's dump becomes [facts](facts::Fact): its Service ports, their addresses,
+//! endpoints and weights, its hook jumps, chains and policies, each keyed by name rather than by
+//! position, so counters, timestamps, the order of chains and the order of kube-proxy's dispatch
+//! rules never show. Facts on which nodes disagree become [`Difference`]s. For two nodes,
+//! [`rules::diff`] adds the rule level: per chain, the rules removed, added or changed, with
+//! lines in both files. Differences that healthy nodes have by design (local endpoints,
+//! per-pod chains, node addresses) are marked [`Expected`].
+//!
+//! ```
+//! use rulelint_lint::diff::{Node, compare};
+//!
+//! let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";
+//! let b = "*nat\n:PREROUTING ACCEPT [5:300]\n:KUBE-SERVICES - [0:0]\nCOMMIT\n";
+//! let (pa, pb) = (rulelint_parser::parse(a), rulelint_parser::parse(b));
+//! let nodes = [Node::new("a", &pa.ruleset), Node::new("b", &pb.ruleset)];
+//! let comparison = compare(&nodes);
+//! assert_eq!(comparison.drift_count(), 2); // the hook jump, and the rule that makes it
+//! assert!(comparison.differences[0].message(&nodes).contains("jumps to KUBE-SERVICES"));
+//! ```
+
+pub mod facts;
+pub mod node_local;
+pub mod report;
+pub mod rules;
+
+use crate::kube::KubeModel;
+use facts::{Fact, Subject, Value};
+pub use node_local::Expected;
+use rulelint_parser::{ChainGraph, ChainId, CommentKind, LineIndex, RuleId, Ruleset};
+use rustc_hash::FxHashSet;
+use std::net::IpAddr;
+
+/// One node's dump, with what comparing it needs.
+pub struct Node<'a> {
+    /// The node's name: from a `# node: NAME` line in the dump, else given by the caller.
+    pub name: String,
+    /// The parsed dump.
+    pub set: &'a Ruleset<'a>,
+    /// Its chain graph.
+    pub graph: ChainGraph,
+    /// What kube-proxy programmed.
+    pub model: KubeModel<'a>,
+    lines: LineIndex,
+}
+
+impl<'a> Node<'a> {
+    /// Prepares a parsed dump for comparison; `name` is used unless the dump names its node.
+    pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> Node<'a> {
+        let graph = ChainGraph::build(set);
+        let model = KubeModel::build(set, &graph);
+        let name = declared_name(set).map_or_else(|| name.into(), str::to_string);
+        Node {
+            name,
+            set,
+            graph,
+            model,
+            lines: LineIndex::new(set.source()),
+        }
+    }
+
+    /// The line of a rule.
+    pub fn rule_line(&self, rule: RuleId) -> u32 {
+        self.lines.line(self.set.rule(rule).get().span.start)
+    }
+
+    /// The line that declares a chain (or its first rule).
+    pub fn chain_line(&self, chain: ChainId) -> Option<u32> {
+        let c = self.set.chain(chain);
+        let start = c
+            .get()
+            .declaration
+            .map(|d| d.start)
+            .or_else(|| c.rules().next().map(|r| r.get().span.start))?;
+        Some(self.lines.line(start))
+    }
+}
+
+/// The node name a dump declares with a `# node: NAME` line (iptables-restore ignores it).
+pub fn declared_name<'a>(set: &Ruleset<'a>) -> Option<&'a str> {
+    set.comments
+        .iter()
+        .filter(|c| c.kind == CommentKind::Other)
+        .find_map(|c| {
+            let text = set.text(c.span).trim_start_matches('#').trim();
+            let name = text.strip_prefix("node:")?.trim();
+            (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+        })
+}
+
+/// The nodes that hold a subject with one value.
+#[derive(Clone, Debug)]
+pub struct Variant<'r> {
+    /// The value; `None` for the nodes that lack the subject.
+    pub value: Option<Value<'r>>,
+    /// The nodes (indexes into the compared nodes, ascending) and the line that shows the fact
+    /// in each.
+    pub nodes: Vec<(u32, Option<u32>)>,
+}
+
+/// A subject on which nodes disagree.
+#[derive(Clone, Debug)]
+pub struct Difference<'r> {
+    /// What.
+    pub subject: Subject<'r>,
+    /// The values nodes hold it with, most nodes first.
+    pub variants: Vec<Variant<'r>>,
+    /// Set when healthy nodes differ like this by design.
+    pub expected: Option<Expected>,
+}
+
+impl Difference<'_> {
+    /// The variant most nodes hold, when one holds more than any other (never for two nodes).
+    pub fn majority(&self) -> Option<usize> {
+        let first = self.variants.first()?.nodes.len();
+        let second = self.variants.get(1).map_or(0, |v| v.nodes.len());
+        (first > second).then_some(0)
+    }
+}
+
+/// The outcome of comparing nodes.
+pub struct Comparison<'r> {
+    /// The nodes compared.
+    pub nodes: &'r [Node<'r>],
+    /// Subjects on which they disagree, in report order (Kubernetes first, then chains).
+    pub differences: Vec<Difference<'r>>,
+    /// For two nodes: the rule changes of the chains both have.
+    pub rules: Vec<rules::ChainChanges<'r>>,
+}
+
+impl Comparison<'_> {
+    /// Differences and rule changes that are not expected between healthy nodes.
+    pub fn drift_count(&self) -> usize {
+        self.differences
+            .iter()
+            .filter(|d| d.expected.is_none())
+            .count()
+            + self
+                .rules
+                .iter()
+                .flat_map(|c| &c.changes)
+                .filter(|c| c.expected.is_none())
+                .count()
+    }
+
+    /// Differences and rule changes that healthy nodes have by design.
+    pub fn expected_count(&self) -> usize {
+        self.differences
+            .iter()
+            .filter(|d| d.expected.is_some())
+            .count()
+            + self
+                .rules
+                .iter()
+                .flat_map(|c| &c.changes)
+                .filter(|c| c.expected.is_some())
+                .count()
+    }
+}
+
+/// Compares nodes: two as a pair (with the rule level), three or more against their majority
+/// (with whole-chain digests in place of the rule level).
+pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
+    let group = nodes.len() > 2;
+    let mut all: Vec<Fact<'r>> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        facts::collect(node, i as u32, group, &mut all);
+    }
+    all.sort_unstable_by(|x, y| {
+        (x.subject, x.value, x.node, x.rule.map(|r| r.0)).cmp(&(
+            y.subject,
+            y.value,
+            y.node,
+            y.rule.map(|r| r.0),
+        ))
+    });
+    // A node without a Service port explains every other fact of it being absent there.
+    let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
+    let mut differences = Vec::new();
+    let mut start = 0;
+    while start < all.len() {
+        let subject = all[start].subject;
+        let end = start
+            + all[start..]
+                .iter()
+                .position(|f| f.subject != subject)
+                .unwrap_or(all.len() - start);
+        let difference = disagreement(nodes, &all[start..end], &without_service);
+        if let (Subject::Service { service }, Some(d)) = (subject, &difference) {
+            for variant in d.variants.iter().filter(|v| v.value.is_none()) {
+                without_service.extend(variant.nodes.iter().map(|&(n, _)| (service, n)));
+            }
+        }
+        differences.extend(difference);
+        start = end;
+    }
+    drop_weights_explained_by_endpoints(&mut differences);
+    drop_parts_explained_by_status(&mut differences);
+    let rules = if nodes.len() == 2 {
+        rules::diff(&nodes[0], &nodes[1], &kube_addresses(nodes))
+    } else {
+        Vec::new()
+    };
+    Comparison {
+        nodes,
+        differences,
+        rules,
+    }
+}
+
+/// The difference among the facts of one subject, if nodes disagree on it.
+fn disagreement<'r>(
+    nodes: &[Node<'_>],
+    facts: &[Fact<'r>],
+    without_service: &FxHashSet<(&str, u32)>,
+) -> Option<Difference<'r>> {
+    let subject = facts[0].subject;
+    let mut variants: Vec<Variant<'r>> = Vec::new();
+    let mut holders = vec![false; nodes.len()];
+    for fact in facts {
+        if holders[fact.node as usize] {
+            continue; // the same fact twice on one node (a duplicated rule): once is enough
+        }
+        holders[fact.node as usize] = true;
+        let line = match (fact.rule, fact.chain) {
+            (Some(rule), _) => Some(nodes[fact.node as usize].rule_line(rule)),
+            (None, Some(chain)) => nodes[fact.node as usize].chain_line(chain),
+            (None, None) => None,
+        };
+        match variants.last_mut() {
+            Some(v) if v.value == Some(fact.value) => v.nodes.push((fact.node, line)),
+            _ => variants.push(Variant {
+                value: Some(fact.value),
+                nodes: vec![(fact.node, line)],
+            }),
+        }
+    }
+    if subject.absence_counts() {
+        let service = subject.service();
+        let absent: Vec<(u32, Option<u32>)> = (0..nodes.len() as u32)
+            .filter(|&n| !holders[n as usize])
+            .filter(|&n| {
+                matches!(subject, Subject::Service { .. })
+                    || service.is_none_or(|s| !without_service.contains(&(s, n)))
+            })
+            .map(|n| (n, None))
+            .collect();
+        if !absent.is_empty() {
+            variants.push(Variant {
+                value: None,
+                nodes: absent,
+            });
+        }
+    }
+    if variants.len() < 2 {
+        return None;
+    }
+    // Most nodes first; among equals, the one holding the first node given.
+    variants.sort_by_key(|v| {
+        (
+            std::cmp::Reverse(v.nodes.len()),
+            v.nodes.first().map(|n| n.0),
+        )
+    });
+    let mut expected = facts.iter().find_map(|f| f.expected);
+    if let Subject::ChainRules { .. } = subject
+        && expected.is_none()
+    {
+        expected = only_node_addresses(&variants);
+    }
+    Some(Difference {
+        subject,
+        variants,
+        expected,
+    })
+}
+
+/// For a chain whose rules differ on every node but agree once addresses are masked: each node
+/// has its own addresses (its IP, its pod CIDR), which is how healthy nodes differ.
+fn only_node_addresses(variants: &[Variant<'_>]) -> Option<Expected> {
+    let masked = |v: &Variant<'_>| match v.value {
+        Some(Value::Digest { masked, .. }) => Some(masked),
+        _ => None,
+    };
+    let first = masked(&variants[0])?;
+    let all_alike = variants.iter().all(|v| masked(v) == Some(first));
+    let no_agreement = variants.iter().all(|v| v.nodes.len() == 1);
+    (all_alike && no_agreement).then_some(Expected::NodeAddress)
+}
+
+/// Endpoints added or removed change every endpoint's weight: report the endpoints only.
+fn drop_weights_explained_by_endpoints(differences: &mut Vec<Difference<'_>>) {
+    let with_endpoint_changes: FxHashSet<&str> = differences
+        .iter()
+        .filter(|d| matches!(d.subject, Subject::Endpoint { .. }))
+        .filter(|d| d.variants.iter().any(|v| v.value.is_none()))
+        .filter_map(|d| d.subject.service())
+        .collect();
+    differences.retain(|d| match d.subject {
+        Subject::Weight { service, .. } => !with_endpoint_changes.contains(service),
+        _ => true,
+    });
+}
+
+/// A Service port whose status differs (dispatched on one node, rejected for lack of endpoints
+/// on another) naturally differs in its chains and REJECT rule too: report the status only.
+fn drop_parts_explained_by_status(differences: &mut Vec<Difference<'_>>) {
+    let with_status_changes: FxHashSet<&str> = differences
+        .iter()
+        .filter(|d| matches!(d.subject, Subject::Service { .. }))
+        .filter(|d| d.variants.iter().all(|v| v.value.is_some()))
+        .filter_map(|d| d.subject.service())
+        .collect();
+    differences.retain(|d| match d.subject {
+        Subject::ServiceChain { service, .. } | Subject::NoEndpointsReject { service } => {
+            !with_status_changes.contains(service)
+        }
+        _ => true,
+    });
+}
+
+/// The Service and endpoint addresses of the nodes: a rule that differs in one of these is
+/// Kubernetes drift, never a node's own address.
+fn kube_addresses(nodes: &[Node<'_>]) -> FxHashSet<IpAddr> {
+    let mut addresses = FxHashSet::default();
+    for node in nodes {
+        for service in &node.model.services {
+            addresses.extend(
+                service
+                    .addresses
+                    .iter()
+                    .filter_map(|a| a.address)
+                    .map(|a| a.addr()),
+            );
+        }
+        addresses.extend(
+            node.model
+                .endpoints
+                .iter()
+                .filter_map(|e| e.destination)
+                .filter_map(node_local::address_in),
+        );
+    }
+    addresses
+}

@@ -1,0 +1,143 @@
+//! `rulelint diff`: compares two node dumps, or many (files or folders), and reports drift.
+
+use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
+use rulelint_lint::diff::{Node, compare, report};
+use rulelint_parser::{Parsed, Severity};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Exit status when the nodes drift.
+const EXIT_DRIFT: u8 = 1;
+
+/// Output formats.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Grouped text, coloured on a terminal.
+    Human,
+    /// The stable JSON document (format version 1, documented in the README).
+    Json,
+}
+
+/// Expands folders into the dump files they hold (sorted by name; hidden files skipped).
+fn expand(paths: &[String]) -> Result<Vec<String>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        let p = Path::new(path);
+        if path != "-" && p.is_dir() {
+            let entries = std::fs::read_dir(p).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+            let mut inside: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path().to_string_lossy().into_owned())
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                return Err(format!("folder `{path}` holds no files"));
+            }
+            files.extend(inside);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// A node's name from its file: the file name without `.gz`, `.txt`, `.save`, `.rules`, `.iptables`.
+fn name_from_path(path: &str) -> String {
+    let mut name = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+    for ext in [".gz", ".txt", ".save", ".rules", ".iptables", ".dump"] {
+        if let Some(stem) = name.strip_suffix(ext)
+            && !stem.is_empty()
+        {
+            name = stem.to_string();
+        }
+    }
+    name
+}
+
+/// Names nodes from their files, falling back to the whole path when two files share a name.
+fn names(loaded: &[Loaded]) -> Vec<String> {
+    let short: Vec<String> = loaded.iter().map(|l| name_from_path(&l.name)).collect();
+    short
+        .iter()
+        .zip(loaded)
+        .map(|(s, l)| {
+            if short.iter().filter(|o| *o == s).count() > 1 {
+                l.name.clone()
+            } else {
+                s.clone()
+            }
+        })
+        .collect()
+}
+
+/// Runs `rulelint diff`.
+pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) -> io::Result<u8> {
+    let files = match expand(paths) {
+        Ok(f) => f,
+        Err(message) => {
+            eprintln!("rulelint: {message}");
+            return Ok(EXIT_INPUT);
+        }
+    };
+    if files.len() < 2 {
+        eprintln!(
+            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
+            files.len()
+        );
+        return Ok(EXIT_INPUT);
+    }
+    let loaded = match load_all(&files) {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
+    let parsed: Vec<Parsed<'_>> = loaded
+        .iter()
+        .map(|l| rulelint_parser::parse(&l.text))
+        .collect();
+    let mut empty = false;
+    for (l, p) in loaded.iter().zip(&parsed) {
+        empty |= no_content(&l.name, p);
+    }
+    if empty {
+        return Ok(EXIT_INPUT);
+    }
+    let nodes: Vec<Node<'_>> = names(&loaded)
+        .into_iter()
+        .zip(&parsed)
+        .map(|(name, p)| Node::new(name, &p.ruleset))
+        .collect();
+    let comparison = compare(&nodes);
+    let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+    let errors: Vec<usize> = parsed
+        .iter()
+        .map(|p| {
+            p.diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count()
+        })
+        .collect();
+    let doc = report::document(&comparison, &paths, &errors);
+    match format {
+        Format::Json => write_json(out, &doc)?,
+        Format::Human => out.write_all(report::human(&doc, color).as_bytes())?,
+    }
+    Ok(if doc.agree { 0 } else { EXIT_DRIFT })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_from_path;
+
+    #[test]
+    fn node_names_from_files() {
+        assert_eq!(name_from_path("dumps/node-17.txt"), "node-17");
+        assert_eq!(name_from_path("node-17.txt.gz"), "node-17");
+        assert_eq!(name_from_path("worker-a"), "worker-a");
+        assert_eq!(name_from_path(".txt"), ".txt");
+    }
+}
