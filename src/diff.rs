@@ -18,8 +18,14 @@ pub enum Format {
     Json,
 }
 
-/// Expands folders into the dump files they hold (sorted by name; hidden files skipped).
-fn expand(paths: &[String]) -> Result<Vec<String>, String> {
+/// A dump to compare, and whether it was found in a folder (rather than named).
+struct Entry {
+    path: String,
+    from_folder: bool,
+}
+
+/// Expands folders into the files they hold (sorted by name; hidden files skipped).
+fn expand(paths: &[String]) -> Result<Vec<Entry>, String> {
     let mut files = Vec::new();
     for path in paths {
         let p = Path::new(path);
@@ -35,9 +41,15 @@ fn expand(paths: &[String]) -> Result<Vec<String>, String> {
             if inside.is_empty() {
                 return Err(format!("folder `{path}` holds no files"));
             }
-            files.extend(inside);
+            files.extend(inside.into_iter().map(|path| Entry {
+                path,
+                from_folder: true,
+            }));
         } else {
-            files.push(path.clone());
+            files.push(Entry {
+                path: path.clone(),
+                from_folder: false,
+            });
         }
     }
     Ok(files)
@@ -59,7 +71,7 @@ fn name_from_path(path: &str) -> String {
 }
 
 /// Names nodes from their files, falling back to the whole path when two files share a name.
-fn names(loaded: &[Loaded]) -> Vec<String> {
+fn names(loaded: &[&Loaded]) -> Vec<String> {
     let short: Vec<String> = loaded.iter().map(|l| name_from_path(&l.name)).collect();
     short
         .iter()
@@ -76,20 +88,14 @@ fn names(loaded: &[Loaded]) -> Vec<String> {
 
 /// Runs `rulelint diff`.
 pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) -> io::Result<u8> {
-    let files = match expand(paths) {
+    let entries = match expand(paths) {
         Ok(f) => f,
         Err(message) => {
             eprintln!("rulelint: {message}");
             return Ok(EXIT_INPUT);
         }
     };
-    if files.len() < 2 {
-        eprintln!(
-            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
-            files.len()
-        );
-        return Ok(EXIT_INPUT);
-    }
+    let files: Vec<String> = entries.iter().map(|e| e.path.clone()).collect();
     let loaded = match load_all(&files) {
         Ok(l) => l,
         Err(code) => return Ok(code),
@@ -98,13 +104,34 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         .iter()
         .map(|l| rulelint_parser::parse(&l.text))
         .collect();
+    // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
+    // on the command line must be a dump.
+    let mut kept = Vec::with_capacity(loaded.len());
     let mut empty = false;
-    for (l, p) in loaded.iter().zip(&parsed) {
-        empty |= no_content(&l.name, p);
+    for (i, (entry, p)) in entries.iter().zip(&parsed).enumerate() {
+        if !p.has_no_content() {
+            kept.push(i);
+        } else if entry.from_folder {
+            eprintln!(
+                "rulelint: skipping `{}`: no iptables-save content",
+                entry.path
+            );
+        } else {
+            empty |= no_content(&loaded[i].name, p);
+        }
     }
     if empty {
         return Ok(EXIT_INPUT);
     }
+    if kept.len() < 2 {
+        eprintln!(
+            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
+            kept.len()
+        );
+        return Ok(EXIT_INPUT);
+    }
+    let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
+    let parsed: Vec<&Parsed<'_>> = kept.iter().map(|&i| &parsed[i]).collect();
     let nodes: Vec<Node<'_>> = names(&loaded)
         .into_iter()
         .zip(&parsed)

@@ -30,9 +30,10 @@ pub enum Subject<'r> {
     },
     /// filter rejects a Service port for having no endpoints.
     NoEndpointsReject { service: &'r str },
-    /// A Service port sends traffic to an endpoint. Value: session affinity.
+    /// A Service port's chain sends traffic to an endpoint. Value: session affinity.
     Endpoint {
         service: &'r str,
+        chain: &'r str,
         destination: &'r str,
     },
     /// The share of new connections an endpoint gets. Value: the weight in millionths.
@@ -173,7 +174,9 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
             first_chain,
             None,
         ));
-        for (_, chain) in service.chains.iter() {
+        for (kind, chain) in service.chains.iter() {
+            // kube-proxy writes a KUBE-SVL chain only on nodes with a local endpoint.
+            let local = kind == ServiceChainKind::Local;
             out.push(fact(
                 Subject::ServiceChain {
                     service: key,
@@ -182,7 +185,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                 Value::Present,
                 None,
                 Some(chain),
-                None,
+                local.then_some(Expected::LocalEndpoints),
             ));
         }
         for address in &service.addresses {
@@ -235,9 +238,11 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                 .endpoints
                 .iter()
                 .any(|j| j.affinity && j.chain == jump.chain);
+            let chain = set.chain(set.rule(jump.rule).get().chain).name();
             out.push(fact(
                 Subject::Endpoint {
                     service: key,
+                    chain,
                     destination,
                 },
                 Value::Flag(affinity),

@@ -175,9 +175,13 @@ fn phrase(subject: &Subject<'_>) -> (String, String) {
         ),
         Subject::Endpoint {
             service,
+            chain,
             destination,
-        }
-        | Subject::Weight {
+        } => (
+            format!("{chain} ({service})"),
+            format!("DNATs to {destination}"),
+        ),
+        Subject::Weight {
             service,
             destination,
         } => (service.to_string(), format!("DNATs to {destination}")),
@@ -344,7 +348,8 @@ pub struct ChainDoc<'d> {
 /// One rule change.
 #[derive(Debug, Serialize)]
 pub struct ChangeDoc<'d> {
-    /// `removed` (first node only), `added` (second node only), `changed` (other addresses).
+    /// `removed` (first node only), `added` (second node only), `changed` (other addresses),
+    /// `moved` (another place in the chain's order).
     pub change: ChangeKind,
     /// The Service port the rule serves (its chain's, its target's or its comment's).
     pub service: Option<String>,
@@ -712,6 +717,16 @@ fn path_of<'d>(doc: &DiffDocument<'d>, node: &str) -> &'d str {
 
 fn write_change(out: &mut String, p: &Paint, ch: &ChangeDoc<'_>, a: &str, b: &str) {
     match (&ch.a, &ch.b) {
+        (Some(ra), Some(rb)) if ch.change == ChangeKind::Moved => {
+            let _ = writeln!(
+                out,
+                "    {} {a}:{} -> {b}:{}  {}",
+                p.yellow("moved"),
+                ra.line,
+                rb.line,
+                ra.text
+            );
+        }
         (Some(ra), Some(rb)) => {
             let _ = writeln!(out, "    {} {a}:{}  {}", p.red("-"), ra.line, ra.text);
             let _ = writeln!(out, "    {} {b}:{}  {}", p.green("+"), rb.line, rb.text);

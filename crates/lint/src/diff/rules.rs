@@ -7,7 +7,9 @@
 
 use super::Node;
 use super::node_local::{Expected, address_in, has_node_local_rules, is_per_pod_chain};
-use crate::kube::names::{comments, service_chain, service_comment};
+use crate::kube::names::{
+    CommentRole, ServiceChainKind, comments, is_service_port_name, service_chain, service_comment,
+};
 use rulelint_parser::{ChainId, RuleId, RuleRef, TokenKind, views::unquote};
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use serde::Serialize;
@@ -30,6 +32,8 @@ pub enum ChangeKind {
     Added,
     /// Both have it in a different form: the same words with other addresses.
     Changed,
+    /// Both have it, in another place among the chain's rules.
+    Moved,
 }
 
 /// One rule change.
@@ -69,14 +73,15 @@ fn is_dispatch_chain(chain: &str) -> bool {
 }
 
 /// A dispatch rule: one that serves one Service port (it jumps to a per-Service chain or its
-/// comment names a Service port). The final `KUBE-NODEPORTS` rule is not one.
+/// comment starts with a Service port's name, as the health check rules' do). The final
+/// `KUBE-NODEPORTS` rule is not one.
 fn is_dispatch_rule(rule: RuleRef<'_, '_>) -> bool {
     if let Some(target) = rule.target()
         && service_chain(target.name()).is_some()
     {
         return true;
     }
-    comments(rule).any(|c| service_comment(&c).is_some())
+    comments(rule).any(|c| c.split(' ').next().is_some_and(is_service_port_name))
 }
 
 /// The key of a rule's meaning: its words, with addresses blanked out when `mask_addresses`.
@@ -109,34 +114,21 @@ fn shape_key(rule: RuleRef<'_, '_>) -> u64 {
 }
 
 /// A digest of a chain's rules, exact and with every address masked, for comparing chains
-/// across many nodes at once. Dispatch rules of dispatch chains count in any order.
+/// across many nodes at once.
 pub fn digest(node: &Node<'_>, chain: ChainId) -> (u64, u64) {
     let chain = node.set.chain(chain);
     let unordered = is_dispatch_chain(chain.name());
     let (mut exact, mut masked) = (FxHasher::default(), FxHasher::default());
-    let (mut exact_sum, mut masked_sum) = (0u64, 0u64);
     for rule in chain.rules() {
-        let e = rule_key(rule);
-        let m = shape_key(rule);
-        if unordered && is_dispatch_rule(rule) {
-            // A sum of well-mixed keys does not depend on their order.
-            exact_sum = exact_sum.wrapping_add(mix(e));
-            masked_sum = masked_sum.wrapping_add(mix(m));
-        } else {
-            e.hash(&mut exact);
-            m.hash(&mut masked);
+        // Dispatch rules are the Kubernetes level's facts (addresses, REJECTs); rules that
+        // depend on the node's own pods differ on every node.
+        if (unordered && is_dispatch_rule(rule)) || node_local_rule(rule).is_some() {
+            continue;
         }
+        rule_key(rule).hash(&mut exact);
+        shape_key(rule).hash(&mut masked);
     }
-    exact_sum.hash(&mut exact);
-    masked_sum.hash(&mut masked);
     (exact.finish(), masked.finish())
-}
-
-/// SplitMix64's finaliser: spreads a key's bits before it is summed.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// The rules of one chain split for comparison: dispatch rules (compared as a multiset) and
@@ -332,10 +324,16 @@ fn classify(
         match removed_by_shape.get_mut(&shape).and_then(Vec::pop) {
             Some(ra) => {
                 paired.insert(ra);
+                let (rule_a, rule_b) = (a.set.rule(ra), b.set.rule(rb));
+                let moved = rule_key(rule_a) == rule_key(rule_b);
                 let node_local =
-                    only_node_addresses_differ(a.set.rule(ra), b.set.rule(rb), kube_addresses);
+                    !moved && only_node_addresses_differ(rule_a, rule_b, kube_addresses);
                 out.push(RuleChange {
-                    kind: ChangeKind::Changed,
+                    kind: if moved {
+                        ChangeKind::Moved
+                    } else {
+                        ChangeKind::Changed
+                    },
                     a: Some(ra),
                     b: Some(rb),
                     expected: node_local.then_some(Expected::NodeAddress),
@@ -352,18 +350,46 @@ fn classify(
     );
     let chain_is_node_local = has_node_local_rules(chain);
     for change in &mut out {
-        let jumps_to_pod_chain = |node: &Node<'_>, rule: Option<RuleId>| {
-            rule.and_then(|r| node.set.rule(r).target())
-                .is_some_and(|t| is_per_pod_chain(t.name()))
+        let local = |node: &Node<'_>, rule: Option<RuleId>| {
+            rule.and_then(|r| node_local_rule(node.set.rule(r)))
         };
-        if chain_is_node_local || jumps_to_pod_chain(a, change.a) || jumps_to_pod_chain(b, change.b)
-        {
-            change.expected = Some(Expected::NodeLocalChain);
+        if chain_is_node_local {
+            change.expected = Some(match service_chain(chain) {
+                Some((ServiceChainKind::Local, _)) => Expected::LocalEndpoints,
+                _ => Expected::NodeLocalChain,
+            });
+        } else if let Some(why) = local(a, change.a).or_else(|| local(b, change.b)) {
+            change.expected = Some(why);
         }
     }
     // First node's order, then the second's for rules only it has.
     out.sort_by_key(|c| (c.a.is_none(), c.a.map(|r| r.0), c.b.map(|r| r.0)));
     out
+}
+
+/// Why a rule outside node-local chains still depends on the node: it jumps to a per-pod chain,
+/// to a local-endpoint chain, or drops a Local-policy Service's traffic for lack of local
+/// endpoints.
+fn node_local_rule(rule: RuleRef<'_, '_>) -> Option<Expected> {
+    if let Some(target) = rule.target() {
+        if is_per_pod_chain(target.name()) {
+            return Some(Expected::NodeLocalChain);
+        }
+        if matches!(
+            service_chain(target.name()),
+            Some((ServiceChainKind::Local, _))
+        ) {
+            return Some(Expected::LocalEndpoints);
+        }
+    }
+    comments(rule)
+        .any(|c| {
+            matches!(
+                service_comment(&c),
+                Some((_, CommentRole::NoLocalEndpoints))
+            )
+        })
+        .then_some(Expected::LocalEndpoints)
 }
 
 /// Whether two rules of the same shape differ only in addresses outside `kube_addresses`.

@@ -103,7 +103,7 @@ pub fn option_anywhere<'a>(rule: RuleRef<'_, 'a>, names: &[&str]) -> Option<Nega
 
 /// `namespace/name` or `namespace/name:port`, as Kubernetes names allow them: no spaces, one
 /// slash, non-empty namespace and name.
-fn is_service_port_name(text: &str) -> bool {
+pub fn is_service_port_name(text: &str) -> bool {
     let Some((namespace, rest)) = text.split_once('/') else {
         return false;
     };
