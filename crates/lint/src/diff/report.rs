@@ -83,6 +83,13 @@ impl Difference<'_> {
                 let who = names(v);
                 let plural = if others == 1 { "node" } else { "nodes" };
                 match (v.value, major_variant.value) {
+                    // Expected differences have no history: no "still" or "dropped".
+                    (Some(_), None) if self.expected.is_some() => {
+                        format!("{who}: {holder} {doing}")
+                    }
+                    (None, Some(_)) if self.expected.is_some() => {
+                        format!("{who}: not so on this node: {holder} {doing}")
+                    }
                     (Some(_), None) => {
                         format!(
                             "{who}: {holder} still {doing}, which {others} other {plural} dropped"
@@ -675,21 +682,44 @@ pub fn human(doc: &DiffDocument<'_>, color: bool) -> String {
             p.bold("Expected differences"),
             p.dim("(healthy nodes differ like this)")
         );
-        let mut by_reason: BTreeMap<&'static str, usize> = BTreeMap::new();
+        // Each reason with what it covers, a few lines each: the JSON lists all of them.
+        const SHOWN: usize = 8;
+        let mut by_reason: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
         for d in doc.differences.iter() {
             if let Some(e) = d.expected {
-                *by_reason.entry(e.describe()).or_default() += 1;
+                by_reason
+                    .entry(e.describe())
+                    .or_default()
+                    .extend(d.messages.iter().cloned());
             }
         }
         for c in &doc.rules {
-            for ch in &c.changes {
-                if let Some(e) = ch.expected {
-                    *by_reason.entry(e.describe()).or_default() += 1;
-                }
+            let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+            for e in c.changes.iter().filter_map(|ch| ch.expected) {
+                *counts.entry(e.describe()).or_default() += 1;
+            }
+            for (reason, n) in counts {
+                by_reason
+                    .entry(reason)
+                    .or_default()
+                    .push(format!("{} {}: {n} rule change(s)", c.table, c.chain));
             }
         }
-        for (reason, count) in by_reason {
-            let _ = writeln!(out, "  {} {count}: {reason}", p.dim("~"));
+        for (reason, lines) in by_reason {
+            let _ = writeln!(out, "  {}", p.dim(&format!("{reason}:")));
+            for line in lines.iter().take(SHOWN) {
+                let _ = writeln!(out, "    {} {line}", p.dim("~"));
+            }
+            if lines.len() > SHOWN {
+                let _ = writeln!(
+                    out,
+                    "    {}",
+                    p.dim(&format!(
+                        "... and {} more (`--format json` lists all)",
+                        lines.len() - SHOWN
+                    ))
+                );
+            }
         }
     }
     if !doc.odd_nodes.is_empty() {

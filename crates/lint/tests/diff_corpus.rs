@@ -1,0 +1,224 @@
+//! The node diff over `corpus/diff/<case>/`: each case's verdict, kinds of drift and odd nodes
+//! are asserted here (what `CASE.md` in the folder says), and its whole report (text and JSON)
+//! is pinned in `corpus/diff/snapshots/`. Generated nodes of one cluster must not drift.
+
+use rulelint_dumpgen::{Shape, generate};
+use rulelint_lint::diff::{Node, compare, report};
+use rulelint_parser::{Parsed, parse};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/diff")
+}
+
+/// What a case must show.
+struct Expect {
+    agree: bool,
+    drift_kinds: &'static [&'static str],
+    /// For groups: the nodes that drift from the majority.
+    odd_nodes: &'static [&'static str],
+    /// Some expected difference must be recognised.
+    some_expected: bool,
+}
+
+fn expectation(case: &str) -> Expect {
+    let (agree, drift_kinds, odd_nodes, some_expected): (bool, &[&str], &[&str], bool) = match case
+    {
+        "healthy-pair" => (true, &[], &[], true),
+        "same-node-reordered" => (true, &[], &[], false),
+        "missing-service" => (false, &["service"], &[], true),
+        "stale-endpoint" => (false, &["endpoint"], &[], true),
+        "changed-probability" => (false, &["weight"], &[], true),
+        "missing-hook-jump" => (false, &["hook-jump"], &[], true),
+        "group-odd-node" => (false, &["endpoint"], &["node-07"], true),
+        other => panic!("corpus/diff/{other}: add its expectation to this test"),
+    };
+    Expect {
+        agree,
+        drift_kinds,
+        odd_nodes,
+        some_expected,
+    }
+}
+
+/// (case, [(path, text)]) of every case folder, sorted.
+fn cases() -> Vec<(String, Vec<(String, String)>)> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("corpus/diff")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir() && !p.ends_with("snapshots"))
+        .collect();
+    folders.sort();
+    folders
+        .into_iter()
+        .map(|folder| {
+            let case = folder.file_name().unwrap().to_string_lossy().into_owned();
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+                .expect("case folder")
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect();
+            files.sort();
+            let dumps = files
+                .into_iter()
+                .map(|f| {
+                    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                    (
+                        format!("{case}/{name}"),
+                        std::fs::read_to_string(&f).expect("dump"),
+                    )
+                })
+                .collect();
+            (case, dumps)
+        })
+        .collect()
+}
+
+fn stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.trim_end_matches(".txt").to_string()
+}
+
+/// The text report (no colour) and the JSON document of one case.
+fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
+    let parsed: Vec<Parsed<'_>> = dumps.iter().map(|(_, t)| parse(t)).collect();
+    let nodes: Vec<Node<'_>> = dumps
+        .iter()
+        .zip(&parsed)
+        .map(|((path, _), p)| Node::new(stem(path), &p.ruleset))
+        .collect();
+    let comparison = compare(&nodes);
+    let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
+    let errors = vec![0; dumps.len()];
+    let doc = report::document(&comparison, &paths, &errors);
+    let text = report::human(&doc, false);
+    (text, serde_json::to_value(&doc).expect("JSON"))
+}
+
+#[test]
+fn every_case_shows_what_it_is_about() {
+    let all = cases();
+    assert!(all.len() >= 7, "corpus/diff holds {} cases", all.len());
+    for (case, dumps) in &all {
+        let expect = expectation(case);
+        assert!(dumps.len() >= 2, "{case}: needs two dumps or more");
+        let (_, doc) = rendered(dumps);
+        assert_eq!(doc["agree"], expect.agree, "{case}: verdict\n{doc:#}");
+        let kinds: BTreeSet<&str> = doc["differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["expected"].is_null())
+            .map(|d| d["kind"].as_str().unwrap())
+            .collect();
+        let wanted: BTreeSet<&str> = expect.drift_kinds.iter().copied().collect();
+        assert_eq!(kinds, wanted, "{case}: kinds of drift");
+        assert_eq!(
+            doc["summary"]["expected"].as_u64().unwrap() > 0,
+            expect.some_expected,
+            "{case}: expected differences"
+        );
+        if dumps.len() > 2 {
+            let odd: Vec<&str> = doc["odd_nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n["node"].as_str().unwrap())
+                .collect();
+            assert_eq!(odd, expect.odd_nodes, "{case}: odd nodes");
+        }
+    }
+}
+
+#[test]
+fn stale_endpoint_names_the_pod_ip_and_both_lines() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "stale-endpoint")
+        .expect("case");
+    let (text, doc) = rendered(&dumps);
+    assert!(
+        text.contains("DNATs to 10.244.3.9:8080 on node-b only; node-a has no endpoint at 10.244.3.9 in any Service"),
+        "{text}"
+    );
+    // The rule level holds the stale jump and DNAT with their lines in node-b.
+    let svc = doc["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["chain"] == "KUBE-SVC-I5LIAMPLWKMBJ54B")
+        .expect("rule changes of the cart's chain");
+    assert!(svc["changes"].as_array().unwrap().iter().any(|ch| {
+        ch["change"] == "added"
+            && ch["b"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("10.244.3.9:8080\" -j KUBE-SEP-4CTVESJT6OEYUEID")
+    }));
+}
+
+#[test]
+fn snapshots_of_the_reports() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(corpus_dir().join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for (case, dumps) in cases() {
+            let (mut text, doc) = rendered(&dumps);
+            text.push_str("--- json ---\n");
+            text.push_str(&serde_json::to_string_pretty(&doc).expect("JSON"));
+            insta::assert_snapshot!(case, text);
+        }
+    });
+}
+
+#[test]
+fn generated_nodes_of_one_cluster_do_not_drift() {
+    for layout_seed in [1u64, 2, 3] {
+        let shape = Shape::with_rule_target(3_000);
+        let texts: Vec<String> = (0..4)
+            .map(|node| {
+                let mut s = shape.clone();
+                s.seed = layout_seed;
+                s.nodes = 4;
+                s.node = node;
+                generate(&s)
+            })
+            .collect();
+        let parsed: Vec<Parsed<'_>> = texts.iter().map(|t| parse(t)).collect();
+        let nodes: Vec<Node<'_>> = parsed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Node::new(format!("node-{i}"), &p.ruleset))
+            .collect();
+        for pair in [[0usize, 1], [2, 3]] {
+            let two = [
+                Node::new("a", &parsed[pair[0]].ruleset),
+                Node::new("b", &parsed[pair[1]].ruleset),
+            ];
+            let c = compare(&two);
+            let doc = report::document(&c, &["a", "b"], &[0, 0]);
+            assert!(
+                doc.agree,
+                "seed {layout_seed} {pair:?}:\n{}",
+                report::human(&doc, false)
+            );
+        }
+        let group = compare(&nodes);
+        let doc = report::document(&group, &["0", "1", "2", "3"], &[0; 4]);
+        assert!(
+            doc.agree,
+            "seed {layout_seed}:\n{}",
+            report::human(&doc, false)
+        );
+    }
+}
+
+#[test]
+fn a_dump_names_its_node() {
+    let parsed = parse("# node: worker-17\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n");
+    assert_eq!(Node::new("file", &parsed.ruleset).name, "worker-17");
+    let unnamed = parse("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n");
+    assert_eq!(Node::new("file", &unnamed.ruleset).name, "file");
+}
