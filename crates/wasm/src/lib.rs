@@ -52,8 +52,76 @@ pub fn services(name: &str, text: &str) -> String {
     ]))
 }
 
+/// One node for [`diff`].
+#[derive(serde::Deserialize)]
+struct NodeText {
+    name: String,
+    text: String,
+}
+
+/// Compares node dumps and returns the same JSON document as `rulelint diff --format json`.
+/// `nodes` is a JSON array of `{"name": ..., "text": ...}` (two or more); a bad argument or a
+/// dump without iptables-save content returns `{"error": "..."}`.
+#[wasm_bindgen]
+pub fn diff(nodes: &str) -> String {
+    let error = |message: String| serde_json::json!({ "error": message }).to_string();
+    let inputs: Vec<NodeText> = match serde_json::from_str(nodes) {
+        Ok(n) => n,
+        Err(e) => return error(format!("expected a JSON array of {{name, text}}: {e}")),
+    };
+    if inputs.len() < 2 {
+        return error(format!("diff needs at least two dumps; got {}", inputs.len()));
+    }
+    let parsed: Vec<_> = inputs
+        .iter()
+        .map(|n| rulelint_parser::parse(&n.text))
+        .collect();
+    if let Some((n, _)) = inputs.iter().zip(&parsed).find(|(_, p)| p.has_no_content()) {
+        return error(format!("`{}` holds no iptables-save content", n.name));
+    }
+    let prepared: Vec<_> = inputs
+        .iter()
+        .zip(&parsed)
+        .map(|(n, p)| rulelint_lint::diff::Node::new(n.name.clone(), &p.ruleset))
+        .collect();
+    let comparison = rulelint_lint::diff::compare(&prepared);
+    let paths: Vec<&str> = inputs.iter().map(|n| n.name.as_str()).collect();
+    let errors: Vec<usize> = parsed
+        .iter()
+        .map(|p| {
+            p.diagnostics
+                .iter()
+                .filter(|d| d.severity == rulelint_parser::Severity::Error)
+                .count()
+        })
+        .collect();
+    to_json(&rulelint_lint::diff::report::document(
+        &comparison,
+        &paths,
+        &errors,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn diff_returns_the_cli_json_shape() {
+        let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";
+        let b = "*nat\n:PREROUTING ACCEPT [9:9]\n:KUBE-SERVICES - [0:0]\nCOMMIT\n";
+        let input = serde_json::json!([{"name": "a", "text": a}, {"name": "b", "text": b}]);
+        let value: serde_json::Value =
+            serde_json::from_str(&super::diff(&input.to_string())).expect("valid JSON");
+        assert_eq!(value["format_version"], 1);
+        assert_eq!(value["agree"], false);
+        assert_eq!(value["differences"][0]["kind"], "hook-jump");
+        let bad: serde_json::Value = serde_json::from_str(&super::diff("[1]")).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().contains("name, text"));
+        let one = serde_json::json!([{"name": "a", "text": a}]);
+        let one: serde_json::Value =
+            serde_json::from_str(&super::diff(&one.to_string())).expect("JSON");
+        assert!(one["error"].as_str().unwrap().contains("at least two"));
+    }
+
     #[test]
     fn services_returns_the_cli_json_shape() {
         let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n\

@@ -1,0 +1,81 @@
+//! `rulelint diff` as a user runs it: exit status by verdict, folders, JSON, bad input.
+
+mod common;
+
+use common::{rulelint, stderr, stdout};
+
+#[test]
+fn healthy_nodes_exit_0_and_list_expected_differences() {
+    let out = rulelint(
+        &[
+            "diff",
+            "corpus/diff/healthy-pair/node-a.txt",
+            "corpus/diff/healthy-pair/node-b.txt",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("no drift"), "{text}");
+    assert!(text.contains("Expected differences"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when not on a terminal");
+}
+
+#[test]
+fn drift_exits_1_and_names_the_service() {
+    let out = rulelint(&["diff", "corpus/diff/stale-endpoint"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("KUBE-SVC-I5LIAMPLWKMBJ54B (shop/cart:http) DNATs to 10.244.3.9:8080 on node-b only"),
+        "{text}"
+    );
+    // The folder's CASE.md is skipped with a note.
+    assert!(stderr(&out).contains("skipping"), "{}", stderr(&out));
+}
+
+#[test]
+fn json_is_versioned_and_a_group_names_its_odd_node() {
+    let out = rulelint(
+        &["diff", "--format", "json", "corpus/diff/group-odd-node"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["mode"], "group");
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 12);
+    assert_eq!(doc["odd_nodes"][0]["node"], "node-07");
+    assert_eq!(doc["odd_nodes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn colour_on_request() {
+    let out = rulelint(
+        &["diff", "--color", "always", "corpus/diff/missing-hook-jump"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains('\x1b'));
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let one = rulelint(&["diff", "corpus/diff/healthy-pair/node-a.txt"], None);
+    assert_eq!(one.status.code(), Some(2));
+    assert!(stderr(&one).contains("at least two dumps"), "{}", stderr(&one));
+
+    let missing = rulelint(
+        &["diff", "corpus/diff/healthy-pair/node-a.txt", "no/such/file.txt"],
+        None,
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("cannot read `no/such/file.txt`"));
+
+    let prose = rulelint(
+        &["diff", "corpus/diff/healthy-pair/node-a.txt", "-"],
+        Some(b"kubectl get pods\nNAME READY\n"),
+    );
+    assert_eq!(prose.status.code(), Some(2));
+    assert!(stderr(&prose).contains("holds no iptables-save content"));
+}
