@@ -27,7 +27,9 @@ fn drift_exits_1_and_names_the_service() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("KUBE-SVC-I5LIAMPLWKMBJ54B (shop/cart:http) DNATs to 10.244.3.9:8080 on node-b only"),
+        text.contains(
+            "KUBE-SVC-I5LIAMPLWKMBJ54B (shop/cart:http) DNATs to 10.244.3.9:8080 on node-b only"
+        ),
         "{text}"
     );
     // The folder's CASE.md is skipped with a note.
@@ -63,10 +65,18 @@ fn colour_on_request() {
 fn bad_input_exits_2() {
     let one = rulelint(&["diff", "corpus/diff/healthy-pair/node-a.txt"], None);
     assert_eq!(one.status.code(), Some(2));
-    assert!(stderr(&one).contains("at least two dumps"), "{}", stderr(&one));
+    assert!(
+        stderr(&one).contains("at least two dumps"),
+        "{}",
+        stderr(&one)
+    );
 
     let missing = rulelint(
-        &["diff", "corpus/diff/healthy-pair/node-a.txt", "no/such/file.txt"],
+        &[
+            "diff",
+            "corpus/diff/healthy-pair/node-a.txt",
+            "no/such/file.txt",
+        ],
         None,
     );
     assert_eq!(missing.status.code(), Some(2));

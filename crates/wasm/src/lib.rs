@@ -70,7 +70,10 @@ pub fn diff(nodes: &str) -> String {
         Err(e) => return error(format!("expected a JSON array of {{name, text}}: {e}")),
     };
     if inputs.len() < 2 {
-        return error(format!("diff needs at least two dumps; got {}", inputs.len()));
+        return error(format!(
+            "diff needs at least two dumps; got {}",
+            inputs.len()
+        ));
     }
     let parsed: Vec<_> = inputs
         .iter()

@@ -29,7 +29,8 @@ use crate::kube::KubeModel;
 use facts::{Fact, Subject, Value};
 pub use node_local::Expected;
 use rulelint_parser::{ChainGraph, ChainId, CommentKind, LineIndex, RuleId, Ruleset};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 /// One node's dump, with what comparing it needs.
@@ -167,16 +168,24 @@ pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
     for (i, node) in nodes.iter().enumerate() {
         facts::collect(node, i as u32, group, &mut all);
     }
-    all.sort_unstable_by(|x, y| {
-        (x.subject, x.value, x.node, x.rule.map(|r| r.0)).cmp(&(
-            y.subject,
-            y.value,
-            y.node,
-            y.rule.map(|r| r.0),
-        ))
+    // Group facts by subject: sort by a hash of the subject first, so that the sort compares
+    // integers rather than long, alike names (the full order is restored for the differences).
+    let mut keyed: Vec<(u64, Fact<'r>)> = all
+        .into_iter()
+        .map(|f| (FxBuildHasher.hash_one(f.subject), f))
+        .collect();
+    keyed.sort_unstable_by(|(hx, x), (hy, y)| {
+        hx.cmp(hy).then_with(|| {
+            (x.subject, x.value, x.node, x.rule.map(|r| r.0)).cmp(&(
+                y.subject,
+                y.value,
+                y.node,
+                y.rule.map(|r| r.0),
+            ))
+        })
     });
-    // A node without a Service port explains every other fact of it being absent there.
-    let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
+    let all: Vec<Fact<'r>> = keyed.into_iter().map(|(_, f)| f).collect();
+    let without_service = nodes_without_service(&all, nodes.len());
     let mut differences = Vec::new();
     let mut start = 0;
     while start < all.len() {
@@ -186,15 +195,10 @@ pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
                 .iter()
                 .position(|f| f.subject != subject)
                 .unwrap_or(all.len() - start);
-        let difference = disagreement(nodes, &all[start..end], &without_service);
-        if let (Subject::Service { service }, Some(d)) = (subject, &difference) {
-            for variant in d.variants.iter().filter(|v| v.value.is_none()) {
-                without_service.extend(variant.nodes.iter().map(|&(n, _)| (service, n)));
-            }
-        }
-        differences.extend(difference);
+        differences.extend(disagreement(nodes, &all[start..end], &without_service));
         start = end;
     }
+    differences.sort_by(|x, y| x.subject.cmp(&y.subject));
     drop_weights_explained_by_endpoints(&mut differences);
     drop_parts_explained_by_status(&mut differences);
     let rules = if nodes.len() == 2 {
@@ -209,6 +213,28 @@ pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
     }
 }
 
+/// (Service port, node) for every node that lacks a Service port some other node has.
+fn nodes_without_service<'r>(all: &[Fact<'r>], node_count: usize) -> FxHashSet<(&'r str, u32)> {
+    let mut present: FxHashMap<&'r str, Vec<bool>> = FxHashMap::default();
+    for fact in all {
+        if let Subject::Service { service } = fact.subject {
+            present
+                .entry(service)
+                .or_insert_with(|| vec![false; node_count])[fact.node as usize] = true;
+        }
+    }
+    let mut without = FxHashSet::default();
+    for (service, on) in present {
+        without.extend(
+            on.iter()
+                .enumerate()
+                .filter(|(_, has)| !**has)
+                .map(|(n, _)| (service, n as u32)),
+        );
+    }
+    without
+}
+
 /// The difference among the facts of one subject, if nodes disagree on it.
 fn disagreement<'r>(
     nodes: &[Node<'_>],
@@ -216,6 +242,23 @@ fn disagreement<'r>(
     without_service: &FxHashSet<(&str, u32)>,
 ) -> Option<Difference<'r>> {
     let subject = facts[0].subject;
+    // Most subjects agree: every node holds them with one value. Say so before any work.
+    let value = facts[0].value;
+    let mut holders_count = 0;
+    let mut last_node = None;
+    for f in facts {
+        if f.value != value {
+            holders_count = usize::MAX;
+            break;
+        }
+        if last_node != Some(f.node) {
+            holders_count += 1;
+            last_node = Some(f.node);
+        }
+    }
+    if holders_count == nodes.len() || (holders_count != usize::MAX && !subject.absence_counts()) {
+        return None;
+    }
     let mut variants: Vec<Variant<'r>> = Vec::new();
     let mut holders = vec![false; nodes.len()];
     for fact in facts {
