@@ -59,12 +59,10 @@ impl Difference<'_> {
         let presence = self.variants.len() == 2 && self.variants.iter().any(|v| v.value.is_none());
         let Some(major) = self.majority() else {
             // Two nodes, or no majority: say who holds what.
-            if presence {
-                if let Some(h) = self.variants.iter().find(|v| v.value.is_some()) {
-                    let mut m = format!("{holder} {doing} on {} only", names(h));
-                    m.push_str(&self.stale_note(nodes));
-                    return vec![m];
-                }
+            if presence && let Some(h) = self.variants.iter().find(|v| v.value.is_some()) {
+                let mut m = format!("{holder} {doing} on {} only", names(h));
+                m.push_str(&self.stale_note(nodes));
+                return vec![m];
             }
             let states: Vec<String> = self
                 .variants
