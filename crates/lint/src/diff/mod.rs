@@ -17,7 +17,10 @@
 //! let nodes = [Node::new("a", &pa.ruleset), Node::new("b", &pb.ruleset)];
 //! let comparison = compare(&nodes);
 //! assert_eq!(comparison.drift_count(), 2); // the hook jump, and the rule that makes it
-//! assert!(comparison.differences[0].message(&nodes).contains("jumps to KUBE-SERVICES"));
+//! assert_eq!(
+//!     comparison.differences[0].messages(&nodes),
+//!     ["nat PREROUTING jumps to KUBE-SERVICES on a only"]
+//! );
 //! ```
 
 pub mod facts;
