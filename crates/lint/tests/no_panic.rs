@@ -1,8 +1,9 @@
-//! `check` never panics, whatever the text: random lines built from the words dumps are made of
+//! `check` and `diff` never panic, whatever the text: random lines built from the words dumps are made of
 //! (tables, declarations, jumps between a few chains, verdicts, counters, junk), so that loops,
 //! undeclared chains, duplicates and partial tables all occur; and every output format is built.
 
 use proptest::prelude::*;
+use rulelint_lint::diff::{Node, compare, report};
 use rulelint_lint::report::{CheckDocument, CheckedFile, github_annotations};
 use rulelint_lint::{Config, check, sarif};
 use rulelint_parser::parse;
@@ -78,6 +79,27 @@ proptest! {
         sarif::sarif_log(&[file]);
         for d in &findings {
             d.render("x.txt", &text, false);
+        }
+    }
+
+    #[test]
+    fn diff_never_panics(
+        a in prop::collection::vec(line(), 0..30),
+        b in prop::collection::vec(line(), 0..30),
+        c in prop::collection::vec(line(), 0..30),
+    ) {
+        let texts = [a.join("\n"), b.join("\n"), c.join("\n")];
+        let parsed: Vec<_> = texts.iter().map(|t| parse(t)).collect();
+        let nodes: Vec<Node<'_>> = parsed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Node::new(format!("n{i}"), &p.ruleset))
+            .collect();
+        for group in [&nodes[..2], &nodes[..]] {
+            let comparison = compare(group);
+            let doc = report::document(&comparison, &["a", "b", "c"], &[0, 0, 0]);
+            serde_json::to_string(&doc).expect("JSON");
+            report::human(&doc, true);
         }
     }
 }
