@@ -223,12 +223,19 @@ mod tests {
         assert!(String::from_utf8_lossy(&respond(other, 8080)).starts_with("HTTP/1.1 421 "));
         let post = b"POST / HTTP/1.1\r\nHost: localhost:8080\r\n\r\n";
         assert!(String::from_utf8_lossy(&respond(post, 8080)).starts_with("HTTP/1.1 405 "));
-        for garbage in [&b"\xff\xfe\r\n\r\n"[..], b"GET\r\n\r\n", b"GET / x y z\r\n\r\n"] {
+        for garbage in [
+            &b"\xff\xfe\r\n\r\n"[..],
+            b"GET\r\n\r\n",
+            b"GET / x y z\r\n\r\n",
+        ] {
             assert!(String::from_utf8_lossy(&respond(garbage, 8080)).starts_with("HTTP/1.1 400 "));
         }
         let head = b"HEAD / HTTP/1.1\r\nhost: localhost:8080\r\n\r\n";
         let r = String::from_utf8_lossy(&respond(head, 8080)).into_owned();
-        assert!(r.starts_with("HTTP/1.1 200 ") && r.ends_with("\r\n\r\n"), "{r}");
+        assert!(
+            r.starts_with("HTTP/1.1 200 ") && r.ends_with("\r\n\r\n"),
+            "{r}"
+        );
     }
 
     #[test]
