@@ -152,6 +152,14 @@ function addInput(name, text = '') {
     input.name.value = uniqueName(input.name.value.trim(), input);
   });
   input.textarea.addEventListener('input', () => updateSize(input));
+  // A huge paste goes straight to memory: a 30 MB textarea makes typing lag.
+  input.textarea.addEventListener('paste', (event) => {
+    const text = event.clipboardData && event.clipboardData.getData('text/plain');
+    if (text && text.length > TEXTAREA_LIMIT) {
+      event.preventDefault();
+      setText(input, text);
+    }
+  });
   $('.remove', root).addEventListener('click', () => removeInput(input));
   inputs.push(input);
   inputList.append(root);
