@@ -34,3 +34,4 @@ if [ "$status" -ne 1 ]; then
   echo "expected exit status 1 from the bare-drop example, got $status" >&2
   exit 1
 fi
+bash scripts/test-web.sh

@@ -3,6 +3,7 @@
 mod check;
 mod diff;
 mod input;
+mod serve;
 mod stats;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -133,6 +134,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
         format: StatsFormat,
     },
+    /// Serve the web page on 127.0.0.1 (files embedded in this binary; analysis runs in the
+    /// browser, nothing is uploaded).
+    Serve(serve::ServeArgs),
     /// Print the size and shape of dumps: tables, chains, rules per table, largest chains,
     /// kube-proxy chain counts.
     Stats {
@@ -412,6 +416,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
             }
             Ok(content_status(&loaded, &parsed))
         }
+        Command::Serve(args) => serve::run(args, out),
         Command::Stats { files, format } => {
             let loaded = match load_all(&files) {
                 Ok(l) => l,

@@ -1,5 +1,11 @@
-//! The WebAssembly surface of rulelint: strings in, JSON out, no file or network access. Each
-//! function returns the same JSON document as the CLI's `--format json` for one file.
+//! The WebAssembly surface of rulelint: strings in, JSON out, no file or network access.
+//! `parse`, `check` and `services` return the same JSON document as the CLI's `--format json`
+//! for one file; `chains` and `explain` serve the web page (`web/`). No function panics on any
+//! input: a problem comes back as `{"error": "..."}`.
+
+mod chains;
+
+pub use chains::{CHAINS_FORMAT_VERSION, ChainDoc, ChainsDoc, TableDoc, chains_doc};
 
 use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::{Config, check as check_parsed};
@@ -38,6 +44,47 @@ pub fn check(name: &str, text: &str, config: &str) -> String {
         diagnostics: &diagnostics,
     };
     to_json(&CheckDocument::new(&[file]))
+}
+
+/// The page's chain view of a dump named `name`: every chain with its table, rule count,
+/// finding counts under `config` (as `check` reports them) and distinct callees, plus each
+/// table's hooks and the chains no hook reaches (see [`ChainsDoc`]). A bad configuration
+/// returns `{"error": "..."}`.
+#[wasm_bindgen]
+pub fn chains(name: &str, text: &str, config: &str) -> String {
+    let config = match Config::from_toml(config) {
+        Ok(c) => c,
+        Err(e) => return serde_json::json!({ "error": e.to_string() }).to_string(),
+    };
+    let parsed = rulelint_parser::parse(text);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let diagnostics = rulelint_lint::check_with_graph(&parsed, &graph, &config);
+    to_json(&chains_doc(name, &parsed.ruleset, &graph, &diagnostics))
+}
+
+/// The documentation page of a code or lint name (what `rulelint explain` prints), as
+/// `{"code", "name", "severity", "page"}` with `page` in Markdown; an unknown code returns
+/// `{"error": "..."}`.
+#[wasm_bindgen]
+pub fn explain(code: &str) -> String {
+    match rulelint_lint::find_code(code.trim()) {
+        Some(entry) => serde_json::json!({
+            "code": entry.info.code,
+            "name": entry.info.name,
+            "severity": entry.info.severity.to_string(),
+            "page": rulelint_lint::docs_page(&entry),
+        })
+        .to_string(),
+        None => {
+            serde_json::json!({ "error": format!("unknown code or name `{code}`") }).to_string()
+        }
+    }
+}
+
+/// The version of this build, for the page's footer.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
 }
 
 /// Reads what kube-proxy programmed and returns the same JSON document as
@@ -135,6 +182,75 @@ mod tests {
         let service = &value["files"][0]["services"][0];
         assert_eq!(service["name"], "default/kubernetes:https");
         assert_eq!(service["addresses"][0]["address"], "10.96.0.1/32");
+    }
+
+    #[test]
+    fn chains_give_hooks_callees_and_finding_counts() {
+        let dump = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+                    :KUBE-FIREWALL - [0:0]\n:LEFTOVER - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A INPUT -s 10.0.0.1/32 -j KUBE-FIREWALL\n\
+                    -A OUTPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j DROP\nCOMMIT\n";
+        let value: serde_json::Value =
+            serde_json::from_str(&super::chains("node.txt", dump, "")).expect("valid JSON");
+        assert_eq!(value["path"], "node.txt");
+        let chains = value["chains"].as_array().unwrap();
+        let index = |name: &str| chains.iter().position(|c| c["name"] == name).unwrap();
+        let (input, fw, left) = (index("INPUT"), index("KUBE-FIREWALL"), index("LEFTOVER"));
+        let table = &value["tables"][0];
+        assert_eq!(table["name"], "filter");
+        assert_eq!(table["hooks"].as_array().unwrap().len(), 3);
+        assert_eq!(table["unreached"], serde_json::json!([left]));
+        // Two jumps to the same chain give one callee.
+        assert_eq!(chains[input]["calls"], serde_json::json!([fw]));
+        assert_eq!(chains[input]["rules"], 2);
+        assert_eq!(chains[input]["line"], 2);
+        assert_eq!(chains[fw]["builtin"], false);
+        assert_eq!(
+            chains[fw]["findings"][0], 1,
+            "the bare DROP is an error on the chain"
+        );
+        assert!(chains[fw].get("calls").is_none());
+        let bad: serde_json::Value =
+            serde_json::from_str(&super::chains("n", dump, "select = 1")).expect("JSON");
+        assert!(bad["error"].is_string());
+    }
+
+    #[test]
+    fn explain_returns_the_docs_page_or_an_error() {
+        let value: serde_json::Value =
+            serde_json::from_str(&super::explain("RL401")).expect("valid JSON");
+        assert_eq!(value["name"], "bare-drop");
+        assert!(
+            value["page"]
+                .as_str()
+                .unwrap()
+                .starts_with("# RL401 bare-drop")
+        );
+        let by_name: serde_json::Value =
+            serde_json::from_str(&super::explain("bare-drop")).expect("valid JSON");
+        assert_eq!(by_name["code"], "RL401");
+        let bad: serde_json::Value =
+            serde_json::from_str(&super::explain("RL999")).expect("valid JSON");
+        assert!(bad["error"].as_str().unwrap().contains("RL999"));
+    }
+
+    #[test]
+    fn no_function_panics_on_odd_input() {
+        for text in [
+            "",
+            "\u{0}\u{feff}",
+            "*nat\n-A X -j",
+            "COMMIT\nCOMMIT",
+            "\r\n\\\n",
+        ] {
+            for out in [
+                super::parse("x", text),
+                super::check("x", text, ""),
+                super::chains("x", text, ""),
+                super::services("x", text),
+            ] {
+                serde_json::from_str::<serde_json::Value>(&out).expect("valid JSON");
+            }
+        }
     }
 
     #[test]
