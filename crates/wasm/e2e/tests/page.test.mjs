@@ -162,7 +162,50 @@ describe('the web page', () => {
     const report = page.locator('[data-testid="diff-report"]');
     await report.waitFor({ state: 'visible' });
     assert.match(await report.textContent(), /Node diff/);
+    assert.match(await page.textContent('[data-testid="diff-verdict"]'), /drifting difference/);
+    assertLocalOnly();
+  });
+
+  it('compares two nodes the way `rulelint diff` does: the stale endpoint', async () => {
+    const pair = ['corpus/diff/stale-endpoint/node-a.txt', 'corpus/diff/stale-endpoint/node-b.txt'];
+    await page.setInputFiles('[data-testid="open-files"]', pair.map((f) => path.join(ROOT, f)));
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="dump-input"]').length === 2);
+    await analyse(page);
+    await page.click('[data-testid="diff-tab"]');
+    await page.locator('[data-testid="diff-verdict"]').waitFor({ state: 'visible' });
+    const cli = cliJson('diff', '--format', 'json', ...pair);
+    assert.equal(cli.agree, false);
+    const expected = cli.differences.filter((d) => d.expected === null)
+      .flatMap((d) => d.messages.map((m) => ({ kind: d.kind, message: m })));
+    const shown = await page.$$eval('[data-testid="drift"]', (items) => items.map((e) => ({
+      kind: e.dataset.kind,
+      text: e.textContent,
+    })));
+    assert.equal(shown.length, expected.length);
+    for (const [i, e] of expected.entries()) {
+      assert.equal(shown[i].kind, e.kind);
+      assert.ok(shown[i].text.includes(e.message), `${shown[i].text} lacks ${e.message}`);
+    }
+    assert.ok(shown.some((s) => s.kind === 'endpoint' && s.text.includes('10.244.3.9:8080')));
+    assert.match(await page.textContent('[data-testid="diff-verdict"]'), new RegExp(`${cli.summary.drift} drifting`));
     await screenshot(page, 'diff');
+    assertLocalOnly();
+  });
+
+  it('finds the odd node out of a group of twelve', async () => {
+    const dir = 'corpus/diff/group-odd-node';
+    const files = readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.txt')).sort();
+    await page.setInputFiles('[data-testid="open-files"]', files.map((f) => path.join(ROOT, dir, f)));
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="dump-input"]').length === n, files.length);
+    await analyse(page);
+    await page.click('[data-testid="diff-tab"]');
+    await page.locator('[data-testid="odd-nodes"]').waitFor({ state: 'visible' });
+    const odd = await page.$$eval('[data-testid="odd-nodes"] tbody tr', (rows) => rows.map((r) => r.dataset.node));
+    assert.deepEqual(odd, ['node-07']);
+    const drift = await page.$$eval('[data-testid="drift"]', (items) => items.map((e) => e.textContent));
+    assert.equal(drift.length, 1);
+    assert.match(drift[0], /node-07: KUBE-SVC-\w+ \(team-alpha\/fraud-redis:redis\) still DNATs to 10\.244\.7\.158:6379, which 11 other nodes dropped/);
+    await screenshot(page, 'diff-group');
     assertLocalOnly();
   });
 
