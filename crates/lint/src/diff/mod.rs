@@ -136,30 +136,25 @@ pub struct Comparison<'r> {
 impl Comparison<'_> {
     /// Differences and rule changes that are not expected between healthy nodes.
     pub fn drift_count(&self) -> usize {
-        self.differences
-            .iter()
-            .filter(|d| d.expected.is_none())
-            .count()
-            + self
-                .rules
-                .iter()
-                .flat_map(|c| &c.changes)
-                .filter(|c| c.expected.is_none())
-                .count()
+        self.count(false)
     }
 
     /// Differences and rule changes that healthy nodes have by design.
     pub fn expected_count(&self) -> usize {
-        self.differences
+        self.count(true)
+    }
+
+    fn count(&self, expected: bool) -> usize {
+        let differences = self.differences.iter().map(|d| d.expected);
+        let changes = self
+            .rules
             .iter()
-            .filter(|d| d.expected.is_some())
+            .flat_map(|c| &c.changes)
+            .map(|c| c.expected);
+        differences
+            .chain(changes)
+            .filter(|e| e.is_some() == expected)
             .count()
-            + self
-                .rules
-                .iter()
-                .flat_map(|c| &c.changes)
-                .filter(|c| c.expected.is_some())
-                .count()
     }
 }
 
