@@ -1,8 +1,8 @@
 //! `rulelint diff`: compares two node dumps, or many (files or folders), and reports drift.
 
-use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
+use crate::{EXIT_INPUT, Loaded, load_all, no_content, parse_all, write_json};
 use rulelint_lint::diff::{Node, compare, report};
-use rulelint_parser::{Parsed, Severity};
+use rulelint_parser::Parsed;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -100,10 +100,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let parsed: Vec<Parsed<'_>> = loaded
-        .iter()
-        .map(|l| rulelint_parser::parse(&l.text))
-        .collect();
+    let parsed = parse_all(&loaded);
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
     let mut kept = Vec::with_capacity(loaded.len());
@@ -135,20 +132,11 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     let nodes: Vec<Node<'_>> = names(&loaded)
         .into_iter()
         .zip(&parsed)
-        .map(|(name, p)| Node::new(name, &p.ruleset))
+        .map(|(name, p)| Node::new(name, p))
         .collect();
     let comparison = compare(&nodes);
     let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
-    let errors: Vec<usize> = parsed
-        .iter()
-        .map(|p| {
-            p.diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .count()
-        })
-        .collect();
-    let doc = report::document(&comparison, &paths, &errors);
+    let doc = report::document(&comparison, &paths);
     match format {
         Format::Json => write_json(out, &doc)?,
         Format::Human => out.write_all(report::human(&doc, color).as_bytes())?,

@@ -219,6 +219,14 @@ impl Color {
     }
 }
 
+/// Parses every loaded dump.
+fn parse_all(loaded: &[Loaded]) -> Vec<Parsed<'_>> {
+    loaded
+        .iter()
+        .map(|l| rulelint_parser::parse(&l.text))
+        .collect()
+}
+
 fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
     let color = args.color.resolve();
     check::run(
@@ -345,10 +353,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let parsed: Vec<Parsed<'_>> = loaded
-                .iter()
-                .map(|l| rulelint_parser::parse(&l.text))
-                .collect();
+            let parsed = parse_all(&loaded);
             match format {
                 ParseFormat::Json => {
                     let docs = loaded
@@ -389,10 +394,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let parsed: Vec<Parsed<'_>> = loaded
-                .iter()
-                .map(|l| rulelint_parser::parse(&l.text))
-                .collect();
+            let parsed = parse_all(&loaded);
             let models: Vec<_> = parsed
                 .iter()
                 .map(|p| {
@@ -422,10 +424,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let parsed: Vec<Parsed<'_>> = loaded
-                .iter()
-                .map(|l| rulelint_parser::parse(&l.text))
-                .collect();
+            let parsed = parse_all(&loaded);
             let all: Vec<_> = loaded
                 .iter()
                 .zip(&parsed)

@@ -45,13 +45,13 @@ fn measure(label: &str, texts: &[String], runs: usize) {
     let parsed: Vec<Parsed<'_>> = texts.iter().map(|t| parse(t)).collect();
     let prepare_ms = best_ms(runs, || {
         for (i, p) in parsed.iter().enumerate() {
-            black_box(Node::new(format!("node-{i}"), &p.ruleset));
+            black_box(Node::new(format!("node-{i}"), p));
         }
     });
     let nodes: Vec<Node<'_>> = parsed
         .iter()
         .enumerate()
-        .map(|(i, p)| Node::new(format!("node-{i}"), &p.ruleset))
+        .map(|(i, p)| Node::new(format!("node-{i}"), p))
         .collect();
     let mut drift = 0;
     let mut expected = 0;
@@ -62,10 +62,9 @@ fn measure(label: &str, texts: &[String], runs: usize) {
     });
     let paths: Vec<String> = (0..nodes.len()).map(|i| format!("node-{i}.txt")).collect();
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let errors = vec![0; nodes.len()];
     let comparison = compare(&nodes);
     let document_ms = best_ms(runs, || {
-        let doc = report::document(&comparison, &paths, &errors);
+        let doc = report::document(&comparison, &paths);
         black_box(serde_json::to_string(&doc).expect("JSON"));
     });
     let rules: usize = parsed.iter().map(|p| p.ruleset.rules.len()).sum();

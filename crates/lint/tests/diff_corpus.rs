@@ -86,12 +86,11 @@ fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
     let nodes: Vec<Node<'_>> = dumps
         .iter()
         .zip(&parsed)
-        .map(|((path, _), p)| Node::new(stem(path), &p.ruleset))
+        .map(|((path, _), p)| Node::new(stem(path), p))
         .collect();
     let comparison = compare(&nodes);
     let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
-    let errors = vec![0; dumps.len()];
-    let doc = report::document(&comparison, &paths, &errors);
+    let doc = report::document(&comparison, &paths);
     let text = report::human(&doc, false);
     (text, serde_json::to_value(&doc).expect("JSON"))
 }
@@ -190,15 +189,15 @@ fn generated_nodes_of_one_cluster_do_not_drift() {
         let nodes: Vec<Node<'_>> = parsed
             .iter()
             .enumerate()
-            .map(|(i, p)| Node::new(format!("node-{i}"), &p.ruleset))
+            .map(|(i, p)| Node::new(format!("node-{i}"), p))
             .collect();
         for pair in [[0usize, 1], [2, 3]] {
             let two = [
-                Node::new("a", &parsed[pair[0]].ruleset),
-                Node::new("b", &parsed[pair[1]].ruleset),
+                Node::new("a", &parsed[pair[0]]),
+                Node::new("b", &parsed[pair[1]]),
             ];
             let c = compare(&two);
-            let doc = report::document(&c, &["a", "b"], &[0, 0]);
+            let doc = report::document(&c, &["a", "b"]);
             assert!(
                 doc.agree,
                 "seed {layout_seed} {pair:?}:\n{}",
@@ -206,7 +205,7 @@ fn generated_nodes_of_one_cluster_do_not_drift() {
             );
         }
         let group = compare(&nodes);
-        let doc = report::document(&group, &["0", "1", "2", "3"], &[0; 4]);
+        let doc = report::document(&group, &["0", "1", "2", "3"]);
         assert!(
             doc.agree,
             "seed {layout_seed}:\n{}",
@@ -218,7 +217,31 @@ fn generated_nodes_of_one_cluster_do_not_drift() {
 #[test]
 fn a_dump_names_its_node() {
     let parsed = parse("# node: worker-17\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n");
-    assert_eq!(Node::new("file", &parsed.ruleset).name, "worker-17");
+    assert_eq!(Node::new("file", &parsed).name, "worker-17");
     let unnamed = parse("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n");
-    assert_eq!(Node::new("file", &unnamed.ruleset).name, "file");
+    assert_eq!(Node::new("file", &unnamed).name, "file");
+}
+
+#[test]
+fn two_unrelated_large_chains_are_compared_as_sets() {
+    let chain = |offset: u32| {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+        for i in 0..6_000u32 {
+            let port = 1 + (i + offset) % 60_000;
+            text.push_str(&format!(
+                "-A INPUT -p tcp -m tcp --dport {port} -j ACCEPT\n"
+            ));
+        }
+        text + "COMMIT\n"
+    };
+    let (text_a, text_b) = (chain(0), chain(30_000));
+    let (a, b) = (parse(&text_a), parse(&text_b));
+    let nodes = [Node::new("a", &a), Node::new("b", &b)];
+    let comparison = compare(&nodes);
+    let input = &comparison.rules[0];
+    assert!(
+        input.unordered,
+        "a Myers diff of 12k rules x 12k changes is over budget"
+    );
+    assert_eq!(input.changes.len(), 12_000);
 }

@@ -93,11 +93,11 @@ proptest! {
         let nodes: Vec<Node<'_>> = parsed
             .iter()
             .enumerate()
-            .map(|(i, p)| Node::new(format!("n{i}"), &p.ruleset))
+            .map(|(i, p)| Node::new(format!("n{i}"), p))
             .collect();
         for group in [&nodes[..2], &nodes[..]] {
             let comparison = compare(group);
-            let doc = report::document(&comparison, &["a", "b", "c"], &[0, 0, 0]);
+            let doc = report::document(&comparison, &["a", "b", "c"]);
             serde_json::to_string(&doc).expect("JSON");
             report::human(&doc, true);
         }

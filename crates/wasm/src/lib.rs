@@ -132,24 +132,11 @@ pub fn diff(nodes: &str) -> String {
     let prepared: Vec<_> = inputs
         .iter()
         .zip(&parsed)
-        .map(|(n, p)| rulelint_lint::diff::Node::new(n.name.clone(), &p.ruleset))
+        .map(|(n, p)| rulelint_lint::diff::Node::new(n.name.clone(), p))
         .collect();
     let comparison = rulelint_lint::diff::compare(&prepared);
     let paths: Vec<&str> = inputs.iter().map(|n| n.name.as_str()).collect();
-    let errors: Vec<usize> = parsed
-        .iter()
-        .map(|p| {
-            p.diagnostics
-                .iter()
-                .filter(|d| d.severity == rulelint_parser::Severity::Error)
-                .count()
-        })
-        .collect();
-    to_json(&rulelint_lint::diff::report::document(
-        &comparison,
-        &paths,
-        &errors,
-    ))
+    to_json(&rulelint_lint::diff::report::document(&comparison, &paths))
 }
 
 #[cfg(test)]

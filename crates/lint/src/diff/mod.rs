@@ -14,7 +14,7 @@
 //! let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";
 //! let b = "*nat\n:PREROUTING ACCEPT [5:300]\n:KUBE-SERVICES - [0:0]\nCOMMIT\n";
 //! let (pa, pb) = (rulelint_parser::parse(a), rulelint_parser::parse(b));
-//! let nodes = [Node::new("a", &pa.ruleset), Node::new("b", &pb.ruleset)];
+//! let nodes = [Node::new("a", &pa), Node::new("b", &pb)];
 //! let comparison = compare(&nodes);
 //! assert_eq!(comparison.drift_count(), 2); // the hook jump, and the rule that makes it
 //! assert_eq!(
@@ -31,8 +31,11 @@ pub mod rules;
 use crate::kube::KubeModel;
 use facts::{Fact, Subject, Value};
 pub use node_local::Expected;
-use rulelint_parser::{ChainGraph, ChainId, CommentKind, LineIndex, RuleId, Ruleset};
+use rulelint_parser::{
+    ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity,
+};
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use std::cell::OnceCell;
 use std::hash::BuildHasher;
 use std::net::IpAddr;
 
@@ -46,12 +49,16 @@ pub struct Node<'a> {
     pub graph: ChainGraph,
     /// What kube-proxy programmed.
     pub model: KubeModel<'a>,
+    /// Error diagnostics of the parser (`rulelint check` shows them).
+    pub parse_errors: usize,
     lines: LineIndex,
+    endpoint_ips: OnceCell<FxHashSet<IpAddr>>,
 }
 
 impl<'a> Node<'a> {
     /// Prepares a parsed dump for comparison; `name` is used unless the dump names its node.
-    pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> Node<'a> {
+    pub fn new(name: impl Into<String>, parsed: &'a Parsed<'a>) -> Node<'a> {
+        let set = &parsed.ruleset;
         let graph = ChainGraph::build(set);
         let model = KubeModel::build(set, &graph);
         let name = declared_name(set).map_or_else(|| name.into(), str::to_string);
@@ -60,8 +67,26 @@ impl<'a> Node<'a> {
             set,
             graph,
             model,
+            parse_errors: parsed
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count(),
             lines: LineIndex::new(set.source()),
+            endpoint_ips: OnceCell::new(),
         }
+    }
+
+    /// The pod IPs this node DNATs to in any Service (built on first use).
+    pub fn endpoint_ips(&self) -> &FxHashSet<IpAddr> {
+        self.endpoint_ips.get_or_init(|| {
+            self.model
+                .endpoints
+                .iter()
+                .filter_map(|e| e.destination)
+                .filter_map(node_local::address_in)
+                .collect()
+        })
     }
 
     /// The line of a rule.
@@ -375,13 +400,7 @@ fn kube_addresses(nodes: &[Node<'_>]) -> FxHashSet<IpAddr> {
                     .map(|a| a.addr()),
             );
         }
-        addresses.extend(
-            node.model
-                .endpoints
-                .iter()
-                .filter_map(|e| e.destination)
-                .filter_map(node_local::address_in),
-        );
+        addresses.extend(node.endpoint_ips());
     }
     addresses
 }

@@ -122,14 +122,9 @@ impl Difference<'_> {
             .flat_map(|v| v.nodes.iter().map(|&(n, _)| n))
             .collect();
         let stale_on_all = !lacking.is_empty()
-            && lacking.iter().all(|&n| {
-                !nodes[n as usize]
-                    .model
-                    .endpoints
-                    .iter()
-                    .filter_map(|e| e.destination)
-                    .any(|d| address_in(d) == Some(ip))
-            });
+            && lacking
+                .iter()
+                .all(|&n| !nodes[n as usize].endpoint_ips().contains(&ip));
         if stale_on_all {
             format!(
                 "; {} has no endpoint at {ip} in any Service",
@@ -384,13 +379,8 @@ pub struct OddNodeDoc<'d> {
     pub drift: BTreeMap<&'static str, usize>,
 }
 
-/// Builds the JSON document. `paths[i]` is the file of `comparison.nodes[i]`; `parse_errors[i]`
-/// its count of parser errors.
-pub fn document<'d>(
-    comparison: &'d Comparison<'d>,
-    paths: &'d [&'d str],
-    parse_errors: &[usize],
-) -> DiffDocument<'d> {
+/// Builds the JSON document. `paths[i]` is the file of `comparison.nodes[i]`.
+pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> DiffDocument<'d> {
     let nodes = comparison.nodes;
     let node_docs = nodes
         .iter()
@@ -399,7 +389,7 @@ pub fn document<'d>(
             name: &n.name,
             path: paths.get(i).copied().unwrap_or(""),
             rules: n.set.rules.len(),
-            parse_errors: parse_errors.get(i).copied().unwrap_or(0),
+            parse_errors: n.parse_errors,
         })
         .collect();
     let differences = comparison

@@ -204,20 +204,25 @@ fn added(rule: RuleId) -> RuleChange {
 /// Diffs the ordered rules; falls back to a multiset comparison when the order diff would cost
 /// too much. Returns whether it fell back.
 fn ordered_diff(a: &[(u64, RuleId)], b: &[(u64, RuleId)], out: &mut Vec<RuleChange>) -> bool {
-    let mut sorted_a = a.to_vec();
-    let mut sorted_b = b.to_vec();
-    sorted_a.sort_unstable();
-    sorted_b.sort_unstable();
-    let mut unmatched = Vec::new();
-    multiset_diff(&sorted_a, &sorted_b, &mut unmatched);
-    if unmatched.is_empty() && a.iter().map(|x| x.0).eq(b.iter().map(|x| x.0)) {
+    // Most chains are alike on both nodes: nothing to do.
+    if a.iter().map(|x| x.0).eq(b.iter().map(|x| x.0)) {
         return false;
     }
-    // Reordered rules count as differences too: at least one per side.
-    let differing = unmatched.len().max(2);
-    if (a.len() + b.len()).saturating_mul(differing) > ORDERED_DIFF_BUDGET {
-        out.extend(unmatched);
-        return true;
+    // Myers never does more than (rules x rules) work; only larger chains need the estimate.
+    let rules = a.len() + b.len();
+    if rules.saturating_mul(rules) > ORDERED_DIFF_BUDGET {
+        let mut sorted_a = a.to_vec();
+        let mut sorted_b = b.to_vec();
+        sorted_a.sort_unstable();
+        sorted_b.sort_unstable();
+        let mut unmatched = Vec::new();
+        multiset_diff(&sorted_a, &sorted_b, &mut unmatched);
+        // Reordered rules count as differences too: at least one per side.
+        let differing = unmatched.len().max(2);
+        if rules.saturating_mul(differing) > ORDERED_DIFF_BUDGET {
+            out.extend(unmatched);
+            return true;
+        }
     }
     let keys_a: Vec<u64> = a.iter().map(|x| x.0).collect();
     let keys_b: Vec<u64> = b.iter().map(|x| x.0).collect();
