@@ -45,38 +45,30 @@ fn node(id: ChainId) -> NodeIndex {
 }
 
 impl ChainGraph {
-    /// Builds the graph in one pass over the rules.
+    /// Builds the graph in one pass over the rules, whose targets the parser has resolved.
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
-        // Upper bound: every rule with a target may jump to a chain.
-        let jump_estimate = set
+        let jumps = set
             .rules
             .iter()
-            .filter(|r| r.target != Rule::NO_TARGET)
+            .filter(|r| r.target_chain != Rule::NO_CHAIN)
             .count();
-        let mut graph = DiGraph::with_capacity(set.chains.len(), jump_estimate);
+        let mut graph = DiGraph::with_capacity(set.chains.len(), jumps);
         for i in 0..set.chains.len() {
             graph.add_node(ChainId(i as u32));
         }
         let mut non_chain_targets = Vec::new();
-        for rule in set.iter_rules() {
-            let Some(target) = rule.target() else {
-                continue;
-            };
-            let from = rule.get().chain;
-            let table = set.chains[from.index()].table;
-            let to = set.tables[table.index()].chain_names.get(target.name());
-            match to {
-                Some(to) => {
-                    graph.add_edge(
-                        node(from),
-                        node(to),
-                        Jump {
-                            rule: rule.id,
-                            goto: target.is_goto(),
-                        },
-                    );
-                }
-                None => non_chain_targets.push(rule.id),
+        for (i, rule) in set.rules.iter().enumerate() {
+            let id = RuleId(i as u32);
+            if rule.target_chain != Rule::NO_CHAIN {
+                let goto = set.tokens[rule.target as usize].is_goto();
+                let jump = Jump { rule: id, goto };
+                graph.add_edge(
+                    node(rule.chain),
+                    NodeIndex::new(rule.target_chain as usize),
+                    jump,
+                );
+            } else if rule.target != Rule::NO_TARGET {
+                non_chain_targets.push(id);
             }
         }
         ChainGraph {

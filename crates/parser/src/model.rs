@@ -4,10 +4,9 @@
 //! rule's words live in one shared [`Token`] array. Handles such as [`RuleRef`] pair an id with the
 //! ruleset to give a convenient, allocation-free view.
 
+use crate::chain_index::ChainIndex;
 use crate::span::Span;
-use rustc_hash::FxBuildHasher;
 use serde::Serialize;
-use std::hash::BuildHasher;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -126,62 +125,6 @@ pub struct Table {
     /// The chains of this table, in order of first appearance.
     pub chains: Vec<ChainId>,
     pub(crate) chain_names: ChainIndex,
-}
-
-/// Chain lookup by name within one table.
-///
-/// Names are copied into a compact arena: in a large dump the lookups then touch a few
-/// megabytes instead of the declarations scattered through the whole text, which keeps the time
-/// per rule flat as dumps grow.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ChainIndex {
-    /// (arena start, name length, chain).
-    entries: hashbrown::HashTable<(u32, u32, ChainId)>,
-    arena: String,
-}
-
-impl ChainIndex {
-    pub(crate) fn hash(name: &str) -> u64 {
-        FxBuildHasher.hash_one(name)
-    }
-
-    /// The chain called `name`.
-    #[inline]
-    pub(crate) fn get(&self, name: &str) -> Option<ChainId> {
-        self.get_hashed(Self::hash(name), name)
-    }
-
-    /// The chain called `name`, whose [`ChainIndex::hash`] is `hash`.
-    #[inline]
-    pub(crate) fn get_hashed(&self, hash: u64, name: &str) -> Option<ChainId> {
-        let arena = &self.arena;
-        self.entries
-            .find(hash, |&(start, len, _)| {
-                arena.get(start as usize..(start + len) as usize) == Some(name)
-            })
-            .map(|&(_, _, id)| id)
-    }
-
-    /// Makes room for `chains` more names.
-    pub(crate) fn reserve(&mut self, chains: usize) {
-        let arena = &self.arena;
-        self.entries.reserve(chains, |&(s, l, _)| {
-            Self::hash(&arena[s as usize..(s + l) as usize])
-        });
-        self.arena.reserve(chains * 24);
-    }
-
-    /// Records `name` -> `id`; the caller checks that `name` is new.
-    pub(crate) fn insert(&mut self, name: &str, id: ChainId) {
-        let start = self.arena.len() as u32;
-        self.arena.push_str(name);
-        let arena = &self.arena;
-        self.entries.insert_unique(
-            Self::hash(name),
-            (start, name.len() as u32, id),
-            |&(s, l, _)| Self::hash(&arena[s as usize..(s + l) as usize]),
-        );
-    }
 }
 
 /// One chain of one table.
@@ -385,10 +328,15 @@ pub struct Rule {
     pub(crate) tokens_start: u32,
     pub(crate) tokens_end: u32,
     pub(crate) target: u32,
+    /// The chain of the rule's table that the target names, or `Rule::NO_CHAIN`. Resolved
+    /// while parsing, when the name is still in cache: the graph is then built without
+    /// reading the text again.
+    pub(crate) target_chain: u32,
 }
 
 impl Rule {
     pub(crate) const NO_TARGET: u32 = u32::MAX;
+    pub(crate) const NO_CHAIN: u32 = u32::MAX;
 }
 
 /// What a `#` line says.
@@ -678,6 +626,13 @@ impl<'r, 'a> RuleRef<'r, 'a> {
             rule: *self,
             index: (r.target - r.tokens_start) as usize,
         })
+    }
+
+    /// The chain this rule jumps or goes to: its target, when that names a chain of the rule's
+    /// table (not an extension such as `DNAT`).
+    pub fn target_chain(&self) -> Option<ChainId> {
+        let c = self.get().target_chain;
+        (c != Rule::NO_CHAIN).then_some(ChainId(c))
     }
 
     /// The matches, in order: each basic option (`-s`, `-p`, ...) is a match of its own, each

@@ -1,14 +1,15 @@
 //! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
 //! parser goes on with the next one.
 
+use crate::chain_index::ChainIndex;
 use crate::codes;
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{self, is_blank, offset_in};
-use crate::model::ChainIndex;
 use crate::model::*;
 use crate::span::Span;
 use crate::views::{AddressError, parse_address};
 use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 /// The result of [`parse`]: the ruleset and everything the parser had to say about the text.
 #[derive(Clone, Debug)]
@@ -69,6 +70,9 @@ struct Block {
     tables: [bool; 6],
 }
 
+/// How many rules a target lookup trails behind: enough to cover a cache miss.
+const PENDING_TARGETS: usize = 16;
+
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
@@ -77,6 +81,12 @@ struct Parser<'a> {
     diags: Vec<Diagnostic>,
     open: Option<TableId>,
     table_lines: Vec<u32>,
+    /// Per table: a rule has been read.
+    tables_with_rules: Vec<bool>,
+    /// Per table: a chain was created after a rule (see `resolve_late_targets`).
+    late_chains: Vec<bool>,
+    /// Rules whose target is still to be resolved, with the hash of its name.
+    pending_targets: VecDeque<(u32, u64)>,
     tables_by_name: FxHashMap<&'a str, TableId>,
     implicit_tables: [Option<TableId>; 6],
     stray: Option<Block>,
@@ -241,6 +251,9 @@ impl<'a> Parser<'a> {
             diags: Vec::new(),
             open: None,
             table_lines: Vec::new(),
+            tables_with_rules: Vec::new(),
+            late_chains: Vec::new(),
+            pending_targets: VecDeque::with_capacity(PENDING_TARGETS),
             tables_by_name: FxHashMap::default(),
             implicit_tables: [None; 6],
             stray: None,
@@ -358,6 +371,10 @@ impl<'a> Parser<'a> {
                 ),
             );
         }
+        while !self.pending_targets.is_empty() {
+            self.resolve_pending_target();
+        }
+        self.resolve_late_targets();
         self.index_chain_rules();
         self.set.rules.shrink_to_fit();
         self.set.tokens.shrink_to_fit();
@@ -564,6 +581,8 @@ impl<'a> Parser<'a> {
         }
         self.tables_by_name.insert(name, id);
         self.table_lines.push(self.line_no);
+        self.tables_with_rules.push(false);
+        self.late_chains.push(false);
         self.set.tables.push(Table {
             name: name_span,
             kind,
@@ -771,6 +790,9 @@ impl<'a> Parser<'a> {
         let t = &mut self.set.tables[table.index()];
         t.chains.push(id);
         t.chain_names.insert(name, id);
+        if self.tables_with_rules[table.index()] {
+            self.late_chains[table.index()] = true;
+        }
         id
     }
 
@@ -962,6 +984,8 @@ impl<'a> Parser<'a> {
             chain_names: ChainIndex::default(),
         });
         self.table_lines.push(self.line_no);
+        self.tables_with_rules.push(false);
+        self.late_chains.push(false);
         self.implicit_tables[table_slot(kind)] = Some(id);
         id
     }
@@ -1023,6 +1047,8 @@ impl<'a> Parser<'a> {
             }
         };
         let chain = self.chain_for_rule(table, chain_name, chain_span);
+        self.tables_with_rules[table.index()] = true;
+        let id = self.set.rules.len() as u32;
         self.set.rules.push(Rule {
             span,
             chain,
@@ -1032,7 +1058,65 @@ impl<'a> Parser<'a> {
             tokens_start,
             tokens_end: self.set.tokens.len() as u32,
             target,
+            target_chain: Rule::NO_CHAIN,
         });
+        if target != Rule::NO_TARGET {
+            self.queue_target(table, id);
+        }
+    }
+
+    /// Queues the target of rule `rule` to be resolved a few rules later. In a large dump each
+    /// lookup misses the cache; prefetching now and looking up later overlaps those misses
+    /// with parsing instead of waiting on each.
+    fn queue_target(&mut self, table: TableId, rule: u32) {
+        if self.pending_targets.len() == PENDING_TARGETS {
+            self.resolve_pending_target();
+        }
+        let name = self.target_name(rule);
+        let hash = ChainIndex::hash(name);
+        self.set.tables[table.index()].chain_names.prefetch(hash);
+        self.pending_targets.push_back((rule, hash));
+    }
+
+    /// Resolves the oldest queued target.
+    fn resolve_pending_target(&mut self) {
+        let Some((rule, hash)) = self.pending_targets.pop_front() else {
+            return;
+        };
+        let name = self.target_name(rule);
+        let r = &self.set.rules[rule as usize];
+        let table = self.set.chains[r.chain.index()].table;
+        let found = self.set.tables[table.index()]
+            .chain_names
+            .get_hashed(hash, name);
+        self.set.rules[rule as usize].target_chain = found.map_or(Rule::NO_CHAIN, |c| c.0);
+    }
+
+    /// The target name of a rule that has a target.
+    fn target_name(&self, rule: u32) -> &'a str {
+        let target = self.set.rules[rule as usize].target;
+        crate::model::token_text(self.src, &self.set.tokens[target as usize])
+    }
+
+    /// Resolves again the targets of rules that came before a chain of their table was
+    /// created (restore input, undeclared chains): iptables-save declares every chain first,
+    /// so a normal dump has none.
+    fn resolve_late_targets(&mut self) {
+        if !self.late_chains.iter().any(|&late| late) {
+            return;
+        }
+        for i in 0..self.set.rules.len() {
+            let rule = &self.set.rules[i];
+            let table = self.set.chains[rule.chain.index()].table;
+            if rule.target_chain == Rule::NO_CHAIN
+                && rule.target != Rule::NO_TARGET
+                && self.late_chains[table.index()]
+            {
+                let name = self.target_name(i as u32);
+                let found = self.set.tables[table.index()].chain_names.get(name);
+                self.set.rules[i].target_chain = found.map_or(Rule::NO_CHAIN, |c| c.0);
+            }
+        }
     }
 
     fn chain_for_rule(&mut self, table: TableId, name: &'a str, name_span: Span) -> ChainId {
@@ -1321,6 +1405,23 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_resolve_to_chains_created_after_the_rule() {
+        // Restore input may jump to a chain before `-N` creates it; so may an undeclared chain.
+        let text = "*filter\n-A INPUT -j LATER\n-N LATER\n-A FORWARD -j ACCEPT\n\
+                    -A OUTPUT -g UNDECLARED\n-A UNDECLARED -j RETURN\nCOMMIT\n";
+        let parsed = parse(text);
+        let set = &parsed.ruleset;
+        let later = set.find_chain(TableId(0), "LATER").unwrap().id;
+        let undeclared = set.find_chain(TableId(0), "UNDECLARED").unwrap().id;
+        let targets: Vec<_> = set.iter_rules().map(|r| r.target_chain()).collect();
+        assert_eq!(targets, [Some(later), None, Some(undeclared), None]);
+        let graph = crate::ChainGraph::build(set);
+        assert_eq!(graph.jumps_into(later).count(), 1);
+        let gotos: Vec<bool> = graph.jumps_into(undeclared).map(|(_, j)| j.goto).collect();
+        assert_eq!(gotos, [true]);
+    }
 
     fn codes(parsed: &Parsed<'_>) -> Vec<&'static str> {
         parsed.diagnostics.iter().map(|d| d.code).collect()
