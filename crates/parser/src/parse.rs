@@ -802,6 +802,13 @@ impl<'a> Parser<'a> {
     fn lex_rule(&mut self, start: usize, end: usize) -> (usize, Option<Span>) {
         self.words.clear();
         let bytes = self.src.as_bytes();
+        let line = &bytes[start..end];
+        // Most rules have no quote and no backslash: their words are the runs between blanks.
+        if line.len() <= u16::MAX as usize && memchr::memchr2(b'"', b'\\', line).is_none() {
+            let words = &mut self.words;
+            lexer::split_plain_words(line, |s, e| words.push(Span::new(start + s, start + e)));
+            return (end, None);
+        }
         let base = bytes.as_ptr() as usize;
         let mut seg_end = end;
         let mut rest = &bytes[start..end];
