@@ -212,7 +212,8 @@ pub(crate) fn chain_declaration(i: &str) -> Res<'_, ChainDecl<'_>> {
     let Some(body) = i.strip_prefix(':') else {
         return Err(nom::Err::Error(()));
     };
-    let (name, mut rest) = split_while(body, |b| !is_blank_byte(b));
+    let name_len = memchr::memchr2(b' ', b'\t', body.as_bytes()).unwrap_or(body.len());
+    let (name, mut rest) = body.split_at(name_len);
     if name.is_empty() {
         return Err(nom::Err::Error(()));
     }
