@@ -59,16 +59,17 @@ fn tag(hash: u64) -> u8 {
 }
 
 impl ChainIndex {
-    /// The hash [`ChainIndex::get_hashed`] and [`ChainIndex::prefetch`] take.
+    /// The hash of a name's bytes that [`ChainIndex::get_hashed`] and [`ChainIndex::prefetch`]
+    /// take.
     #[inline]
-    pub(crate) fn hash(name: &str) -> u64 {
+    pub(crate) fn hash(name: &[u8]) -> u64 {
         FxBuildHasher.hash_one(name)
     }
 
     /// The chain called `name`.
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<ChainId> {
-        self.get_hashed(Self::hash(name), name)
+        self.get_hashed(Self::hash(name.as_bytes()), name)
     }
 
     /// The chain called `name`, whose [`ChainIndex::hash`] is `hash`.
@@ -132,7 +133,7 @@ impl ChainIndex {
         slot.id = id.0;
         slot.len = name.len() as u8;
         slot.name[..name.len()].copy_from_slice(name.as_bytes());
-        self.place(Self::hash(name), slot);
+        self.place(Self::hash(name.as_bytes()), slot);
         self.inline_count += 1;
     }
 
@@ -157,9 +158,7 @@ impl ChainIndex {
         let old_slots = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; capacity]);
         for (t, slot) in old_tags.into_iter().zip(old_slots) {
             if t != 0 {
-                let name = &slot.name[..slot.len as usize];
-                // Names come from `&str` and are whole, so this is valid UTF-8.
-                let hash = Self::hash(std::str::from_utf8(name).unwrap_or_default());
+                let hash = Self::hash(&slot.name[..slot.len as usize]);
                 self.place(hash, slot);
             }
         }
@@ -201,7 +200,7 @@ mod tests {
         }
         for (i, name) in names.iter().enumerate() {
             assert_eq!(index.get(name), Some(ChainId(i as u32)), "{name}");
-            index.prefetch(ChainIndex::hash(name));
+            index.prefetch(ChainIndex::hash(name.as_bytes()));
         }
         assert_eq!(index.get("KUBE-SEP-"), None);
         assert_eq!(index.get("DNAT"), None);

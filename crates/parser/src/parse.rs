@@ -85,6 +85,8 @@ struct Parser<'a> {
     tables_with_rules: Vec<bool>,
     /// Per table: a chain was created after a rule (see `resolve_late_targets`).
     late_chains: Vec<bool>,
+    /// Where the declaration lines already prefetched end (see `prefetch_declarations`).
+    declarations_prefetched: usize,
     /// Rules whose target is still to be resolved, with the hash of its name.
     pending_targets: VecDeque<(u32, u64)>,
     tables_by_name: FxHashMap<&'a str, TableId>,
@@ -253,6 +255,7 @@ impl<'a> Parser<'a> {
             table_lines: Vec::new(),
             tables_with_rules: Vec::new(),
             late_chains: Vec::new(),
+            declarations_prefetched: 0,
             pending_targets: VecDeque::with_capacity(PENDING_TARGETS),
             tables_by_name: FxHashMap::default(),
             implicit_tables: [None; 6],
@@ -637,6 +640,7 @@ impl<'a> Parser<'a> {
 
     fn chain_declaration(&mut self, span: Span, line: &'a str) {
         let Some(table_id) = self.open else { return };
+        self.prefetch_declarations(table_id);
         let Ok((rest, decl)) = lexer::chain_declaration(line) else {
             self.diags.push(
                 Diagnostic::new(
@@ -767,6 +771,23 @@ impl<'a> Parser<'a> {
             chain.policy = decl.policy.map(|p| span_in(self.src, p));
             chain.counters = decl.counters.map(|c| span_in(self.src, c));
         }
+    }
+
+    /// Prefetches the index slots of the declaration lines just ahead. A large dump declares
+    /// hundreds of thousands of chains, each a cache miss in the index: fetched ahead, the
+    /// misses overlap instead of stalling one declaration at a time.
+    fn prefetch_declarations(&mut self, table: TableId) {
+        const AHEAD_BYTES: usize = 512;
+        let bytes = self.src.as_bytes();
+        let index = &self.set.tables[table.index()].chain_names;
+        let mut cursor = self.declarations_prefetched.max(self.pos);
+        while cursor - self.pos < AHEAD_BYTES && bytes.get(cursor) == Some(&b':') {
+            let line = &bytes[cursor + 1..];
+            let name_len = memchr::memchr3(b' ', b'\t', b'\n', line).unwrap_or(line.len());
+            index.prefetch(ChainIndex::hash(&line[..name_len]));
+            cursor += 1 + memchr::memchr(b'\n', line).map_or(line.len(), |i| i + 1);
+        }
+        self.declarations_prefetched = cursor;
     }
 
     fn new_chain(
@@ -1080,7 +1101,7 @@ impl<'a> Parser<'a> {
             self.resolve_pending_target();
         }
         let name = self.target_name(rule);
-        let hash = ChainIndex::hash(name);
+        let hash = ChainIndex::hash(name.as_bytes());
         self.set.tables[table.index()].chain_names.prefetch(hash);
         self.pending_targets.push_back((rule, hash));
     }
