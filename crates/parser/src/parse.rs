@@ -1437,14 +1437,20 @@ mod tests {
     #[test]
     fn targets_resolve_to_chains_created_after_the_rule() {
         // Restore input may jump to a chain before `-N` creates it; so may an undeclared chain.
-        let text = "*filter\n-A INPUT -j LATER\n-N LATER\n-A FORWARD -j ACCEPT\n\
-                    -A OUTPUT -g UNDECLARED\n-A UNDECLARED -j RETURN\nCOMMIT\n";
-        let parsed = parse(text);
+        // The filler rules push the first lookup out of the queue before `-N` runs.
+        let filler = "-A FORWARD -j ACCEPT\n".repeat(PENDING_TARGETS + 1);
+        let text = format!(
+            "*filter\n-A INPUT -j LATER\n{filler}-N LATER\n-A OUTPUT -g UNDECLARED\n\
+             -A UNDECLARED -j RETURN\nCOMMIT\n"
+        );
+        let parsed = parse(&text);
         let set = &parsed.ruleset;
         let later = set.find_chain(TableId(0), "LATER").unwrap().id;
         let undeclared = set.find_chain(TableId(0), "UNDECLARED").unwrap().id;
         let targets: Vec<_> = set.iter_rules().map(|r| r.target_chain()).collect();
-        assert_eq!(targets, [Some(later), None, Some(undeclared), None]);
+        assert_eq!(targets[0], Some(later));
+        assert!(targets[1..=PENDING_TARGETS + 1].iter().all(Option::is_none));
+        assert_eq!(targets[PENDING_TARGETS + 2..], [Some(undeclared), None]);
         let graph = crate::ChainGraph::build(set);
         assert_eq!(graph.jumps_into(later).count(), 1);
         let gotos: Vec<bool> = graph.jumps_into(undeclared).map(|(_, j)| j.goto).collect();
