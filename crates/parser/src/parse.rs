@@ -1108,12 +1108,16 @@ impl<'a> Parser<'a> {
 
     /// Resolves the oldest queued target.
     fn resolve_pending_target(&mut self) {
-        let Some((rule, hash)) = self.pending_targets.pop_front() else {
-            return;
-        };
+        if let Some((rule, hash)) = self.pending_targets.pop_front() {
+            self.resolve_target(rule, hash);
+        }
+    }
+
+    /// Records the chain that rule `rule`'s target names in the rule's table, if any; `hash` is
+    /// the target name's [`ChainIndex::hash`].
+    fn resolve_target(&mut self, rule: u32, hash: u64) {
         let name = self.target_name(rule);
-        let r = &self.set.rules[rule as usize];
-        let table = self.set.chains[r.chain.index()].table;
+        let table = self.set.chains[self.set.rules[rule as usize].chain.index()].table;
         let found = self.set.tables[table.index()]
             .chain_names
             .get_hashed(hash, name);
@@ -1140,9 +1144,8 @@ impl<'a> Parser<'a> {
                 && rule.target != Rule::NO_TARGET
                 && self.late_chains[table.index()]
             {
-                let name = self.target_name(i as u32);
-                let found = self.set.tables[table.index()].chain_names.get(name);
-                self.set.rules[i].target_chain = found.map_or(Rule::NO_CHAIN, |c| c.0);
+                let hash = ChainIndex::hash(self.target_name(i as u32).as_bytes());
+                self.resolve_target(i as u32, hash);
             }
         }
     }
