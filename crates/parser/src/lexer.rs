@@ -3,6 +3,8 @@
 //! found from its pointer (see [`offset_in`]). What runs once per word or per line is a byte
 //! loop, measured faster than nom combinators there; the header, read once, is nom.
 
+use crate::byte_masks::{self, BLOCK};
+use crate::span::Span;
 use nom::bytes::complete::{tag, take_till1, take_while};
 use nom::character::complete::char;
 use nom::combinator::opt;
@@ -81,84 +83,86 @@ fn plain_run(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len() - i)
 }
 
-/// Splits a line with no quote and no backslash into its words, passing each word's
-/// (start, end) offsets within `line` to `word`. Such a line is most rules of a dump, and
-/// without quotes a word is just a run of bytes between blanks.
+/// Splits the line that starts at `bytes[start]` into words, in the same pass that finds its
+/// end: the lexer of the common line. Pushes each word's span to `words` and returns the
+/// position of the line's `\n` (or `bytes.len()`). The line's words are runs of bytes between
+/// blanks, where a blank inside double quotes does not split (`a"b c"d` is one word), exactly as
+/// [`word_len`] reads them; a `\r` just before the newline ends the line.
 ///
-/// The line is read 8 bytes at a time into a bit mask of blanks, 64 bytes per mask, and words
-/// are read off the mask's bits: a handful of instructions per 8 bytes instead of a branch per
-/// byte.
-pub(crate) fn split_plain_words(line: &[u8], mut word: impl FnMut(usize, usize)) {
+/// Returns `None`, with `words` holding any part of the line, for a line that [`word_len`]
+/// must read: one with a backslash (an escape or a wrapped rule), another `\r` (or a `\r\n`
+/// split across two blocks), a quote left open, or 64 KiB or more.
+///
+/// Works on 64-byte blocks of bit masks (see [`byte_masks`]): a few instructions per block,
+/// plus a few per word.
+pub(crate) fn scan_line_words(bytes: &[u8], start: usize, words: &mut Vec<Span>) -> Option<usize> {
+    let mut at = start;
+    // Start of the word that runs on into the next block.
     let mut open: Option<usize> = None;
-    // Whether the byte before the current block is part of a word.
-    let mut carry = 0u64;
-    for (k, block) in line.chunks(64).enumerate() {
-        let base = k * 64;
-        let blanks = blank_mask(block);
-        let inside = !blanks;
-        let after_inside = (inside << 1) | carry;
-        let mut starts = inside & !after_inside;
-        let mut ends = blanks & after_inside;
-        carry = inside >> 63;
-        loop {
-            match open {
-                None if starts != 0 => {
-                    open = Some(base + starts.trailing_zeros() as usize);
-                    starts &= starts - 1;
-                }
-                Some(start) if ends != 0 => {
-                    word(start, base + ends.trailing_zeros() as usize);
-                    ends &= ends - 1;
-                    open = None;
-                }
-                _ => break,
+    // 1 when the byte before the block belongs to a word.
+    let mut in_word = 0u64;
+    // All ones when the block starts inside quotes.
+    let mut in_quote = 0u64;
+    loop {
+        let m = byte_masks::masks_at(bytes, at);
+        let newline = (m.newline != 0).then(|| m.newline.trailing_zeros());
+        // Bits of the bytes before the newline.
+        let line = newline.map_or(!0, |n| !(!0u64 << n));
+        let cr_at_end = m.cr & (m.newline >> 1);
+        if (m.backslash | (m.cr & !cr_at_end)) & line != 0 {
+            return None;
+        }
+        let mut separator = m.blank | cr_at_end | !line;
+        let quote = m.quote & line;
+        if quote | in_quote != 0 {
+            separator &= !(prefix_xor(quote) ^ in_quote);
+            if quote.count_ones() % 2 == 1 {
+                in_quote = !in_quote;
             }
         }
-    }
-    if let Some(start) = open {
-        word(start, line.len());
+        if newline.is_some() && in_quote != 0 {
+            return None;
+        }
+        let word = !separator;
+        let after_word = (word << 1) | in_word;
+        let mut starts = word & !after_word;
+        let mut ends = separator & after_word;
+        in_word = word >> 63;
+        if let Some(s) = open
+            && ends != 0
+        {
+            words.push(Span::new(s, at + ends.trailing_zeros() as usize));
+            ends &= ends - 1;
+            open = None;
+        }
+        while starts != 0 {
+            let s = at + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            if ends == 0 {
+                open = Some(s);
+                break;
+            }
+            words.push(Span::new(s, at + ends.trailing_zeros() as usize));
+            ends &= ends - 1;
+        }
+        if let Some(n) = newline {
+            return Some((at + n as usize).min(bytes.len()));
+        }
+        at += BLOCK;
+        if at - start > u16::MAX as usize {
+            return None;
+        }
     }
 }
 
-/// Bit `i` set when byte `i` of `block` (at most 64 bytes) is a space or tab; the bits past the
-/// block's end are set too.
+/// Bit `i` set when an odd number of bits at or below `i` are set in `x`: with `x` the quotes
+/// of a block, the bytes from an opening quote up to its closing quote.
 #[inline]
-fn blank_mask(block: &[u8]) -> u64 {
-    let mut mask = if block.len() < 64 {
-        !0u64 << block.len()
-    } else {
-        0
-    };
-    let mut chunks = block.chunks_exact(8);
-    let mut shift = 0;
-    for chunk in &mut chunks {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(chunk);
-        mask |= u64::from(blank_bits(u64::from_le_bytes(bytes))) << shift;
-        shift += 8;
+fn prefix_xor(mut x: u64) -> u64 {
+    for shift in [1, 2, 4, 8, 16, 32] {
+        x ^= x << shift;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut bytes = [b' '; 8];
-        bytes[..rest.len()].copy_from_slice(rest);
-        mask |= u64::from(blank_bits(u64::from_le_bytes(bytes))) << shift;
-    }
-    mask
-}
-
-/// Bit `i` set when byte `i` of the 8 bytes in `x` is a space or tab. Exact for every byte
-/// (unlike the borrow trick of `plain_run`, which is exact only for the lowest match).
-#[inline]
-fn blank_bits(x: u64) -> u8 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    // High bit of each byte set when that byte of `y` is zero; no carry crosses bytes.
-    fn zero_bytes(y: u64) -> u64 {
-        !(((y & LOW7) + LOW7) | y) & !LOW7
-    }
-    let hits = zero_bytes(x ^ (ONES * u64::from(b' '))) | zero_bytes(x ^ (ONES * u64::from(b'\t')));
-    // Gather the eight high bits into one byte: each lands on its own bit, with no carries.
-    ((hits >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+    x
 }
 
 /// Spaces and tabs in `&str` input, possibly none.
@@ -273,47 +277,83 @@ mod tests {
         assert_eq!(w("01234567\t9"), Ok(8));
     }
 
-    fn plain_words(line: &str) -> Vec<&str> {
-        let mut words = Vec::new();
-        split_plain_words(line.as_bytes(), |s, e| words.push(&line[s..e]));
-        words
+    /// The words of the first line of `text`, as `scan_line_words` and as `word_len` read them
+    /// (the latter after trimming the line as the parser does).
+    fn both_ways(text: &str) -> (Option<Vec<&str>>, Vec<&str>) {
+        let mut spans = Vec::new();
+        let scanned = scan_line_words(text.as_bytes(), 0, &mut spans).map(|end| {
+            assert_eq!(end, text.find('\n').unwrap_or(text.len()), "{text:?}");
+            spans.iter().map(|s| &text[s.range()]).collect()
+        });
+        let line = text.split('\n').next().unwrap_or_default();
+        let mut rest = line.trim_end_matches(['\r', ' ', '\t']);
+        let mut exact = Vec::new();
+        loop {
+            rest = rest.trim_start_matches([' ', '\t']);
+            match word_len(rest.as_bytes()) {
+                Ok(0) => break,
+                Ok(len) => {
+                    exact.push(&rest[..len]);
+                    rest = &rest[len..];
+                }
+                Err(_) => break,
+            }
+        }
+        (scanned, exact)
     }
 
     #[test]
-    fn plain_words_match_a_split_on_blanks() {
+    fn scanned_words_match_the_exact_lexer() {
         let lines = [
             String::new(),
-            "   \t ".to_string(),
             "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y"
                 .to_string(),
-            " lead  and\ttrail \t".to_string(),
+            "-A X -m comment --comment \"default/kubernetes:https cluster IP\" -j Y\nnext line".to_string(),
+            "-A lead  and\ttrail \t\r\n".to_string(),
+            "a\"b c\"d e \"\" f\"\"g".to_string(),
             "x".repeat(64),
             format!("{} {}", "a".repeat(63), "b".repeat(70)),
             format!("{}  {}", "a".repeat(64), "b".repeat(64)),
             format!("{} ", "c".repeat(127)),
+            format!("{}\"{}\" z", "q".repeat(60), " ".repeat(100)),
+            format!("{}\r\n", "e".repeat(62)),
             "é ü\tnon-ascii  ok".to_string(),
         ];
         for line in &lines {
-            let expected: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
-            assert_eq!(plain_words(line), expected, "{line:?}");
+            let (scanned, exact) = both_ways(line);
+            assert_eq!(scanned.as_ref(), Some(&exact), "{line:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// On any line the fast lexer accepts, it finds the words the exact lexer finds.
+        #[test]
+        fn scanned_words_match_the_exact_lexer_on_any_line(
+            text in "[a \t\"\\\\\r\né-]{0,200}|[a \t\"é-]{0,200}",
+        ) {
+            let (scanned, exact) = both_ways(&text);
+            if let Some(scanned) = scanned {
+                proptest::prop_assert_eq!(scanned, exact);
+            }
         }
     }
 
     #[test]
-    fn blank_bits_are_exact_for_every_byte() {
-        for bytes in [
-            *b"  a\tb  c",
-            *b"\t\t\t\t\t\t\t\t",
-            *b"abcdefgh",
-            *b"! \x1f\x21 \xa0\x09 ",
+    fn lines_for_the_exact_lexer_are_refused() {
+        for line in [
+            "-A X -m comment --comment \"a \\\"b\\\"\" -j Y",
+            "-A X -j Y \\",
+            "-A X -s 1.2.3.4\r -j Y",
+            "-A X --comment \"open",
+            "-A X --comment \"open\nclosed\"",
         ] {
-            let expected = bytes
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| matches!(b, b' ' | b'\t'))
-                .fold(0u8, |m, (i, _)| m | 1 << i);
-            assert_eq!(blank_bits(u64::from_le_bytes(bytes)), expected, "{bytes:?}");
+            assert_eq!(both_ways(line).0, None, "{line:?}");
         }
+        // A `\r\n` that straddles two blocks.
+        let straddle = format!("{}\r\n", "e".repeat(63));
+        assert_eq!(both_ways(&straddle).0, None);
+        let long = format!("-A X {}", "y".repeat(70_000));
+        assert_eq!(both_ways(&long).0, None);
     }
 
     #[test]

@@ -41,6 +41,7 @@
 
 #![warn(missing_docs)]
 
+mod byte_masks;
 mod chain_index;
 pub mod codes;
 mod diagnostic;

@@ -1,6 +1,7 @@
 //! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
 //! parser goes on with the next one.
 
+use crate::byte_masks;
 use crate::chain_index::ChainIndex;
 use crate::codes;
 use crate::diagnostic::Diagnostic;
@@ -232,7 +233,7 @@ impl<'a> Parser<'a> {
         // capped by the byte length so that odd input (millions of empty lines) cannot make us
         // reserve more than about twice its size. Vectors grow past this if needed and are
         // trimmed when parsing ends.
-        let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+        let lines = byte_masks::count_newlines(bytes) + 1;
         let rules_capacity = lines.min(bytes.len() / 40 + 1);
         let tokens_capacity = lines.saturating_mul(8).min(bytes.len() / 10 + 1);
         Parser {
@@ -289,6 +290,9 @@ impl<'a> Parser<'a> {
 
     fn run(&mut self) {
         while self.pos < self.src.len() {
+            if self.src.as_bytes()[self.pos] == b'-' && self.plain_rule_line() {
+                continue;
+            }
             let (start, end) = self.next_line();
             if start == end {
                 continue;
@@ -817,19 +821,34 @@ impl<'a> Parser<'a> {
         id
     }
 
+    /// Reads the line at `self.pos`, which starts with `-`, as a rule when the fast lexer can
+    /// split it (see [`lexer::scan_line_words`]): most lines of a dump. Returns false, having
+    /// read nothing, for a line that needs the exact lexer.
+    fn plain_rule_line(&mut self) -> bool {
+        self.words.clear();
+        let start = self.pos;
+        let Some(newline) = lexer::scan_line_words(self.src.as_bytes(), start, &mut self.words)
+        else {
+            return false;
+        };
+        // The line starts with a word, so its last word ends it.
+        let end = self.words.last().map_or(start, |w| w.end as usize);
+        self.pos = (newline + 1).min(self.src.len());
+        self.line_no += 1;
+        self.rule_words(Span::new(start, end), end, None, None);
+        true
+    }
+
     /// Splits the words of a rule into `self.words`: its line, plus continuation lines when the
     /// line ends with a backslash. Returns the end of the last line read and the position of the
     /// first backslash, if the rule was wrapped.
     fn lex_rule(&mut self, start: usize, end: usize) -> (usize, Option<Span>) {
         self.words.clear();
         let bytes = self.src.as_bytes();
-        let line = &bytes[start..end];
-        // Most rules have no quote and no backslash: their words are the runs between blanks.
-        if line.len() <= u16::MAX as usize && memchr::memchr2(b'"', b'\\', line).is_none() {
-            let words = &mut self.words;
-            lexer::split_plain_words(line, |s, e| words.push(Span::new(start + s, start + e)));
+        if lexer::scan_line_words(bytes, start, &mut self.words).is_some() {
             return (end, None);
         }
+        self.words.clear();
         let base = bytes.as_ptr() as usize;
         let mut seg_end = end;
         let mut rest = &bytes[start..end];
@@ -934,6 +953,19 @@ impl<'a> Parser<'a> {
             }
         }
         let (end, wrapped_at) = self.lex_rule(start, line_span.end as usize);
+        self.rule_words(line_span, end, wrapped_at, counters);
+    }
+
+    /// Reads the rule (or restore command) whose words are in `self.words`. `line_span` is its
+    /// first line; the rule ends at `end`, after any continuation lines.
+    fn rule_words(
+        &mut self,
+        line_span: Span,
+        end: usize,
+        wrapped_at: Option<Span>,
+        counters: Option<Span>,
+    ) {
+        let line = &self.src[line_span.range()];
         let Some(&verb_span) = self.words.first() else {
             return;
         };
