@@ -143,6 +143,19 @@ enum WordClass {
     Arg,
 }
 
+/// The option whose values are being read, while classifying a rule's words.
+#[derive(Clone, Copy)]
+struct OpenOption {
+    /// Index of its token.
+    token: usize,
+    /// Values read so far.
+    args: u8,
+    /// The number of values a basic option takes; `None` for a module's option.
+    arity: Option<u8>,
+    /// `-s` or `-d`: its value is checked as an address.
+    address: bool,
+}
+
 /// Classifies a word by bytes: the hot path of parsing, so no string matching chains.
 fn classify_word(word: &[u8]) -> WordClass {
     match word {
@@ -1229,8 +1242,7 @@ impl<'a> Parser<'a> {
         let tokens_start = self.set.tokens.len() as u32;
         let mut target = Rule::NO_TARGET;
         let mut pending_not: Option<Span> = None;
-        // The open option: token index, arguments so far, arity if basic.
-        let mut option: Option<(usize, u8, Option<u8>)> = None;
+        let mut option: Option<OpenOption> = None;
         let bytes = self.src.as_bytes();
         let mut i = from;
         while i < self.words.len() {
@@ -1245,8 +1257,9 @@ impl<'a> Parser<'a> {
                         )
                     });
                     match option {
-                        Some((idx, 0, arity)) if !next_is_option && arity != Some(0) => {
-                            self.set.tokens[idx].add_flags(Token::NEGATED | Token::NEGATED_AFTER);
+                        Some(o) if o.args == 0 && !next_is_option && o.arity != Some(0) => {
+                            self.set.tokens[o.token]
+                                .add_flags(Token::NEGATED | Token::NEGATED_AFTER);
                         }
                         _ if pending_not.is_some() => self.unexpected(
                             w,
@@ -1325,29 +1338,37 @@ impl<'a> Parser<'a> {
                     if pending_not.take().is_some() {
                         flags |= Token::NEGATED;
                     }
-                    option = Some((self.set.tokens.len(), 0, arity));
+                    option = Some(OpenOption {
+                        token: self.set.tokens.len(),
+                        args: 0,
+                        arity,
+                        address: arity == Some(1)
+                            && matches!(
+                                &bytes[w.range()],
+                                b"-s" | b"-d" | b"--source" | b"--destination"
+                            ),
+                    });
                     self.push_token(w, TokenKind::Option, flags);
                     i += 1;
                 }
                 WordClass::Arg | WordClass::Unsupported => {
                     match &mut option {
-                        Some((idx, args, arity)) => {
-                            *args = args.saturating_add(1);
-                            if arity.is_some_and(|a| *args > a) {
+                        Some(o) => {
+                            o.args = o.args.saturating_add(1);
+                            if o.arity.is_some_and(|a| o.args > a) {
                                 let text = self.set.text(w);
                                 let name =
-                                    crate::model::token_text(self.src, &self.set.tokens[*idx]);
+                                    crate::model::token_text(self.src, &self.set.tokens[o.token]);
                                 self.unexpected(
                                     w,
                                     &format!(
                                         "`{text}` after `{name}`, which takes {} value(s)",
-                                        arity.unwrap_or(0)
+                                        o.arity.unwrap_or(0)
                                     ),
                                     "remove the extra word or add the option it belongs to",
                                 );
-                            } else if arity == &Some(1) {
-                                let idx = *idx;
-                                self.check_basic_value(idx, w);
+                            } else if o.address {
+                                self.check_addresses(w);
                             }
                         }
                         None => {
@@ -1409,57 +1430,74 @@ impl<'a> Parser<'a> {
     }
 
     /// A basic option must have its value.
-    fn close_option(&mut self, option: Option<(usize, u8, Option<u8>)>) {
-        if let Some((idx, args, Some(arity))) = option
-            && args < arity
+    #[inline]
+    fn close_option(&mut self, option: Option<OpenOption>) {
+        if let Some(o) = option
+            && o.arity.is_some_and(|arity| o.args < arity)
         {
-            let token = self.set.tokens[idx];
-            let name = crate::model::token_text(self.src, &token);
-            self.diags.push(
-                Diagnostic::new(
-                    &codes::MISSING_ARGUMENT,
-                    token.span(),
-                    format!("`{name}` has no value"),
-                )
-                .with_label("value missing after this option")
-                .with_help(match name {
-                    "-s" | "--source" | "-d" | "--destination" => {
-                        "write an address or network, e.g. `-s 10.0.0.0/8`"
-                    }
-                    "-p" | "--protocol" => "write a protocol, e.g. `-p tcp`",
-                    _ => "write the option's value after it",
-                }),
-            );
+            self.missing_value(o.token);
         }
     }
 
-    /// Checks the value of `-s`/`-d` and notes the address family.
-    fn check_basic_value(&mut self, option_idx: usize, value: Span) {
-        let name = crate::model::token_text(self.src, &self.set.tokens[option_idx]);
-        if !matches!(name, "-s" | "--source" | "-d" | "--destination") {
-            return;
+    /// Reports a basic option that ended without its value: rare, so kept out of line.
+    #[cold]
+    fn missing_value(&mut self, option_token: usize) {
+        let token = self.set.tokens[option_token];
+        let name = crate::model::token_text(self.src, &token);
+        self.diags.push(
+            Diagnostic::new(
+                &codes::MISSING_ARGUMENT,
+                token.span(),
+                format!("`{name}` has no value"),
+            )
+            .with_label("value missing after this option")
+            .with_help(match name {
+                "-s" | "--source" | "-d" | "--destination" => {
+                    "write an address or network, e.g. `-s 10.0.0.0/8`"
+                }
+                "-p" | "--protocol" => "write a protocol, e.g. `-p tcp`",
+                _ => "write the option's value after it",
+            }),
+        );
+    }
+
+    /// Checks the value of `-s`/`-d` (one address or network, or a list split by commas) and
+    /// notes the address family.
+    fn check_addresses(&mut self, value: Span) {
+        let mut rest = self.set.text(value);
+        loop {
+            // `memchr` rather than `str::split`, whose iterator cost more than the check here.
+            let (part, more) = match memchr::memchr(b',', rest.as_bytes()) {
+                Some(comma) => (&rest[..comma], Some(&rest[comma + 1..])),
+                None => (rest, None),
+            };
+            self.check_address(part);
+            match more {
+                Some(more) => rest = more,
+                None => return,
+            }
         }
-        let text = self.set.text(value);
-        for part in text.split(',') {
-            match parse_address(part) {
-                Ok(net) => {
-                    if self.set.family.is_none() {
-                        self.set.family = Some(if net.addr().is_ipv6() {
-                            Family::Ipv6
-                        } else {
-                            Family::Ipv4
-                        });
-                    }
+    }
+
+    fn check_address(&mut self, part: &'a str) {
+        match parse_address(part) {
+            Ok(net) => {
+                if self.set.family.is_none() {
+                    self.set.family = Some(if net.addr().is_ipv6() {
+                        Family::Ipv6
+                    } else {
+                        Family::Ipv4
+                    });
                 }
-                Err(AddressError::Hostname) => {}
-                Err(e) => {
-                    let o = offset_in(self.src, part);
-                    self.diags.push(
-                        Diagnostic::new(&codes::INVALID_ADDRESS, Span::new(o, o + part.len()), format!("`{part}` is not a valid address or network: {e}"))
-                            .with_label("invalid address")
-                            .with_help("write an IPv4 or IPv6 address, optionally with `/prefix`, e.g. `10.0.0.0/8` or `fd00::/64`"),
-                    );
-                }
+            }
+            Err(AddressError::Hostname) => {}
+            Err(e) => {
+                let o = offset_in(self.src, part);
+                self.diags.push(
+                    Diagnostic::new(&codes::INVALID_ADDRESS, Span::new(o, o + part.len()), format!("`{part}` is not a valid address or network: {e}"))
+                        .with_label("invalid address")
+                        .with_help("write an IPv4 or IPv6 address, optionally with `/prefix`, e.g. `10.0.0.0/8` or `fd00::/64`"),
+                );
             }
         }
     }
