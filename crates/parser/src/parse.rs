@@ -156,10 +156,21 @@ struct OpenOption {
     address: bool,
 }
 
-/// Classifies a word by bytes: the hot path of parsing, so no string matching chains.
+/// Classifies a word by bytes: the hot path of parsing, so no string matching chains. Most
+/// words are values, told apart by their first byte.
+#[inline]
 fn classify_word(word: &[u8]) -> WordClass {
     match word {
+        [b'-', _, ..] => classify_dash_word(word),
         [b'!'] => WordClass::Not,
+        b"[unsupported" => WordClass::Unsupported,
+        _ => WordClass::Arg,
+    }
+}
+
+/// Classifies a word of two or more bytes that starts with `-`.
+fn classify_dash_word(word: &[u8]) -> WordClass {
+    match word {
         [b'-', c] => match c {
             b'm' => WordClass::Module,
             b'j' => WordClass::Jump,
@@ -184,7 +195,6 @@ fn classify_word(word: &[u8]) -> WordClass {
             _ => WordClass::Option(None),
         },
         [b'-', c, ..] if c.is_ascii_alphabetic() => WordClass::Option(None),
-        b"[unsupported" => WordClass::Unsupported,
         _ => WordClass::Arg,
     }
 }
