@@ -9,8 +9,8 @@ use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
 use crate::span::Span;
 use crate::views::{AddressError, parse_address};
+use ipnet::IpNet;
 use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
 
 /// The result of [`parse`]: the ruleset and everything the parser had to say about the text.
 #[derive(Clone, Debug)]
@@ -89,7 +89,10 @@ struct Parser<'a> {
     /// Where the declaration lines already prefetched end (see `prefetch_declarations`).
     declarations_prefetched: usize,
     /// Rules whose target is still to be resolved, with the hash of its name.
-    pending_targets: VecDeque<(u32, u64)>,
+    /// A ring: `pending_len` entries in use, the oldest first, the next written at `pending_at`.
+    pending_targets: [(u32, u64); PENDING_TARGETS],
+    pending_len: usize,
+    pending_at: usize,
     tables_by_name: FxHashMap<&'a str, TableId>,
     implicit_tables: [Option<TableId>; 6],
     stray: Option<Block>,
@@ -280,7 +283,9 @@ impl<'a> Parser<'a> {
             tables_with_rules: Vec::new(),
             late_chains: Vec::new(),
             declarations_prefetched: 0,
-            pending_targets: VecDeque::with_capacity(PENDING_TARGETS),
+            pending_targets: [(0, 0); PENDING_TARGETS],
+            pending_len: 0,
+            pending_at: 0,
             tables_by_name: FxHashMap::default(),
             implicit_tables: [None; 6],
             stray: None,
@@ -401,9 +406,12 @@ impl<'a> Parser<'a> {
                 ),
             );
         }
-        while !self.pending_targets.is_empty() {
-            self.resolve_pending_target();
+        for k in 0..self.pending_len {
+            let slot = (self.pending_at + PENDING_TARGETS - self.pending_len + k) % PENDING_TARGETS;
+            let (rule, hash) = self.pending_targets[slot];
+            self.resolve_target(rule, hash);
         }
+        self.pending_len = 0;
         self.resolve_late_targets();
         self.index_chain_rules();
         self.set.rules.shrink_to_fit();
@@ -1152,20 +1160,19 @@ impl<'a> Parser<'a> {
     /// lookup misses the cache; prefetching now and looking up later overlaps those misses
     /// with parsing instead of waiting on each.
     fn queue_target(&mut self, table: TableId, rule: u32) {
-        if self.pending_targets.len() == PENDING_TARGETS {
-            self.resolve_pending_target();
+        let slot = self.pending_at;
+        if self.pending_len == PENDING_TARGETS {
+            // The ring is full: the slot to write holds the oldest entry.
+            let (oldest, hash) = self.pending_targets[slot];
+            self.resolve_target(oldest, hash);
+        } else {
+            self.pending_len += 1;
         }
         let name = self.target_name(rule);
         let hash = ChainIndex::hash(name.as_bytes());
         self.set.tables[table.index()].chain_names.prefetch(hash);
-        self.pending_targets.push_back((rule, hash));
-    }
-
-    /// Resolves the oldest queued target.
-    fn resolve_pending_target(&mut self) {
-        if let Some((rule, hash)) = self.pending_targets.pop_front() {
-            self.resolve_target(rule, hash);
-        }
+        self.pending_targets[slot] = (rule, hash);
+        self.pending_at = (slot + 1) % PENDING_TARGETS;
     }
 
     /// Records the chain that rule `rule`'s target names in the rule's table, if any; `hash` is
@@ -1474,32 +1481,30 @@ impl<'a> Parser<'a> {
     /// Checks the value of `-s`/`-d` (one address or network, or a list split by commas) and
     /// notes the address family.
     fn check_addresses(&mut self, value: Span) {
-        let mut rest = self.set.text(value);
-        loop {
-            // `memchr` rather than `str::split`, whose iterator cost more than the check here.
-            let (part, more) = match memchr::memchr(b',', rest.as_bytes()) {
-                Some(comma) => (&rest[..comma], Some(&rest[comma + 1..])),
-                None => (rest, None),
-            };
+        let text = self.set.text(value);
+        // Most values are one address. A list never parses whole, and is checked part by part.
+        if let Ok(net) = parse_address(text) {
+            self.note_family(&net);
+            return;
+        }
+        for part in text.split(',') {
             self.check_address(part);
-            match more {
-                Some(more) => rest = more,
-                None => return,
-            }
+        }
+    }
+
+    fn note_family(&mut self, net: &IpNet) {
+        if self.set.family.is_none() {
+            self.set.family = Some(if net.addr().is_ipv6() {
+                Family::Ipv6
+            } else {
+                Family::Ipv4
+            });
         }
     }
 
     fn check_address(&mut self, part: &'a str) {
         match parse_address(part) {
-            Ok(net) => {
-                if self.set.family.is_none() {
-                    self.set.family = Some(if net.addr().is_ipv6() {
-                        Family::Ipv6
-                    } else {
-                        Family::Ipv4
-                    });
-                }
-            }
+            Ok(net) => self.note_family(&net),
             Err(AddressError::Hostname) => {}
             Err(e) => {
                 let o = offset_in(self.src, part);

@@ -49,9 +49,14 @@ pub enum NatError {
 
 /// Parses `-s`/`-d` values: `10.0.0.1`, `10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `fd00::/64`.
 pub fn parse_address(text: &str) -> Result<IpNet, AddressError> {
-    if let Some(net) = parse_ipv4_fast(text.as_bytes()) {
-        return Ok(net);
+    match parse_ipv4_fast(text.as_bytes()) {
+        Some(net) => Ok(net),
+        None => parse_address_general(text),
     }
+}
+
+/// [`parse_address`] for any address: the standard library's parsers.
+fn parse_address_general(text: &str) -> Result<IpNet, AddressError> {
     let (addr, prefix) = match text.split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (text, None),
@@ -88,45 +93,44 @@ pub fn parse_address(text: &str) -> Result<IpNet, AddressError> {
 /// text to the general parser (which also produces the error, if any).
 fn parse_ipv4_fast(b: &[u8]) -> Option<IpNet> {
     let mut octets = [0u8; 4];
-    let (mut idx, mut value, mut digits) = (0usize, 0u32, 0u32);
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'0'..=b'9' => {
-                if digits == 1 && value == 0 {
-                    return None; // leading zero: leave it to the strict parser
-                }
-                value = value * 10 + u32::from(c - b'0');
-                digits += 1;
-                if value > 255 {
-                    return None;
-                }
-            }
-            b'.' if digits > 0 && idx < 3 => {
-                octets[idx] = value as u8;
-                idx += 1;
-                value = 0;
-                digits = 0;
-            }
-            b'/' => break,
-            _ => return None,
+    let mut rest = b;
+    for (k, octet) in octets.iter_mut().enumerate() {
+        if k > 0 {
+            rest = rest.strip_prefix(b".")?;
         }
-        i += 1;
+        let (value, after) = decimal_octet(rest)?;
+        *octet = value;
+        rest = after;
     }
-    if digits == 0 || idx != 3 {
-        return None;
-    }
-    octets[3] = value as u8;
-    let prefix = match b.get(i + 1..) {
-        None => 32,
-        Some(p @ ([_] | [_, _])) if p.iter().all(u8::is_ascii_digit) => {
-            p.iter().fold(0u8, |acc, d| acc * 10 + (d - b'0'))
-        }
-        Some(_) => return None,
+    let prefix = match rest {
+        [] => 32,
+        [b'/', d @ b'0'..=b'9'] => d - b'0',
+        [b'/', d1 @ b'0'..=b'9', d2 @ b'0'..=b'9'] => (d1 - b'0') * 10 + (d2 - b'0'),
+        _ => return None,
     };
     Ipv4Net::new(Ipv4Addr::from(octets), prefix)
         .ok()
         .map(IpNet::V4)
+}
+
+/// An octet of 1 to 3 decimal digits at the start of `b`, and the bytes after it. A leading
+/// zero (`010`) or a value over 255 gives `None`, as does a fourth digit: such text is left to
+/// the strict parser.
+#[inline]
+fn decimal_octet(b: &[u8]) -> Option<(u8, &[u8])> {
+    let digit = |d: u8| u16::from(d - b'0');
+    let (value, rest) = match b {
+        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9', rest @ ..] => {
+            (digit(*a) * 100 + digit(*b) * 10 + digit(*c), rest)
+        }
+        [a @ b'1'..=b'9', b @ b'0'..=b'9', rest @ ..] => (digit(*a) * 10 + digit(*b), rest),
+        [a @ b'0'..=b'9', rest @ ..] => (digit(*a), rest),
+        _ => return None,
+    };
+    if rest.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    Some((u8::try_from(value).ok()?, rest))
 }
 
 /// Prefix length of a dotted (or IPv6) netmask, if it is contiguous.
@@ -493,6 +497,41 @@ mod tests {
         );
         assert_eq!(parse_address("fd00::zz/64"), Err(AddressError::BadAddress));
         assert_eq!(parse_address("localhost"), Err(AddressError::Hostname));
+    }
+
+    #[test]
+    fn the_ipv4_fast_path_agrees_with_the_general_parser() {
+        for text in [
+            "0.0.0.0/0",
+            "255.255.255.255",
+            "10.96.0.10/32",
+            "1.2.3.4/08",
+            "256.1.1.1",
+            "01.2.3.4",
+            "1.2.3.4/",
+            "1.2.3.4/33",
+            "1.2.3.4/123",
+            "1.2.3",
+            "1.2.3.4.5",
+            "1..3.4",
+            "1234.1.1.1",
+        ] {
+            if let Some(fast) = parse_ipv4_fast(text.as_bytes()) {
+                assert_eq!(Ok(fast), parse_address_general(text), "{text}");
+            }
+        }
+        assert!(parse_ipv4_fast(b"10.96.0.10/32").is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_ipv4_fast_path_agrees_on_any_text(
+            text in "[0-9./]{0,18}|([0-9]{1,4}\\.){3}[0-9]{1,4}(/[0-9]{0,3})?",
+        ) {
+            if let Some(fast) = parse_ipv4_fast(text.as_bytes()) {
+                proptest::prop_assert_eq!(Ok(fast), parse_address_general(&text));
+            }
+        }
     }
 
     #[test]
