@@ -155,7 +155,11 @@ impl ChainIndex {
 
     fn resize(&mut self, capacity: usize) {
         let old_tags = std::mem::replace(&mut self.tags, vec![0; capacity]);
-        let old_slots = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; capacity]);
+        let mut slots = Vec::with_capacity(capacity);
+        // Lookups land anywhere in the slots: huge pages also spare TLB misses.
+        crate::huge_pages::advise(&slots);
+        slots.resize(capacity, EMPTY_SLOT);
+        let old_slots = std::mem::replace(&mut self.slots, slots);
         for (t, slot) in old_tags.into_iter().zip(old_slots) {
             if t != 0 {
                 let hash = Self::hash(&slot.name[..slot.len as usize]);

@@ -46,6 +46,7 @@ mod chain_index;
 pub mod codes;
 mod diagnostic;
 mod graph;
+mod huge_pages;
 pub mod json;
 mod lexer;
 mod model;

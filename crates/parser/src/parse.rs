@@ -5,6 +5,7 @@ use crate::byte_masks;
 use crate::chain_index::ChainIndex;
 use crate::codes;
 use crate::diagnostic::Diagnostic;
+use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
 use crate::span::Span;
@@ -262,6 +263,10 @@ impl<'a> Parser<'a> {
         let lines = byte_masks::count_newlines(bytes) + 1;
         let rules_capacity = lines.min(bytes.len() / 40 + 1);
         let tokens_capacity = lines.saturating_mul(8).min(bytes.len() / 10 + 1);
+        let rules = Vec::with_capacity(rules_capacity);
+        let tokens = Vec::with_capacity(tokens_capacity);
+        huge_pages::advise(&rules);
+        huge_pages::advise(&tokens);
         Parser {
             src,
             pos: 0,
@@ -270,11 +275,11 @@ impl<'a> Parser<'a> {
                 source: src,
                 tables: Vec::new(),
                 chains: Vec::new(),
-                rules: Vec::with_capacity(rules_capacity),
+                rules,
                 commands: Vec::new(),
                 comments: Vec::new(),
                 family: None,
-                tokens: Vec::with_capacity(tokens_capacity),
+                tokens,
                 chain_rules: Vec::new(),
             },
             diags: Vec::new(),
