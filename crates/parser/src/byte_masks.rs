@@ -39,16 +39,6 @@ pub(crate) fn masks_at(bytes: &[u8], at: usize) -> BlockMasks {
     }
 }
 
-/// Number of `\n` bytes in `bytes`.
-pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
-    let (blocks, tail) = bytes.as_chunks::<BLOCK>();
-    let whole: usize = blocks
-        .iter()
-        .map(|block| masks(block).newline.count_ones() as usize)
-        .sum();
-    whole + tail.iter().filter(|&&b| b == b'\n').count()
-}
-
 #[inline]
 fn masks(block: &[u8; BLOCK]) -> BlockMasks {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -159,16 +149,5 @@ mod tests {
         assert_eq!(m.quote, 0b10);
         assert_eq!(m.newline, !0u64 << 3);
         assert_eq!(masks_at(text, 10).newline, !0);
-    }
-
-    #[test]
-    fn newlines_are_counted_in_blocks_and_tail() {
-        for len in [0, 1, 63, 64, 65, 200] {
-            let text: Vec<u8> = (0..len)
-                .map(|i| if i % 3 == 0 { b'\n' } else { b'a' })
-                .collect();
-            let expected = text.iter().filter(|&&b| b == b'\n').count();
-            assert_eq!(count_newlines(&text), expected, "{len}");
-        }
     }
 }

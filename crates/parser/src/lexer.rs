@@ -278,12 +278,20 @@ mod tests {
     }
 
     /// The words of the first line of `text`, as `scan_line_words` and as `word_len` read them
-    /// (the latter after trimming the line as the parser does).
-    fn both_ways(text: &str) -> (Option<Vec<&str>>, Vec<&str>) {
+    /// (the latter after trimming the line as the parser does). The scanner reads `text` after
+    /// a line `before`, so the line starts anywhere in a block.
+    fn both_ways(before: &str, text: &str) -> (Option<Vec<String>>, Vec<String>) {
+        let full = if before.is_empty() {
+            text.to_string()
+        } else {
+            format!("{before}\n{text}")
+        };
+        let start = full.len() - text.len();
         let mut spans = Vec::new();
-        let scanned = scan_line_words(text.as_bytes(), 0, &mut spans).map(|end| {
-            assert_eq!(end, text.find('\n').unwrap_or(text.len()), "{text:?}");
-            spans.iter().map(|s| &text[s.range()]).collect()
+        let scanned = scan_line_words(full.as_bytes(), start, &mut spans).map(|end| {
+            let expected_end = text.find('\n').unwrap_or(text.len());
+            assert_eq!(end - start, expected_end, "{text:?} after {before:?}");
+            spans.iter().map(|s| full[s.range()].to_string()).collect()
         });
         let line = text.split('\n').next().unwrap_or_default();
         let mut rest = line.trim_end_matches(['\r', ' ', '\t']);
@@ -293,7 +301,7 @@ mod tests {
             match word_len(rest.as_bytes()) {
                 Ok(0) => break,
                 Ok(len) => {
-                    exact.push(&rest[..len]);
+                    exact.push(rest[..len].to_string());
                     rest = &rest[len..];
                 }
                 Err(_) => break,
@@ -320,8 +328,10 @@ mod tests {
             "é ü\tnon-ascii  ok".to_string(),
         ];
         for line in &lines {
-            let (scanned, exact) = both_ways(line);
-            assert_eq!(scanned.as_ref(), Some(&exact), "{line:?}");
+            for before in ["", "x", "\"a \\ \r", &"y".repeat(62), &"z".repeat(100)] {
+                let (scanned, exact) = both_ways(before, line);
+                assert_eq!(scanned.as_ref(), Some(&exact), "{line:?} after {before:?}");
+            }
         }
     }
 
@@ -329,9 +339,10 @@ mod tests {
         /// On any line the fast lexer accepts, it finds the words the exact lexer finds.
         #[test]
         fn scanned_words_match_the_exact_lexer_on_any_line(
+            before in "|[a \t\"\\\\\ré-]{0,140}",
             text in "[a \t\"\\\\\r\né-]{0,200}|[a \t\"é-]{0,200}",
         ) {
-            let (scanned, exact) = both_ways(&text);
+            let (scanned, exact) = both_ways(&before, &text);
             if let Some(scanned) = scanned {
                 proptest::prop_assert_eq!(scanned, exact);
             }
@@ -347,13 +358,16 @@ mod tests {
             "-A X --comment \"open",
             "-A X --comment \"open\nclosed\"",
         ] {
-            assert_eq!(both_ways(line).0, None, "{line:?}");
+            assert_eq!(both_ways("", line).0, None, "{line:?}");
+            assert_eq!(both_ways("before", line).0, None, "{line:?}");
         }
         // A `\r\n` that straddles two blocks.
         let straddle = format!("{}\r\n", "e".repeat(63));
-        assert_eq!(both_ways(&straddle).0, None);
+        assert_eq!(both_ways("", &straddle).0, None);
+        assert_eq!(both_ways("ab", &straddle).0, None);
         let long = format!("-A X {}", "y".repeat(70_000));
-        assert_eq!(both_ways(&long).0, None);
+        assert_eq!(both_ways("", &long).0, None);
+        assert_eq!(both_ways("ab", &long).0, None);
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
 //! parser goes on with the next one.
 
-use crate::byte_masks;
 use crate::chain_index::ChainIndex;
 use crate::codes;
 use crate::diagnostic::Diagnostic;
@@ -260,7 +259,7 @@ impl<'a> Parser<'a> {
         // capped by the byte length so that odd input (millions of empty lines) cannot make us
         // reserve more than about twice its size. Vectors grow past this if needed and are
         // trimmed when parsing ends.
-        let lines = byte_masks::count_newlines(bytes) + 1;
+        let lines = bytecount::count(bytes, b'\n') + 1;
         let rules_capacity = lines.min(bytes.len() / 40 + 1);
         let tokens_capacity = lines.saturating_mul(8).min(bytes.len() / 10 + 1);
         let rules = Vec::with_capacity(rules_capacity);
