@@ -52,6 +52,7 @@ mod lexer;
 mod model;
 mod parse;
 mod print;
+mod rule_tokens;
 mod span;
 pub mod views;
 
