@@ -98,6 +98,10 @@ struct Parser<'a> {
     fragment: Option<Block>,
     words: Vec<Span>,
     last_chain: Option<(TableId, &'a str, ChainId)>,
+    /// The chain of the last rule read.
+    last_rule_chain: ChainId,
+    /// The rules read so far belong to chains in the order the chains were created.
+    rules_in_chain_order: bool,
     seen_table: bool,
 }
 
@@ -220,6 +224,8 @@ impl<'a> Parser<'a> {
             fragment: None,
             words: Vec::with_capacity(64),
             last_chain: None,
+            last_rule_chain: ChainId(0),
+            rules_in_chain_order: true,
             seen_table: false,
         }
     }
@@ -352,19 +358,19 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Groups rule ids by chain (a counting sort), so each chain lists its rules in order.
+    /// Groups rule ids by chain, so each chain lists its rules in order. The rules of each
+    /// chain were counted as they were read. iptables-save prints rules chain by chain in
+    /// declaration order, so the grouping is mostly the identity; otherwise a counting sort.
     fn index_chain_rules(&mut self) {
         let set = &mut self.set;
-        for chain in &mut set.chains {
-            chain.rules_len = 0;
-        }
-        for rule in &set.rules {
-            set.chains[rule.chain.index()].rules_len += 1;
-        }
         let mut next = 0u32;
         for chain in &mut set.chains {
             chain.rules_start = next;
             next += chain.rules_len;
+        }
+        if self.rules_in_chain_order {
+            set.chain_rules = (0..set.rules.len() as u32).map(RuleId).collect();
+            return;
         }
         let mut fill: Vec<u32> = set.chains.iter().map(|c| c.rules_start).collect();
         set.chain_rules = vec![RuleId(0); set.rules.len()];
@@ -1074,6 +1080,9 @@ impl<'a> Parser<'a> {
         let chain = self.chain_for_rule(table, chain_name, chain_span);
         self.tables_with_rules[table.index()] = true;
         let id = self.set.rules.len() as u32;
+        self.set.chains[chain.index()].rules_len += 1;
+        self.rules_in_chain_order &= chain.0 >= self.last_rule_chain.0;
+        self.last_rule_chain = chain;
         self.set.rules.push(Rule {
             span,
             chain,
@@ -1191,6 +1200,37 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_chain_lists_its_rules_in_order_however_they_interleave() {
+        let rules_of = |text: &str| -> Vec<(String, Vec<u32>)> {
+            let parsed = parse(text);
+            let set = &parsed.ruleset;
+            set.iter_chains()
+                .map(|c| (c.name().to_string(), c.rules().map(|r| r.id.0).collect()))
+                .collect()
+        };
+        let in_order = "*filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n\
+                        -A INPUT -j A\n-A A -j B\n-A A -j RETURN\n-A B -j ACCEPT\nCOMMIT\n";
+        assert_eq!(
+            rules_of(in_order),
+            [
+                ("INPUT".to_string(), vec![0]),
+                ("A".to_string(), vec![1, 2]),
+                ("B".to_string(), vec![3]),
+            ]
+        );
+        let interleaved = "*filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n\
+                           -A B -j ACCEPT\n-A A -j B\n-A INPUT -j A\n-A B -j DROP\n-A A -j RETURN\nCOMMIT\n";
+        assert_eq!(
+            rules_of(interleaved),
+            [
+                ("INPUT".to_string(), vec![2]),
+                ("A".to_string(), vec![1, 4]),
+                ("B".to_string(), vec![0, 3]),
+            ]
+        );
+    }
 
     #[test]
     fn targets_resolve_to_chains_created_after_the_rule() {
