@@ -368,12 +368,15 @@ impl<'a> Parser<'a> {
             chain.rules_start = next;
             next += chain.rules_len;
         }
+        set.chain_rules = Vec::with_capacity(set.rules.len());
+        huge_pages::advise(&set.chain_rules);
         if self.rules_in_chain_order {
-            set.chain_rules = (0..set.rules.len() as u32).map(RuleId).collect();
+            set.chain_rules
+                .extend((0..set.rules.len() as u32).map(RuleId));
             return;
         }
         let mut fill: Vec<u32> = set.chains.iter().map(|c| c.rules_start).collect();
-        set.chain_rules = vec![RuleId(0); set.rules.len()];
+        set.chain_rules.resize(set.rules.len(), RuleId(0));
         for (i, rule) in set.rules.iter().enumerate() {
             let slot = &mut fill[rule.chain.index()];
             set.chain_rules[*slot as usize] = RuleId(i as u32);
@@ -571,6 +574,7 @@ impl<'a> Parser<'a> {
             .chain_names
             .reserve(declarations);
         self.set.chains.reserve(declarations);
+        huge_pages::advise(&self.set.chains);
         self.open = Some(id);
         self.seen_table = true;
         self.last_chain = None;
