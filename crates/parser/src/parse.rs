@@ -1,7 +1,7 @@
 //! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
 //! parser goes on with the next one.
 
-use crate::chain_index::ChainIndex;
+use crate::chain_index::{ChainIndex, same_name};
 use crate::codes;
 use crate::diagnostic::Diagnostic;
 use crate::huge_pages;
@@ -1163,7 +1163,7 @@ impl<'a> Parser<'a> {
         if let Some((t, n, id)) = self.last_chain
             && t == table
         {
-            if n == name {
+            if same_name(n.as_bytes(), name.as_bytes()) {
                 return id;
             }
             // iptables-save prints rules chain by chain in declaration order: try the chain
@@ -1171,7 +1171,7 @@ impl<'a> Parser<'a> {
             let next = ChainId(id.0 + 1);
             if let Some(chain) = self.set.chains.get(next.index())
                 && chain.table == table
-                && self.set.text(chain.name) == name
+                && same_name(self.set.text(chain.name).as_bytes(), name.as_bytes())
             {
                 self.last_chain = Some((table, name, next));
                 return next;
