@@ -35,7 +35,7 @@ fn main() {
         best_graph = best_graph.min(total - parsed_at);
     }
     println!(
-        "{path}: {rules} rules, {} bytes; parse {:.1} ms ({:.0} MB/s), graph {:.1} ms",
+        "{path}: {rules} rules, {} bytes; parse {:.2} ms ({:.0} MB/s), graph {:.2} ms",
         text.len(),
         best_parse * 1e3,
         text.len() as f64 / best_parse / 1e6,

@@ -65,7 +65,7 @@ struct OpenOption {
 
 /// Classifies a word by bytes: the hot path of parsing, so no string matching chains. Most
 /// words are values, told apart by their first byte.
-#[inline]
+#[inline(always)]
 fn classify_word(word: &[u8]) -> WordClass {
     match word {
         [b'-', _, ..] => classify_dash_word(word),
