@@ -2,9 +2,10 @@
 //!
 //! A 1M-rule dump gives about 200 MB of rules, tokens, chains and chain index, all written once
 //! while parsing. With 4 KiB pages that is some 50,000 page faults, which cost a fifth of the
-//! parse time at that size (measured: see ARCHITECTURE.md); at 100k rules, a tenth. Where the kernel's transparent huge pages
-//! are set to `madvise` (a common default), asking for them makes each fault map 2 MiB. The
-//! advice changes no byte of memory; where it is refused, or off Linux, nothing changes.
+//! parse time at that size (measured: see ARCHITECTURE.md); at 100k rules, a tenth. Where the
+//! kernel's transparent huge pages are set to `madvise` (a common default), asking for them
+//! makes each fault map 2 MiB. The advice changes no byte of memory; where it is refused, or
+//! off Linux, nothing changes.
 
 /// Buffers smaller than this stay as they are: they fault little, and a huge page could
 /// outweigh them. At 4 MiB every advised buffer holds at least one whole huge page.

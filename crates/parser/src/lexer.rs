@@ -279,7 +279,8 @@ mod tests {
 
     /// The words of the first line of `text`, as `scan_line_words` and as `word_len` read them
     /// (the latter after trimming the line as the parser does). The scanner reads `text` after
-    /// a line `before`, so the line starts anywhere in a block.
+    /// a line `before`, as the parser reads every line but the first: no byte before the
+    /// line's start may change its words.
     fn both_ways(before: &str, text: &str) -> (Option<Vec<String>>, Vec<String>) {
         let full = if before.is_empty() {
             text.to_string()
