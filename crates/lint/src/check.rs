@@ -6,6 +6,8 @@ use crate::context::{Findings, LintContext};
 use crate::registry::{CodeEntry, LINTS, find_code};
 use rulelint_parser::{ChainGraph, Diagnostic, Parsed, Ruleset};
 
+const MISSING_COMMIT: &str = rulelint_parser::codes::MISSING_COMMIT.code;
+
 /// Checks a parsed dump: its parser diagnostics and every enabled lint's findings, with the
 /// configuration's severities and allowed chains applied, sorted by position then code.
 pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
@@ -61,8 +63,50 @@ pub fn check_with_graph(
             out.push(d);
         }
     }
+    fold_cut_line(set, &mut out);
     sort(&mut out);
     out
+}
+
+/// A paste cut off inside a table (its text ends before the table's COMMIT, `RL103`) may end
+/// mid-word: `-j KUBE-SERVI`, `--comment "kubernetes`. What is on that last line is the cut,
+/// not a finding of its own, so the findings on it are folded into the `RL103` finding. (Lints
+/// that conclude from what is absent skip such a table: `LintContext::is_complete`.)
+fn fold_cut_line(set: &Ruleset<'_>, out: &mut Vec<Diagnostic>) {
+    let Some(table) = set
+        .iter_tables()
+        .filter(|t| !t.get().implicit)
+        .max_by_key(|t| t.get().header.start)
+        .filter(|t| t.get().commit.is_none())
+    else {
+        return;
+    };
+    // The end of the table's last line of content: its last rule or declaration.
+    let mut last = table.get().header.end;
+    for chain in table.chains() {
+        let declared = chain.get().declaration.map_or(0, |d| d.end);
+        let ruled = chain.rules().map(|r| r.get().span.end).max().unwrap_or(0);
+        last = last.max(declared).max(ruled);
+    }
+    let last = last as usize;
+    let text = set.source().as_bytes();
+    let last = last.min(text.len());
+    let start = text[..last]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1) as u32;
+    let end = last as u32;
+    out.retain(|d| d.code == MISSING_COMMIT || d.span.start < start || d.span.start > end);
+    let header = table.get().header.start;
+    for d in out
+        .iter_mut()
+        .filter(|d| d.code == MISSING_COMMIT && d.span.start == header)
+    {
+        let help = d.help.take().unwrap_or_default();
+        d.help = Some(format!(
+            "{help}; rulelint does not check the table's last line, which may be cut off, nor what the missing part would decide (jumps, endpoints, chains that look unused or empty)"
+        ));
+    }
 }
 
 /// Parses and checks a dump in one call.

@@ -58,19 +58,39 @@ impl<'r, 'a> LintContext<'r, 'a> {
             .flat_map(move |t| t.get().chains.iter().map(move |&c| set.chain(c)))
     }
 
-    /// Whether a table is a whole `iptables-save` table: written with its header and every
-    /// built-in chain declared, as iptables-save always prints them. Headerless fragments and
+    /// Whether a table is a whole `iptables-save` table: written with its header, every
+    /// built-in chain declared and its COMMIT, as iptables-save always prints them. Truncated
+    /// pastes (no COMMIT), headerless fragments and
     /// iptables-restore input (kube-proxy's `--noflush` input declares only its own chains) are
     /// partial: their jumps may lead to chains that exist on the node but not in the text.
     pub fn is_complete(&self, table: TableRef<'_, '_>) -> bool {
         let t = table.get();
         !t.implicit
+            // Without COMMIT the paste was cut (RL103): the end of the table is missing.
+            && t.commit.is_some()
             && t.kind != TableKind::Other
             && t.kind.builtin_chains().iter().all(|name| {
                 table
                     .chain(name)
                     .is_some_and(|c| c.get().declaration.is_some())
             })
+    }
+
+    /// Whether every `nat` and `filter` table in effect is complete ([`Self::is_complete`]),
+    /// and there is one. Kubernetes lints that conclude from what kube-proxy did *not* write (a
+    /// rule, a jump, an endpoint) need this: a truncated paste or a grep fragment leaves out
+    /// exactly what they look for.
+    pub fn kube_tables_complete(&self) -> bool {
+        let mut any = false;
+        for table in self.tables() {
+            if matches!(table.kind(), TableKind::Nat | TableKind::Filter) {
+                if !self.is_complete(table) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
     }
 
     /// The 1-based line of a byte offset, for messages that point at another rule.

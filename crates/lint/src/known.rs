@@ -84,7 +84,8 @@ pub fn is_drop_or_reject(name: &str) -> bool {
 /// The software that writes a chain, judged by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
-    /// kube-proxy, kubelet, kube-router: `KUBE-*`.
+    /// kube-proxy, kubelet, kube-router: the `KUBE-*` chains listed in
+    /// [`crate::kube::owners::KNOWN_CHAINS`], not every name with the prefix.
     Kubernetes,
     /// Docker: `DOCKER`, `DOCKER-*`.
     Docker,
@@ -105,7 +106,7 @@ impl Owner {
 
 /// Who writes a chain of this name, for the owners rulelint knows the rules of.
 pub fn owner(chain: &str) -> Option<Owner> {
-    if chain.starts_with("KUBE-") {
+    if crate::kube::owners::known_chain(chain).is_some() {
         Some(Owner::Kubernetes)
     } else if chain == "DOCKER" || chain.starts_with("DOCKER-") {
         Some(Owner::Docker)
@@ -156,6 +157,8 @@ mod tests {
         assert!(!is_extension_target("ACC"));
         assert!(!is_extension_target("accept"));
         assert_eq!(owner("KUBE-FIREWALL"), Some(Owner::Kubernetes));
+        // Another add-on's chain under the same prefix.
+        assert_eq!(owner("KUBE-METADATA-SERVER"), None);
         assert_eq!(owner("DOCKER"), Some(Owner::Docker));
         assert_eq!(owner("DOCKERISH"), None);
         assert_eq!(owner("cali-tw-cali1234"), None);

@@ -26,6 +26,7 @@
 
 pub mod doc;
 pub mod names;
+pub mod owners;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};

@@ -2,6 +2,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::known::{Owner, is_drop_or_reject, owner};
+use crate::kube::owners::known_chain;
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, Severity};
 
@@ -14,8 +15,9 @@ pub static LINT: Lint = Lint {
         summary: "a DROP or REJECT with no match in a Kubernetes, Docker or Flannel chain",
         docs: "## What it flags
 A `-j DROP` or `-j REJECT` with no effective match (a `-m comment` is not a match) in a chain
-owned by software that never writes one: kube-proxy's, kubelet's and kube-router's `KUBE-*`
-chains, Docker's `DOCKER*` chains, Flannel's `FLANNEL-*` chains.
+owned by software that never writes one: the `KUBE-*` chains kube-proxy (every mode), kubelet
+and kube-router write (the exact names and name patterns read in their source, listed in
+`crates/lint/src/kube/owners.rs`), Docker's `DOCKER*` chains, Flannel's `FLANNEL-*` chains.
 
 ## Why it matters
 Every packet that reaches the chain is dropped: the node black-holes service, pod or host
@@ -38,7 +40,11 @@ again, and make the host and the containers use the same iptables version and ba
 
 ## Exceptions
 kube-proxy's IPVS mode ends `KUBE-SOURCE-RANGES-FIREWALL` with `-j DROP` by design (the
-allowed source ranges `RETURN` before it), so that chain is not checked. Chains of other owners
+allowed source ranges `RETURN` before it), and kube-router's `KUBE-POD-FW-*` and
+`KUBE-NWPLCY-*` chains reject what no network policy allows, so those are not checked. Other
+`KUBE-*` chains are not assumed to be Kubernetes': managed distributions and add-ons write
+chains under the same prefix that drop by design (a cloud's metadata concealment dropping one
+address and port, for instance). Chains of other owners
 are not checked: Calico's per-workload chains end with a deliberate
 \"Drop if no profiles matched\", and host firewalls (ufw, firewalld, Shorewall) drop by design.
 If you add your own unconditional DROP to such a chain on purpose, allow it in `rulelint.toml`:
@@ -58,9 +64,10 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(owner) = owner(name) else {
             continue;
         };
-        // kube-proxy's IPVS mode ends this chain with a bare DROP on purpose: the source-range
-        // ipset RETURNs come first.
-        if name == "KUBE-SOURCE-RANGES-FIREWALL" {
+        // kube-proxy's IPVS mode ends KUBE-SOURCE-RANGES-FIREWALL with a bare DROP on purpose
+        // (the source-range ipset RETURNs come first), and kube-router's policy chains REJECT
+        // what no policy allows.
+        if known_chain(name).is_some_and(|k| k.drops_by_design) {
             continue;
         }
         for rule in chain.rules() {

@@ -111,6 +111,10 @@ fn table<'r, 'a>(cx: &LintContext<'r, 'a>, kind: TableKind) -> Option<TableRef<'
 }
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    // A MARK or MASQUERADE rule may be in the part of a truncated paste that is missing.
+    if !cx.kube_tables_complete() {
+        return;
+    }
     let Some(nat) = table(cx, TableKind::Nat) else {
         return;
     };
