@@ -1,7 +1,7 @@
 //! `rulelint services`: the Kubernetes model of a dump as a stable JSON document (format
 //! version 1, inside the common `{format_version, files}` envelope) and as text for humans.
 
-use super::{AddressKind, EndpointJump, Generation, KubeModel, Service};
+use super::{AddressKind, EndpointJump, Generation, KubeModel, ProxyMode, Service};
 use rulelint_parser::{LineIndex, Ruleset};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -22,6 +22,10 @@ pub struct ServicesFile<'m> {
 /// The layout facts.
 #[derive(Debug, Serialize)]
 pub struct LayoutDoc {
+    /// `iptables`, `ipvs`, `userspace`, `kube-router` or `none`.
+    pub proxy_mode: ProxyMode,
+    /// kubelet's chains are present.
+    pub kubelet: bool,
     /// `none`, `legacy` or `modern`.
     pub generation: Generation,
     /// What the generation means.
@@ -170,8 +174,10 @@ pub fn services_file<'m>(
     ServicesFile {
         path,
         layout: LayoutDoc {
+            proxy_mode: layout.mode,
+            kubelet: layout.kubelet,
             generation: layout.generation,
-            description: layout.generation.describe(),
+            description: layout.describe(),
             mark_drop: layout.mark_drop,
             proxy_firewall: layout.proxy_firewall,
             nfacct: layout.nfacct,

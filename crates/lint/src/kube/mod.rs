@@ -71,10 +71,51 @@ impl Generation {
     }
 }
 
+/// Which program proxies Services on this node, as the dump shows it. Decided before any
+/// Kubernetes lint runs: each lint applies only to the modes whose rules it knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyMode {
+    /// kube-proxy's iptables mode: nat `KUBE-SERVICES` dispatching to `KUBE-SVC-*`, filter
+    /// `KUBE-EXTERNAL-SERVICES`, `KUBE-NODEPORTS`, ...
+    Iptables,
+    /// kube-proxy's IPVS mode: `KUBE-NODE-PORT`, `KUBE-LOAD-BALANCER`, `KUBE-IPVS-*`, matches on
+    /// its ipsets (iptables-mode leftovers beside them are `mixed-proxy-mode`'s finding).
+    Ipvs,
+    /// kube-proxy's userspace mode (removed in 1.26): `KUBE-PORTALS-*`, `KUBE-NODEPORT-*`.
+    Userspace,
+    /// kube-router's service proxy (IPVS): `KUBE-ROUTER-SERVICES`.
+    KubeRouter,
+    /// No Service proxy rules rulelint knows: kubelet's chains alone (another proxy such as
+    /// Cilium's eBPF replacement), or nothing of Kubernetes.
+    None,
+}
+
+impl ProxyMode {
+    /// A short description for humans.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ProxyMode::Iptables => "kube-proxy iptables mode",
+            ProxyMode::Ipvs => "kube-proxy IPVS mode",
+            ProxyMode::Userspace => {
+                "kube-proxy userspace mode (KUBE-PORTALS, KUBE-NODEPORT-*: removed in 1.26)"
+            }
+            ProxyMode::KubeRouter => "kube-router service proxy (KUBE-ROUTER-SERVICES, IPVS)",
+            ProxyMode::None => "no service proxy rules",
+        }
+    }
+}
+
 /// The layout facts the lints decide on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Layout {
-    /// The generation.
+    /// Which program proxies Services.
+    pub mode: ProxyMode,
+    /// kubelet's chains are present (`KUBE-MARK-DROP`, `KUBE-FIREWALL`, `KUBE-IPTABLES-HINT`,
+    /// ...): a Kubernetes node whatever proxies its Services.
+    pub kubelet: bool,
+    /// The generation of kube-proxy's iptables or IPVS rules (`legacy` for a node with only
+    /// kubelet's chains of that age).
     pub generation: Generation,
     /// nat holds `KUBE-MARK-DROP` (kubelet before 1.28 writes it).
     pub mark_drop: bool,
@@ -94,9 +135,21 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Whether kube-proxy or kubelet wrote anything into this ruleset.
+    /// Whether kube-proxy, kubelet or kube-router's proxy wrote anything into this ruleset.
     pub fn is_kubernetes(&self) -> bool {
-        self.generation != Generation::None
+        self.mode != ProxyMode::None || self.kubelet || self.generation != Generation::None
+    }
+
+    /// A description for humans: the proxy mode and, for kube-proxy's iptables and IPVS
+    /// modes, the generation of its rules.
+    pub fn describe(&self) -> &'static str {
+        match self.mode {
+            ProxyMode::Iptables => self.generation.describe(),
+            ProxyMode::None if self.kubelet => {
+                "kubelet's chains only, no kube-proxy rules (another service proxy, or none)"
+            }
+            mode => mode.describe(),
+        }
     }
 }
 
@@ -603,7 +656,50 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
             }
         }
-        let generation = if !kube_chains {
+        let any_chain = |names: &[&str]| {
+            [self.nat, self.filter]
+                .into_iter()
+                .flatten()
+                .any(|t| names.iter().any(|n| t.chain(n).is_some()))
+        };
+        let kubelet = any_chain(&[
+            "KUBE-MARK-DROP",
+            "KUBE-FIREWALL",
+            "KUBE-KUBELET-CANARY",
+            "KUBE-IPTABLES-HINT",
+        ]);
+        let iptables_mode = !self.services.is_empty()
+            || !self.endpoints.is_empty()
+            || any_chain(&[
+                "KUBE-SERVICES",
+                "KUBE-NODEPORTS",
+                "KUBE-EXTERNAL-SERVICES",
+                "KUBE-PROXY-FIREWALL",
+                "KUBE-PROXY-CANARY",
+                "KUBE-FORWARD",
+            ]);
+        let mode = if ipvs {
+            ProxyMode::Ipvs
+        } else if iptables_mode {
+            ProxyMode::Iptables
+        } else if any_chain(&["KUBE-ROUTER-SERVICES", "KUBE-ROUTER-HAIRPIN"]) {
+            ProxyMode::KubeRouter
+        } else if any_chain(&[
+            "KUBE-PORTALS-CONTAINER",
+            "KUBE-PORTALS-HOST",
+            "KUBE-NODEPORT-CONTAINER",
+            "KUBE-NODEPORT-HOST",
+            "KUBE-NODEPORT-NON-LOCAL",
+        ]) {
+            ProxyMode::Userspace
+        } else {
+            ProxyMode::None
+        };
+        let generation = if !kube_chains
+            || !matches!(
+                mode,
+                ProxyMode::Iptables | ProxyMode::Ipvs | ProxyMode::None
+            ) {
             Generation::None
         } else if proxy_firewall || modern_chains || nfacct {
             Generation::Modern
@@ -626,6 +722,8 @@ impl<'r, 'a> Builder<'r, 'a> {
             })
         });
         Layout {
+            mode,
+            kubelet,
             generation,
             mark_drop,
             proxy_firewall,

@@ -194,3 +194,33 @@ fn live_services_are_dispatched_from_outside_their_own_chains() {
     assert!(!web.dispatched(&graph, web.chains.cluster.unwrap()));
     assert!(!web.is_live(&graph));
 }
+
+#[test]
+fn proxy_mode_is_decided_from_the_chains_each_mode_writes() {
+    let mode = |text: &str| {
+        let parsed = parse(text);
+        KubeModel::build(&parsed.ruleset, &ChainGraph::build(&parsed.ruleset)).layout
+    };
+    let l = mode(MODERN);
+    assert_eq!((l.mode, l.kubelet), (ProxyMode::Iptables, false));
+    let nat = |chains: &str| format!("*nat\n:PREROUTING ACCEPT [0:0]\n{chains}COMMIT\n");
+    let l = mode(&nat(":KUBE-SERVICES - [0:0]\n:KUBE-NODE-PORT - [0:0]\n"));
+    assert_eq!(l.mode, ProxyMode::Ipvs);
+    let l = mode(&nat(
+        ":KUBE-MARK-DROP - [0:0]\n:KUBE-PORTALS-CONTAINER - [0:0]\n:KUBE-PORTALS-HOST - [0:0]\n",
+    ));
+    assert_eq!((l.mode, l.kubelet), (ProxyMode::Userspace, true));
+    assert_eq!(l.generation, Generation::None);
+    assert!(l.is_kubernetes() && l.describe().contains("userspace"));
+    let l = mode(
+        "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n:KUBE-ROUTER-SERVICES - [0:0]\nCOMMIT\n",
+    );
+    assert_eq!((l.mode, l.kubelet), (ProxyMode::KubeRouter, true));
+    // kubelet's chains alone: a node whose Services another proxy serves.
+    let l = mode("*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\nCOMMIT\n");
+    assert_eq!((l.mode, l.kubelet), (ProxyMode::None, true));
+    assert!(l.is_kubernetes() && l.describe().starts_with("kubelet's chains only"));
+    let l = mode("*filter\n:INPUT ACCEPT [0:0]\n:KUBE-METADATA-CONCEAL - [0:0]\nCOMMIT\n");
+    assert_eq!((l.mode, l.kubelet), (ProxyMode::None, false));
+    assert!(!l.is_kubernetes());
+}

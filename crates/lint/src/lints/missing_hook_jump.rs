@@ -1,7 +1,7 @@
 //! RL402 missing-hook-jump: a built-in chain lacks a jump that kube-proxy or kubelet installs.
 
 use crate::context::{Findings, LintContext};
-use crate::kube::Generation;
+use crate::kube::{Generation, ProxyMode};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{ChainRef, CodeInfo, Severity, TableKind, TableRef};
 
@@ -37,7 +37,11 @@ Only the jumps of the layout the dump shows are expected: the `FORWARD` jumps to
 `KUBE-SERVICES` from `OUTPUT` alone). In IPVS mode the expected set is kube-proxy's IPVS one:
 the `nat` jumps, `KUBE-FORWARD`, `KUBE-NODE-PORT` (\"kubernetes health check rules\"),
 `KUBE-PROXY-FIREWALL` from `INPUT`, `KUBE-IPVS-FILTER`, `KUBE-IPVS-OUT-FILTER`, and kubelet's
-`KUBE-FIREWALL`.
+`KUBE-FIREWALL`. In kube-proxy's old userspace mode it is that mode's set (`PREROUTING` and
+`OUTPUT` to `KUBE-PORTALS-CONTAINER`/`-HOST` and `KUBE-NODEPORT-CONTAINER`/`-HOST`, `INPUT` to
+`KUBE-NODEPORT-NON-LOCAL`) with kubelet's. On a node whose Services kube-router's proxy or
+another proxy serves, only kubelet's jumps are expected. The mode is decided first
+(`rulelint services` prints it): a node is not held to the rules of a mode it does not run.
 
 ## Why it matters
 Without the hook no packet reaches the chain: without `PREROUTING -> KUBE-SERVICES` no Service
@@ -240,6 +244,52 @@ const IPTABLES_HOOKS: &[Hook] = &[
     OUTPUT_FIREWALL,
 ];
 
+/// kube-proxy's userspace mode (`pkg/proxy/userspace/proxier.go`, `iptablesInit`), with
+/// kubelet's jumps.
+const USERSPACE_HOOKS: &[Hook] = &[
+    hook(
+        TableKind::Nat,
+        "PREROUTING",
+        "KUBE-PORTALS-CONTAINER",
+        "-A PREROUTING -m comment --comment \"handle ClusterIPs; NOTE: this must be before the NodePort rules\" -j KUBE-PORTALS-CONTAINER",
+        When::Declared,
+    ),
+    hook(
+        TableKind::Nat,
+        "PREROUTING",
+        "KUBE-NODEPORT-CONTAINER",
+        "-A PREROUTING -m addrtype --dst-type LOCAL -m comment --comment \"handle service NodePorts; NOTE: this must be the last rule in the chain\" -j KUBE-NODEPORT-CONTAINER",
+        When::Declared,
+    ),
+    hook(
+        TableKind::Nat,
+        "OUTPUT",
+        "KUBE-PORTALS-HOST",
+        "-A OUTPUT -m comment --comment \"handle ClusterIPs; NOTE: this must be before the NodePort rules\" -j KUBE-PORTALS-HOST",
+        When::Declared,
+    ),
+    hook(
+        TableKind::Nat,
+        "OUTPUT",
+        "KUBE-NODEPORT-HOST",
+        "-A OUTPUT -m addrtype --dst-type LOCAL -m comment --comment \"handle service NodePorts; NOTE: this must be the last rule in the chain\" -j KUBE-NODEPORT-HOST",
+        When::Declared,
+    ),
+    NAT_POSTROUTING,
+    hook(
+        TableKind::Filter,
+        "INPUT",
+        "KUBE-NODEPORT-NON-LOCAL",
+        "-A INPUT -m comment --comment \"Ensure that non-local NodePort traffic can flow\" -j KUBE-NODEPORT-NON-LOCAL",
+        When::Declared,
+    ),
+    INPUT_FIREWALL,
+    OUTPUT_FIREWALL,
+];
+
+/// kubelet's jumps alone: a node whose Services another proxy serves (kube-router, Cilium).
+const KUBELET_HOOKS: &[Hook] = &[NAT_POSTROUTING, INPUT_FIREWALL, OUTPUT_FIREWALL];
+
 /// IPVS mode: the jumps every IPVS version that has the target chain writes.
 const IPVS_HOOKS: &[Hook] = &[
     NAT_PREROUTING,
@@ -332,12 +382,15 @@ fn facts(cx: &LintContext<'_, '_>, table: TableRef<'_, '_>) -> TableFacts {
 fn hooks(cx: &LintContext<'_, '_>) -> Option<&'static [Hook]> {
     let layout = cx.kube().layout;
     if !layout.is_kubernetes() {
-        None
-    } else if layout.ipvs {
-        Some(IPVS_HOOKS)
-    } else {
-        Some(IPTABLES_HOOKS)
+        return None;
     }
+    Some(match layout.mode {
+        ProxyMode::Iptables => IPTABLES_HOOKS,
+        ProxyMode::Ipvs => IPVS_HOOKS,
+        ProxyMode::Userspace => USERSPACE_HOOKS,
+        // kube-router's proxy, or another one rulelint does not know: kubelet's jumps only.
+        ProxyMode::KubeRouter | ProxyMode::None => KUBELET_HOOKS,
+    })
 }
 
 /// Whether a hook is expected in a table, given whether its target chain exists.
