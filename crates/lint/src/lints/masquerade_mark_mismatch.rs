@@ -60,7 +60,8 @@ kube-proxy so that it rewrites its chains.
 
 ## Exceptions
 A missing `KUBE-MARK-MASQ` is reported by `RL201 undefined-jump-target` at the rules that jump
-to it, not here.",
+to it, not here. An empty `KUBE-MARK-MASQ` is reported here (`RL416 empty-kube-chain` leaves
+it to this lint); a `KUBE-POSTROUTING` without any rule is `RL416`'s finding, not this one's.",
     },
     category: Category::Correctness,
     check,
@@ -304,7 +305,8 @@ fn check_postrouting(
     for d in found {
         out.push(d);
     }
-    if !masquerades && cx.graph().jumps_into(chain.id).next().is_some() {
+    // An entirely empty KUBE-POSTROUTING is RL416 empty-kube-chain's finding.
+    if !masquerades && chain.rule_count() > 0 && cx.graph().jumps_into(chain.id).next().is_some() {
         out.push(
             out.diagnostic(
                 cx.chain_span(chain),
