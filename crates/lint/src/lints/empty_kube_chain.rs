@@ -1,6 +1,7 @@
 //! RL416 empty-kube-chain: a hooked kube-proxy chain that kube-proxy always fills is empty.
 
 use crate::context::{Findings, LintContext};
+use crate::kube::ProxyMode;
 use crate::registry::{Category, Lint};
 use rulelint_parser::{ChainGraph, ChainId, ChainRef, CodeInfo, Ruleset, Severity, TableKind};
 
@@ -113,8 +114,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         return;
     }
     let model = cx.kube();
-    // layout gate: kube-proxy wrote this dump (iptables or IPVS mode).
-    if !model.layout.is_kubernetes() {
+    // Only kube-proxy's iptables and IPVS modes fill these chains (the proxy mode is decided
+    // first: `ProxyMode`).
+    if !matches!(model.layout.mode, ProxyMode::Iptables | ProxyMode::Ipvs) {
         return;
     }
     let graph = cx.graph();
@@ -122,7 +124,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let table = chain.table();
         // A paste cut short, a fragment or restore input: the rules may be missing from the
         // text only.
-        if !cx.is_complete(table) || table.get().commit.is_none() {
+        if !cx.is_complete(table) {
             continue;
         }
         let Some(path) = hook_path(set, graph, chain.id) else {

@@ -2,7 +2,7 @@
 //! kube-proxy writes before every DNAT.
 
 use crate::context::{Findings, LintContext};
-use crate::kube::Endpoint;
+use crate::kube::{Endpoint, ProxyMode};
 use crate::registry::{Category, Lint};
 use rulelint_parser::views::NatAddress;
 use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity};
@@ -82,9 +82,9 @@ enum Hairpin {
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let model = cx.kube();
-    // layout gate: kube-proxy's iptables mode (IPVS mode writes no KUBE-SEP chains; leftovers
-    // there are RL411's).
-    if model.endpoints.is_empty() || model.layout.ipvs {
+    // kube-proxy's iptables mode only (IPVS mode writes no KUBE-SEP chains; leftovers there
+    // are RL411's).
+    if model.endpoints.is_empty() || model.layout.mode != ProxyMode::Iptables {
         return;
     }
     let set = cx.ruleset();

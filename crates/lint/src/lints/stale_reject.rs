@@ -3,7 +3,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{CommentRole, comments, service_comment};
-use crate::kube::{AddressKind, KubeModel, Service};
+use crate::kube::{AddressKind, KubeModel, ProxyMode, Service};
 use crate::registry::{Category, Lint};
 use ipnet::IpNet;
 use rulelint_parser::views::PortRange;
@@ -89,9 +89,9 @@ fn has_endpoints(service: &Service<'_>) -> bool {
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let model = cx.kube();
-    // layout gate: kube-proxy's iptables mode only. IPVS mode writes no "has no endpoints"
-    // REJECT; one left over from iptables mode is RL411's.
-    if !model.layout.is_kubernetes() || model.layout.ipvs {
+    // kube-proxy's iptables mode only. IPVS mode writes no "has no endpoints" REJECT; one left
+    // over from iptables mode is RL411's.
+    if model.layout.mode != ProxyMode::Iptables {
         return;
     }
     let Some(filter) = cx.tables().filter(|t| t.kind() == TableKind::Filter).last() else {
