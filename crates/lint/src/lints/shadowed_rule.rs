@@ -69,7 +69,13 @@ Rules after an unconditional `ACCEPT`, `DROP`, `REJECT`, `RETURN` or goto are
 `RL301 unreachable-rule`'s, copies of an earlier rule are `RL302 duplicate-rule`'s, and jumps
 from a built-in chain to a Kubernetes, CNI or Docker chain are `RL403 shadowed-hook-jump`'s:
 this lint does not report them again. Chains written with `-I`, `-D` or `-R` (restore input)
-are skipped. A shadowed rule with the same verdict in a chain of kube-proxy, Docker or Flannel
+are skipped.
+
+A rule that lets packets go on may change what a later rule sees: `MARK` and `CONNMARK` (and
+any jump to a chain, which may hold them) change the mark, `CT --notrack` the conntrack state.
+Past such a rule, an earlier rule that matches on the mark (or the state) no longer covers
+anything: Calico follows each jump to a profile chain with the same
+`-m mark --mark 0x10000/0x10000 -j RETURN`, and each one is live. A shadowed rule with the same verdict in a chain of kube-proxy, Docker or Flannel
 (`KUBE-*`, `DOCKER*`, `FLANNEL-*`) is not reported: the component rewrites the chain, and
 kube-proxy 1.17 to 1.21 wrote two `RELATED,ESTABLISHED` ACCEPTs in `KUBE-FORWARD` that differ
 only in their comment.
@@ -118,6 +124,51 @@ fn action(rule: RuleRef<'_, '_>) -> String {
         }
         .to_string(),
         None => "takes".to_string(),
+    }
+}
+
+/// What a rule that lets packets go on may change in them, of what [`MatchSet`] reads. NAT
+/// targets change addresses and ports, but they end the walk.
+#[derive(Clone, Copy, Default)]
+struct Changes {
+    mark: bool,
+    state: bool,
+}
+
+impl Changes {
+    fn of(rule: RuleRef<'_, '_>, raw: bool) -> Changes {
+        let Some(target) = rule.target() else {
+            return Changes::default();
+        };
+        if rule.target_chain().is_some() {
+            // A chain may set the mark (Calico's profile chains do, before the `-m mark` RETURN
+            // that follows each jump), and in raw untrack the packet.
+            return Changes {
+                mark: true,
+                state: raw,
+            };
+        }
+        match target.name() {
+            "MARK" | "CONNMARK" | "TPROXY" | "HMARK" | "IPMARK" => Changes {
+                mark: true,
+                state: false,
+            },
+            "CT" | "NOTRACK" => Changes {
+                mark: false,
+                state: true,
+            },
+            "LOG" | "NFLOG" | "ULOG" | "TRACE" | "AUDIT" | "CLASSIFY" | "TCPMSS"
+            | "TCPOPTSTRIP" | "DSCP" | "TOS" | "TTL" | "HL" | "ECN" | "CHECKSUM" | "SECMARK"
+            | "CONNSECMARK" | "SET" | "IDLETIMER" | "LED" | "RATEEST" | "NETMAP" | "ACCEPT"
+            | "DROP" | "REJECT" | "RETURN" | "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" => {
+                Changes::default()
+            }
+            // Anything else may change anything.
+            _ => Changes {
+                mark: true,
+                state: true,
+            },
+        }
     }
 }
 
@@ -199,6 +250,9 @@ struct Earlier<'r, 'a> {
     set: MatchSet<'a>,
     /// The next (earlier) rule of the same index entry, or `u32::MAX`.
     next: u32,
+    /// False once a rule between it and the rule under test may have changed a field it
+    /// matches on (the mark, the conntrack state).
+    alive: bool,
 }
 
 /// The earlier final rules of one chain, reused from chain to chain.
@@ -210,6 +264,9 @@ struct Index<'r, 'a> {
     buckets: FxHashMap<Key, (u32, u32)>,
     /// Rule hash -> the first rule of the chain with it; built only when a finding needs it.
     hashes: FxHashMap<u64, RuleRef<'r, 'a>>,
+    /// Live filed rules that match on the mark, and on the conntrack state.
+    with_mark: Vec<u32>,
+    with_state: Vec<u32>,
 }
 
 impl<'r, 'a> Index<'r, 'a> {
@@ -218,9 +275,42 @@ impl<'r, 'a> Index<'r, 'a> {
         self.wide.clear();
         self.buckets.clear();
         self.hashes.clear();
+        self.with_mark.clear();
+        self.with_state.clear();
+    }
+
+    /// A rule between filed rules and later ones changes what they see: filed rules that match
+    /// on what it may change no longer cover anything.
+    fn forget(&mut self, changes: Changes) {
+        let lists = [
+            (changes.mark, &mut self.with_mark),
+            (changes.state, &mut self.with_state),
+        ];
+        for (changed, list) in lists {
+            if changed {
+                for i in list.drain(..) {
+                    self.rules[i as usize].alive = false;
+                }
+            }
+        }
     }
 
     fn add(&mut self, rule: RuleRef<'r, 'a>, set: MatchSet<'a>) {
+        let id = self.rules.len() as u32;
+        let (mark, state) = (set.mark.is_some(), set.states.is_some());
+        let before = self.rules.len();
+        self.file(rule, set);
+        if self.rules.len() > before {
+            if mark {
+                self.with_mark.push(id);
+            }
+            if state {
+                self.with_state.push(id);
+            }
+        }
+    }
+
+    fn file(&mut self, rule: RuleRef<'r, 'a>, set: MatchSet<'a>) {
         let id = self.rules.len() as u32;
         match Fields::of(&set).key() {
             None if self.wide.len() < WIDE_MAX => self.wide.push(id),
@@ -234,6 +324,7 @@ impl<'r, 'a> Index<'r, 'a> {
                     rule,
                     set,
                     next: entry.0,
+                    alive: true,
                 });
                 *entry = (id, entry.1 + 1);
                 return;
@@ -243,6 +334,7 @@ impl<'r, 'a> Index<'r, 'a> {
             rule,
             set,
             next: u32::MAX,
+            alive: true,
         });
     }
 
@@ -269,7 +361,8 @@ impl<'r, 'a> Index<'r, 'a> {
                 return None;
             }
             *budget -= 1;
-            if e.set.is_superset_of(set)
+            if e.alive
+                && e.set.is_superset_of(set)
                 && best.is_none_or(|b| e.rule.get().span.start < b.get().span.start)
             {
                 best = Some(e.rule);
@@ -301,6 +394,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         let nat = chain.table().kind() == TableKind::Nat;
+        let raw = chain.table().kind() == TableKind::Raw;
         index.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * count;
         for rule in chain.rules() {
@@ -325,6 +419,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
             if is_final && set.exact {
                 index.add(rule, set);
+            } else if !is_final {
+                index.forget(Changes::of(rule, raw));
             }
         }
     }
@@ -425,6 +521,15 @@ mod tests {
                 &filter(
                     "-A INPUT -i eth0 -j DROP\n-A INPUT -i eth1 -p tcp -j ACCEPT\n-A INPUT -p udp -j DROP\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n-A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n",
                 ),
+                // Calico: the profile chain may set the mark the second RETURN tests.
+                &filter(
+                    ":cali-fw-x - [0:0]\n:cali-pro-a - [0:0]\n:cali-pro-b - [0:0]\n-A FORWARD -j cali-fw-x\n-A cali-fw-x -j MARK --set-xmark 0x0/0x10000\n-A cali-fw-x -j cali-pro-a\n-A cali-fw-x -m comment --comment \"Return if profile accepted\" -m mark --mark 0x10000/0x10000 -j RETURN\n-A cali-fw-x -j cali-pro-b\n-A cali-fw-x -m comment --comment \"Return if profile accepted\" -m mark --mark 0x10000/0x10000 -j RETURN\n-A cali-fw-x -j DROP\n-A cali-pro-a -p tcp -j MARK --set-xmark 0x10000/0x10000\n-A cali-pro-b -p udp -j MARK --set-xmark 0x10000/0x10000\n",
+                ),
+                // A MARK between the rules; in raw, a NOTRACK between state matches.
+                &filter(
+                    "-A INPUT -m mark --mark 0x1/0x1 -j ACCEPT\n-A INPUT -p tcp -j MARK --set-xmark 0x1/0x1\n-A INPUT -p tcp -m mark --mark 0x1/0x1 -j DROP\n",
+                ),
+                &"*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A PREROUTING -m conntrack --ctstate UNTRACKED -j ACCEPT\n-A PREROUTING -p udp -m udp --dport 53 -j NOTRACK\n-A PREROUTING -p udp -m conntrack --ctstate UNTRACKED -j DROP\nCOMMIT\n",
                 // Restore input.
                 &filter("-A INPUT -p tcp -j ACCEPT\n-I INPUT 1 -p tcp -m tcp --dport 22 -j DROP\n"),
             ],
@@ -444,6 +549,13 @@ mod tests {
                 (
                     &filter(
                         "-A FORWARD -i veth+ -j ACCEPT\n-A FORWARD -i vethab12 -m set --match-set blocked src -j DROP\n",
+                    ),
+                    1,
+                ),
+                // A LOG between the rules changes nothing; a MARK changes no address.
+                (
+                    &filter(
+                        "-A INPUT -s 10.0.0.0/8 -j DROP\n-A INPUT -j LOG\n-A INPUT -j MARK --set-mark 1\n-A INPUT -s 10.1.0.0/16 -j ACCEPT\n",
                     ),
                     1,
                 ),
