@@ -529,7 +529,7 @@ mod tests {
                 &filter(
                     "-A INPUT -m mark --mark 0x1/0x1 -j ACCEPT\n-A INPUT -p tcp -j MARK --set-xmark 0x1/0x1\n-A INPUT -p tcp -m mark --mark 0x1/0x1 -j DROP\n",
                 ),
-                &"*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A PREROUTING -m conntrack --ctstate UNTRACKED -j ACCEPT\n-A PREROUTING -p udp -m udp --dport 53 -j NOTRACK\n-A PREROUTING -p udp -m conntrack --ctstate UNTRACKED -j DROP\nCOMMIT\n",
+                "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A PREROUTING -m conntrack --ctstate UNTRACKED -j ACCEPT\n-A PREROUTING -p udp -m udp --dport 53 -j NOTRACK\n-A PREROUTING -p udp -m conntrack --ctstate UNTRACKED -j DROP\nCOMMIT\n",
                 // Restore input.
                 &filter("-A INPUT -p tcp -j ACCEPT\n-I INPUT 1 -p tcp -m tcp --dport 22 -j DROP\n"),
             ],
