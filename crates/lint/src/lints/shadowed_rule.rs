@@ -270,11 +270,17 @@ struct Index<'r, 'a> {
 }
 
 impl<'r, 'a> Index<'r, 'a> {
+    /// Empties the index for the next chain. Clearing a map costs its capacity, so the maps a
+    /// large chain grew are cleared only when something was filed in them.
     fn clear(&mut self) {
         self.rules.clear();
         self.wide.clear();
-        self.buckets.clear();
-        self.hashes.clear();
+        if !self.buckets.is_empty() {
+            self.buckets.clear();
+        }
+        if !self.hashes.is_empty() {
+            self.hashes.clear();
+        }
         self.with_mark.clear();
         self.with_state.clear();
     }
@@ -397,9 +403,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let raw = chain.table().kind() == TableKind::Raw;
         index.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * count;
-        for rule in chain.rules() {
+        for (i, rule) in chain.rules().enumerate() {
             let is_final = final_verdict(rule, nat);
-            if !is_final && index.rules.is_empty() {
+            // Nothing to compare with, and nothing to file: a rule that is not final, or the
+            // last rule (a kube-proxy endpoint chain's DNAT).
+            if index.rules.is_empty() && (!is_final || i + 1 == count) {
                 continue;
             }
             let set = MatchSet::of(rule);
@@ -634,6 +642,27 @@ mod tests {
             }
         }
         assert!(run(&LINT, &generate(&Shape::with_rule_target(30_000))).is_empty());
+    }
+
+    #[test]
+    fn a_large_kube_services_of_rejects_is_indexed() {
+        // 25,000 "has no endpoints" REJECTs, each for its own cluster IP and port, then one
+        // that repeats an earlier address and port with a narrower source: found through the
+        // index, not by comparing all pairs.
+        let mut rules = String::from(":KUBE-SERVICES - [0:0]\n-A OUTPUT -j KUBE-SERVICES\n");
+        for i in 0..25_000u32 {
+            rules.push_str(&format!(
+                "-A KUBE-SERVICES -d 10.{}.{}.{}/32 -p tcp -m comment --comment \"ns/svc{i}:http has no endpoints\" -m tcp --dport {} -j REJECT --reject-with icmp-port-unreachable\n",
+                96 + i / 65_536,
+                (i / 256) % 256,
+                i % 256,
+                80 + i % 7
+            ));
+        }
+        rules.push_str("-A KUBE-SERVICES -s 10.244.0.0/16 -d 10.96.0.7/32 -p tcp -m tcp --dport 80 -j ACCEPT\n");
+        let found = run(&LINT, &filter(&rules));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("line 14"), "{}", found[0].message);
     }
 
     #[test]
