@@ -84,7 +84,11 @@ only in their comment.
 To stay linear on a 25,000-rule `KUBE-SERVICES`, earlier rules are indexed by destination
 host, destination port and source host; in each chain only the first 128 rules that have none
 of these and the first 16 rules of each index entry are compared, so a rule shadowed only by
-a later one of those is not reported.",
+a later one of those is not reported. A chain also gets a budget of comparisons (64 per rule
+on average, plus a fixed allowance); the rest of a chain that spends it is not checked.
+
+Only the packet's own fields are compared. A rule that jumps to a chain and comes back is
+never taken as covering anything, and the mark and state caveats above apply.",
     },
     category: Category::Suspicious,
     check,
