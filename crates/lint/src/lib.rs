@@ -40,6 +40,7 @@ pub mod diff;
 pub mod known;
 pub mod kube;
 pub mod lints;
+pub mod matchset;
 mod registry;
 pub mod report;
 pub mod sarif;

@@ -61,6 +61,7 @@ pub static LINTS: &[&Lint] = &[
     &lints::unreferenced_chain::LINT,
     &lints::unreachable_rule::LINT,
     &lints::duplicate_rule::LINT,
+    &lints::shadowed_rule::LINT,
     &lints::bare_drop::LINT,
     &lints::missing_hook_jump::LINT,
     &lints::shadowed_hook_jump::LINT,

@@ -25,12 +25,18 @@ fn expected(file: &str) -> &'static [(&'static str, usize)] {
         // `-A FORWARD -j REJECT --reject-with icmp-host-prohibited` above flanneld's forward jump:
         // the very breakage of this node (RL403; RL301 leaves shadowed hook jumps to it).
         "helowd-centos7-flannel-after-reboot-broken-2024.txt" => &[("RL403", 1)],
-        // Empty IPv6 helper chains (dhcpv6, icmpv6-*, ll, mc, mc-ll) in an IPv4 dump.
-        "netnetwork-home-user-2015.txt" => &[("RL203", 8)],
+        // Empty IPv6 helper chains (dhcpv6, icmpv6-*, ll, mc, mc-ll) in an IPv4 dump. RL303: two
+        // PREROUTING DNATs with the same match (`-i eth1 -p tcp --ctstate NEW --dport 24562`), so
+        // the second, to 192.168.11.64, never applies (warning); and in invalid_ext/invalid_vpn,
+        // `-s`/`-d 192.0.0.0/29` DROPs below the `192.0.0.0/24` DROPs, four pairs (info).
+        "netnetwork-home-user-2015.txt" => &[("RL203", 8), ("RL303", 9)],
         // Empty LOG_DROP chain nothing uses.
         "netnetwork-internal-office-fw-2016.txt" => &[("RL203", 1)],
-        // Two blocks of three FORWARD rules each repeated three times.
-        "netnetwork-openlab-hackerspace-2016.txt" => &[("RL302", 2)],
+        // Two blocks of three FORWARD rules each repeated three times. RL303 (warnings): the
+        // `-o eth4 -j PPPSNAT` and `-o eth5 -j KABELSNAT` jumps come after `-o eth4`/`-o eth5`
+        // SNATs in POSTROUTING, and six `-d 10.10.0.0/16 -i ... -p icmp -j ACCEPT` come after
+        // `-d 10.10.0.0/16 ! -p tcp -j DROP`: that ICMP is dropped.
+        "netnetwork-openlab-hackerspace-2016.txt" => &[("RL302", 2), ("RL303", 8)],
         // Prompt line; `-j ACC   EPT` (corrupted paste: RL116 for `EPT`, RL201 for `ACC`);
         // fw3 wan-zone chains with no jump (the wan zone's rules are absent from this dump);
         // a FORWARD rule repeated.
@@ -52,11 +58,15 @@ fn expected(file: &str) -> &'static [(&'static str, usize)] {
         // `-A FORWARD_FIREWALL -j DROP` then `-i eth0 -j DROP` and `-i eth1 -j RETURN`; same
         // in INPUT_FIREWALL: the RETURN for eth1 never runs.
         "netnetwork-synology-nas-2016.v6.txt" => &[("RL301", 2)],
-        // A generated firewall with many unused per-host chains and repeated rules.
-        "netnetwork-tum-chair-fw-2016-06.txt" => &[("RL203", 26), ("RL302", 88)],
-        "netnetwork-tum-chair-fw-2016-06.v6.txt" => &[("RL203", 22), ("RL302", 141)],
-        // Three POSTROUTING rules appended 58 times each.
-        "netnetwork-ugent-iptables-1.3.5-2015.txt" => &[("RL302", 3)],
+        // A generated firewall with many unused per-host chains and repeated rules. RL303 (all
+        // info): per-host UDP ACCEPTs below an ACCEPT of the whole subnet or of every source with
+        // the same ports (`--dport 1:65535`, multiport lists); the TCP copies are not reported
+        // because `--tcp-flags` is not understood.
+        "netnetwork-tum-chair-fw-2016-06.txt" => &[("RL203", 26), ("RL302", 88), ("RL303", 38)],
+        "netnetwork-tum-chair-fw-2016-06.v6.txt" => &[("RL203", 22), ("RL302", 141), ("RL303", 54)],
+        // Three POSTROUTING rules appended 58 times each. RL303 (info): three port ACCEPTs from
+        // 127.0.0.1 to 127.0.0.1 below `-s 127.0.0.1 -d 127.0.0.1 -j ACCEPT`.
+        "netnetwork-ugent-iptables-1.3.5-2015.txt" => &[("RL302", 3), ("RL303", 3)],
         // INPUT rules repeated.
         "netnetwork-veroneau-trailing-spaces-2015.txt" => &[("RL302", 3)],
         // Twenty hand-wrapped rules. KUBE-SVC-TCOU7JCQXEZGVUNU (kube-system/kube-dns:dns) is

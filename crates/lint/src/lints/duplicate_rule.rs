@@ -49,7 +49,7 @@ struct Group {
 }
 
 /// A hash of the rule's words (their kinds, negation and text), ignoring spacing and counters.
-fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
+pub(crate) fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
     let set = rule.ruleset();
     let mut h = FxHasher::default();
     for t in rule.tokens() {

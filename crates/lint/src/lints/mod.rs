@@ -18,6 +18,7 @@ pub mod probability_ladder;
 pub mod ruleset_scale;
 pub mod service_without_endpoints;
 pub mod shadowed_hook_jump;
+pub mod shadowed_rule;
 pub mod stale_reject;
 pub mod undefined_jump_target;
 pub mod unreachable_rule;

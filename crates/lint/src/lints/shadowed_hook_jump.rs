@@ -3,7 +3,7 @@
 
 use crate::context::{Findings, LintContext, written_in_order};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, Token};
+use rulelint_parser::{ChainId, ChainRef, CodeInfo, RuleId, RuleRef, Severity, Token};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
@@ -25,6 +25,15 @@ An unconditional catch-all shadows every jump after it; `-A FORWARD -i eth0 -j D
 not a match, and `-m state --state` counts the same as `-m conntrack --ctstate`. One finding
 per shadowed jump, naming the line of the rule that shadows it.
 
+An unconditional jump to a chain that never returns a packet shadows the jumps after it too:
+a host firewall's chain (`-A INPUT -j HOST-FW`, or firewalld's zone chains with a zone target
+of `ACCEPT`) that ends in an unconditional `ACCEPT`, `DROP` or `REJECT` and has no `RETURN`,
+conditional or not. Jumps inside that chain are followed as far as they matter: a plain jump
+returns to it, so any sub-chain is fine; a goto leaves it for good, so the goto's chain must
+never return a packet either. Chains are followed 16 levels deep at most, and a loop counts as
+returning (unsure, so silent). A conditional jump to such a chain takes only some packets and
+shadows nothing.
+
 ## Why it matters
 The component behind the jump never sees the traffic: Services, pod forwarding or network
 policy stop working while every chain looks intact. This is what broke a CentOS 7 kubeadm node
@@ -38,6 +47,14 @@ between nodes was rejected (CoreDNS: \"no route to host\").
 -A FORWARD -j REJECT --reject-with icmp-host-prohibited
 -A FORWARD -m comment --comment \"flanneld forward\" -j FLANNEL-FWD
 ```
+Through a host firewall's chain that never returns a packet:
+```text
+-A INPUT -j HOST-FW
+-A INPUT -j KUBE-FIREWALL
+-A HOST-FW -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A HOST-FW -p tcp -m tcp --dport 22 -j ACCEPT
+-A HOST-FW -j DROP
+```
 
 ## Instead
 ```text
@@ -49,8 +66,8 @@ Keep catch-alls last, or let the firewall service manage them below the componen
 `/etc/sysconfig/iptables`, or disable the service on Kubernetes nodes).
 
 ## Exceptions
-Chains written with `-I`, `-D` or `-R` (restore input) are skipped: their order as written is
-not the order the kernel holds. Only exact matches are compared: a `-s 10.0.0.0/8` does not
+Chains written with `-I`, `-D` or `-R` (restore input) are skipped, and so is a called chain
+written that way: their order as written is not the order the kernel holds. Only exact matches are compared: a `-s 10.0.0.0/8` does not
 shadow a jump with `-s 10.1.0.0/16`. `RL301 unreachable-rule` leaves these jumps to this lint.",
     },
     category: Category::Correctness,
@@ -149,6 +166,93 @@ fn conditions<'r, 'a>(rule: RuleRef<'r, 'a>) -> impl Iterator<Item = Cond<'r, 'a
         })
 }
 
+/// How deep [`Swallowing`] follows jumps and gotos from the chain a hook chain jumps to.
+const MAX_DEPTH: u32 = 16;
+
+/// Which chains take every packet that enters them and never let one come back: memoised per
+/// chain, cycle-safe (a chain met again while it is being judged does not swallow) and bounded
+/// in depth.
+#[derive(Default)]
+struct Swallowing {
+    /// `None` while the chain is being judged.
+    memo: FxHashMap<ChainId, Option<bool>>,
+}
+
+impl Swallowing {
+    /// An unconditional jump (not a goto: that is already terminal) to a chain that swallows
+    /// every packet: the rules after it in the calling chain see none.
+    fn takes_every_packet(&mut self, rule: RuleRef<'_, '_>) -> bool {
+        let Some(target) = rule.target() else {
+            return false;
+        };
+        let Some(chain) = rule.target_chain() else {
+            return false;
+        };
+        !target.is_goto()
+            && rule.is_unconditional()
+            && self.swallows(rule.ruleset().chain(chain), 0)
+    }
+
+    fn swallows(&mut self, chain: ChainRef<'_, '_>, depth: u32) -> bool {
+        match self.memo.get(&chain.id) {
+            Some(Some(known)) => return *known,
+            // A loop (malformed input, `RL202`): unsure.
+            Some(None) => return false,
+            None => {}
+        }
+        if depth >= MAX_DEPTH {
+            return false;
+        }
+        self.memo.insert(chain.id, None);
+        let answer = self.judge(chain, depth);
+        self.memo.insert(chain.id, Some(answer));
+        answer
+    }
+
+    /// A user chain swallows every packet when no rule in it can send a packet back: it holds
+    /// no `RETURN` at all (a conditional one lets some packets back), every goto in it leads to
+    /// a chain that swallows (a `RETURN` there would return to our caller), and its last
+    /// reachable rule is an unconditional `ACCEPT`, `DROP` or `REJECT`, or an unconditional
+    /// jump or goto to a chain that swallows. Plain jumps to other chains are fine: what they
+    /// return comes back to this chain.
+    fn judge(&mut self, chain: ChainRef<'_, '_>, depth: u32) -> bool {
+        if chain.get().builtin || !written_in_order(chain) {
+            return false;
+        }
+        let set = chain.ruleset();
+        for rule in chain.rules() {
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            let unconditional = rule.is_unconditional();
+            match (rule.target_chain(), target.is_goto()) {
+                (Some(next), true) => {
+                    if !self.swallows(set.chain(next), depth + 1) {
+                        return false;
+                    }
+                    if unconditional {
+                        return true;
+                    }
+                }
+                // A goto to something that is not a chain of the table: unsure.
+                (None, true) => return false,
+                (Some(next), false) => {
+                    if unconditional && self.swallows(set.chain(next), depth + 1) {
+                        return true;
+                    }
+                }
+                (None, false) => match target.name() {
+                    "RETURN" => return false,
+                    "ACCEPT" | "DROP" | "REJECT" if unconditional => return true,
+                    _ => {}
+                },
+            }
+        }
+        // Falling off the end returns to the caller.
+        false
+    }
+}
+
 /// Jumps with more conditions than this are checked against unconditional rules only (their
 /// subsets are enumerated).
 const MAX_CONDITIONS: usize = 8;
@@ -157,6 +261,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Terminal rules seen so far in the chain, by the key of their conditions: the first one.
     let mut terminals: FxHashMap<(usize, u64), RuleId> = FxHashMap::default();
     let mut conds: Vec<Cond<'_, '_>> = Vec::new();
+    let mut swallowing = Swallowing::default();
     for chain in cx.chains() {
         if !chain.get().builtin || !written_in_order(chain) {
             continue;
@@ -170,7 +275,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                     report(cx, out, rule, shadow);
                 }
             }
-            if is_terminal(rule) {
+            if is_terminal(rule) || swallowing.takes_every_packet(rule) {
                 let mut n = 0;
                 let mut h = 0u64;
                 for c in conditions(rule) {
@@ -232,6 +337,9 @@ fn report(
         return;
     };
     let line = cx.line(shadow.get().span.start);
+    let swallowing_jump = shadow
+        .target()
+        .is_some_and(|t| !t.is_goto() && shadow.target_chain().is_some());
     let action = match shadow.target() {
         Some(t) if t.is_goto() => format!("sends to {}", t.name()),
         Some(t) => match t.name() {
@@ -260,16 +368,28 @@ fn report(
     out.push(
         out.at_rule(
             jump,
-            format!(
-                "the {verb} to {} is never taken: the rule on line {line} {action} {what} first",
-                target.name()
-            ),
+            match shadow.target() {
+                Some(called) if swallowing_jump => format!(
+                    "the {verb} to {} is never taken: the rule on line {line} sends every packet to {} first, and that chain returns none",
+                    target.name(),
+                    called.name()
+                ),
+                _ => format!(
+                    "the {verb} to {} is never taken: the rule on line {line} {action} {what} first",
+                    target.name()
+                ),
+            },
         )
         .with_label(format!("shadowed by line {line}"))
         .with_help(format!(
-            "`{}` on line {line} ends the walk through {} for every packet this {verb} matches: move that rule below the {verb}, or move the {verb} above it (`iptables -t {table} -D {chain} {spec}`, then `iptables -t {table} -I {chain} {position} {spec}`); the usual cause is a firewall service or script (iptables-services, a saved ruleset) that puts its rules above the jumps components append",
+            "`{}` on line {line} ends the walk through {} for every packet this {verb} matches{}: move that rule below the {verb}, or move the {verb} above it (`iptables -t {table} -D {chain} {spec}`, then `iptables -t {table} -I {chain} {position} {spec}`); the usual cause is a firewall service or script (iptables-services, a saved ruleset) that puts its rules above the jumps components append",
             shadow.text(),
             chain.name(),
+            if swallowing_jump {
+                " (the chain it jumps to ends in an unconditional ACCEPT, DROP or REJECT and never returns a packet)"
+            } else {
+                ""
+            },
             table = table.name(),
             chain = chain.name(),
         )),
@@ -319,6 +439,27 @@ mod tests {
                 &filter(
                     ":KUBE-FORWARD - [0:0]\n-A FORWARD -j DROP\n-I FORWARD 1 -j KUBE-FORWARD\n",
                 ),
+                // The called chain lets packets back: a conditional RETURN, falling off the end,
+                // a goto to a chain that returns; or the jump to it is conditional.
+                &filter(
+                    ":HOST-FW - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j HOST-FW\n-A INPUT -j KUBE-FIREWALL\n-A HOST-FW -s 10.0.0.0/8 -j RETURN\n-A HOST-FW -j ACCEPT\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+                ),
+                &filter(
+                    ":HOST-FW - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j HOST-FW\n-A INPUT -j KUBE-FIREWALL\n-A HOST-FW -p tcp -j ACCEPT\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+                ),
+                &filter(
+                    ":HOST-FW - [0:0]\n:ZONE - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j HOST-FW\n-A INPUT -j KUBE-FIREWALL\n-A HOST-FW -i eth0 -g ZONE\n-A HOST-FW -j ACCEPT\n-A ZONE -p tcp -j ACCEPT\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+                ),
+                &filter(
+                    ":HOST-FW - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -i eth0 -j HOST-FW\n-A INPUT -j KUBE-FIREWALL\n-A HOST-FW -j ACCEPT\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+                ),
+                // Chains that loop (malformed): unsure, silent, and no hang.
+                &filter(
+                    ":A - [0:0]\n:B - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j A\n-A INPUT -j KUBE-FIREWALL\n-A A -g B\n-A B -g A\n-A KUBE-FIREWALL -j DROP\n",
+                ),
+                &filter(
+                    ":A - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j A\n-A INPUT -j KUBE-FIREWALL\n-A A -j A\n-A KUBE-FIREWALL -j DROP\n",
+                ),
                 // Different arguments.
                 &filter(
                     ":KUBE-FORWARD - [0:0]\n-A FORWARD -i eth0 -j DROP\n-A FORWARD -i eth1 -j KUBE-FORWARD\n",
@@ -344,8 +485,51 @@ mod tests {
                     ),
                     2,
                 ),
+                // A host firewall chain that ends in DROP; one whose sub-chain jumps return to
+                // it, and whose goto leads to a chain ending in ACCEPT.
+                (
+                    &filter(
+                        ":HOST-FW - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j HOST-FW\n-A INPUT -m comment --comment \"x\" -j KUBE-FIREWALL\n-A HOST-FW -p tcp -m tcp --dport 22 -j ACCEPT\n-A HOST-FW -j DROP\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+                    ),
+                    1,
+                ),
+                (
+                    &filter(
+                        ":FW - [0:0]\n:FW-LOG - [0:0]\n:FW-ZONE - [0:0]\n:KUBE-FORWARD - [0:0]\n-A FORWARD -m comment --comment \"host firewall\" -j FW\n-A FORWARD -j KUBE-FORWARD\n-A FW -j FW-LOG\n-A FW -i eth0 -g FW-ZONE\n-A FW -j FW-ZONE\n-A FW-LOG -j RETURN\n-A FW-ZONE -p icmp -j ACCEPT\n-A FW-ZONE -j ACCEPT\n-A KUBE-FORWARD -j ACCEPT\n",
+                    ),
+                    1,
+                ),
             ],
         );
+    }
+
+    #[test]
+    fn a_swallowing_jump_is_named_in_the_message() {
+        let found = run(
+            &LINT,
+            &filter(
+                ":HOST-FW - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j HOST-FW\n-A INPUT -j KUBE-FIREWALL\n-A HOST-FW -j ACCEPT\n-A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP\n",
+            ),
+        );
+        assert_eq!(
+            found[0].message,
+            "the jump to KUBE-FIREWALL is never taken: the rule on line 7 sends every packet to HOST-FW first, and that chain returns none"
+        );
+    }
+
+    #[test]
+    fn deep_and_long_chains_of_jumps_stay_bounded() {
+        // 2,000 chains, each going to the next: beyond the depth bound, unsure and silent.
+        let mut rules = String::new();
+        for i in 0..2_000 {
+            rules.push_str(&format!(":C{i} - [0:0]\n"));
+        }
+        rules.push_str(":KUBE-FIREWALL - [0:0]\n-A INPUT -j C0\n-A INPUT -j KUBE-FIREWALL\n");
+        for i in 0..1_999 {
+            rules.push_str(&format!("-A C{i} -g C{}\n", i + 1));
+        }
+        rules.push_str("-A C1999 -j ACCEPT\n-A KUBE-FIREWALL -j DROP\n");
+        assert!(run(&LINT, &filter(&rules)).is_empty());
     }
 
     #[test]

@@ -46,8 +46,8 @@ written is not the order the kernel holds.",
 };
 
 /// Whether the rule ends the walk through its chain for every packet that reaches it. Runs on
-/// every rule, so it allocates nothing.
-fn ends_every_walk(rule: RuleRef<'_, '_>) -> bool {
+/// every rule, so it allocates nothing. `RL303 shadowed-rule` stops at the same rule.
+pub(crate) fn ends_every_walk(rule: RuleRef<'_, '_>) -> bool {
     rule.target()
         .is_some_and(|t| t.is_goto() || matches!(t.name(), "ACCEPT" | "DROP" | "REJECT" | "RETURN"))
         && rule.is_unconditional()
