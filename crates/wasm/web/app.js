@@ -745,7 +745,7 @@ async function renderServicesPanel(fileIndex, filter = '', offset = 0) {
   panel.replaceChildren(
     filePicker(fileIndex, (k) => renderServicesPanel(k), 'services-file') || '',
     el('p', { class: 'summary', 'data-testid': 'services-layout' },
-      `kube-proxy layout: ${layout.generation}${layout.description ? ` (${layout.description})` : ''}`,
+      `Service proxy: ${layout.proxy_mode} (${layout.description})`,
       ` · ${plural(res.all, 'Service port')}`,
       res.unusedEndpointChains ? ` · ${plural(res.unusedEndpointChains, 'unused endpoint chain')}` : ''),
     el('div', { class: 'services-tools' }, search),
