@@ -222,8 +222,10 @@ code!(
     Error,
     "a chain declaration is malformed, has the wrong kind of policy, or repeats a chain",
     "## What it flags
-A `:CHAIN POLICY [packets:bytes]` line with no policy, a policy that is not `ACCEPT` or `DROP` on
-a built-in chain, a policy other than `-` on a user chain, or a chain declared twice in a table.
+A `:CHAIN POLICY [packets:bytes]` line with no policy, a policy that is not `ACCEPT`, `DROP` or
+`-` on a built-in chain, a policy other than `-` on a user chain, or a chain declared twice in a
+table. (`:INPUT - [0:0]` is valid restore input: it keeps the chain's current policy, and
+kube-proxy writes it.)
 
 ## Why it matters
 `iptables-restore` rejects the table.
@@ -246,8 +248,10 @@ code!(
     Error,
     "an option that needs an argument has none",
     "## What it flags
-`-j`, `-g` or `-m` with no name after it, `-s`, `-d`, `-p`, `-i`, `-o` with no value, or a verb
-(`-A`) with no chain.
+`-j`, `-g` or `-m` with no name after it, `-s`, `-d`, `-p`, `-i`, `-o` with no value, a module
+or target option that needs a value and has none (`--comment`, `--dport`, `--reject-with`,
+`--to-destination`, `--to-source`, `--to-ports`, `--set-xmark`, `--log-prefix`, `--on-port`,
+`--tproxy-mark`, ...), or a verb (`-A`) with no chain.
 
 ## Why it matters
 `iptables-restore` rejects the line; the rule's meaning is unknown.
@@ -255,11 +259,13 @@ code!(
 ## Example
 ```text
 -A INPUT -s -j ACCEPT
+-A INPUT -p tcp -j REJECT --reject-with
 ```
 
 ## Instead
 ```text
 -A INPUT -s 10.0.0.0/8 -j ACCEPT
+-A INPUT -p tcp -j REJECT --reject-with tcp-reset
 ```"
 );
 
@@ -380,19 +386,23 @@ code!(
     "a word in a rule is neither an option nor an option's argument",
     "## What it flags
 A word that cannot belong to any option: a word before the first option, a `!` with no option
-after it, a second `-j` target.
+after it, a second `-j` target, or more words after an option that takes one value: most often
+an unquoted comment or log prefix of several words (`--comment kubernetes service portals`).
+rulelint still reads the rule, with the words as one value.
 
 ## Why it matters
-`iptables-restore` rejects the line (`Bad argument`).
+`iptables-restore` rejects the line (`Bad argument`), and with it the whole table.
 
 ## Example
 ```text
 -A INPUT ACCEPT -p tcp
+-A INPUT -m comment --comment kubernetes service portals -j KUBE-SERVICES
 ```
 
 ## Instead
 ```text
 -A INPUT -p tcp -j ACCEPT
+-A INPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES
 ```"
 );
 

@@ -671,8 +671,10 @@ impl<'a> Parser<'a> {
                 }),
             ),
             Some(policy) if kind != TableKind::Other => {
+                // `-` on a built-in chain is restore input that keeps the current policy:
+                // iptables-restore accepts it, and kube-proxy writes it.
                 let ok = if builtin {
-                    matches!(policy, "ACCEPT" | "DROP")
+                    matches!(policy, "ACCEPT" | "DROP" | "-")
                 } else {
                     policy == "-"
                 };
@@ -683,7 +685,7 @@ impl<'a> Parser<'a> {
                                 "built-in chain `{}` has policy `{policy}`; it must be ACCEPT or DROP",
                                 decl.name
                             ),
-                            "built-in chains take `ACCEPT` or `DROP`",
+                            "built-in chains take `ACCEPT` or `DROP` (or `-` in restore input, to keep the current policy)",
                         )
                     } else if matches!(policy, "ACCEPT" | "DROP") {
                         (
