@@ -430,6 +430,45 @@ octet above 255, a prefix longer than the family allows, a malformed IPv6 addres
 ```"
 );
 
+code!(
+    PREFIXED_PASTE,
+    "RL118",
+    "prefixed-paste",
+    Info,
+    "every line of the dump carries a prefix (a quote mark, a log timestamp): read without it",
+    "## What it flags
+A dump whose lines all start with the same kind of prefix: quoted in Markdown or an e-mail
+(`> `, `>> `), copied from a CI or test log (`# `, `+ `), or from `kubectl logs --timestamps` or
+a container runtime's log file (`2024-05-02T10:11:12.123456789Z stdout F `). The prefix is
+decided from the lines that look like a dump once it is read past; rulelint reads every line
+without it, and reports this once. Positions in findings still point into the text as pasted.
+
+## Why it matters
+Nothing is wrong with the rules; `iptables-restore` would refuse the text as it is, and a prefix
+that hides part of a line (a quoted line wrapped by a mail client) shows up as other findings.
+
+## Example
+```text
+> *filter
+> :INPUT ACCEPT [0:0]
+> -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
+> COMMIT
+```
+
+## Instead
+Analyse the dump as `iptables-save` printed it:
+```text
+*filter
+:INPUT ACCEPT [0:0]
+-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
+COMMIT
+```
+
+## Known problems
+A container runtime splits lines longer than its limit (16 KiB) into partial entries (`P`);
+rulelint reads each entry as its own line."
+);
+
 /// Every parser code, in code order.
 pub const ALL: &[CodeInfo] = &[
     STRAY_TEXT,
@@ -449,6 +488,7 @@ pub const ALL: &[CodeInfo] = &[
     INPUT_TOO_LARGE,
     UNEXPECTED_WORD,
     INVALID_ADDRESS,
+    PREFIXED_PASTE,
 ];
 
 #[cfg(test)]

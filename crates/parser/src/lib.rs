@@ -51,6 +51,7 @@ pub mod json;
 mod lexer;
 mod model;
 mod parse;
+mod prefix;
 mod print;
 mod rule_tokens;
 mod span;

@@ -7,6 +7,7 @@ use crate::diagnostic::Diagnostic;
 use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
+use crate::prefix::{self, Prefix};
 use crate::rule_tokens::rule_tokens;
 use crate::span::Span;
 use rustc_hash::FxHashMap;
@@ -103,6 +104,11 @@ struct Parser<'a> {
     /// The rules read so far belong to chains in the order the chains were created.
     rules_in_chain_order: bool,
     seen_table: bool,
+    /// The prefix every line of a prefixed paste carries (see [`crate::prefix`]).
+    prefix: Option<Prefix>,
+    /// Lines read past their prefix, and the first such prefix.
+    prefixed_lines: u32,
+    first_prefix: Option<Span>,
 }
 
 fn table_slot(kind: TableKind) -> usize {
@@ -227,6 +233,9 @@ impl<'a> Parser<'a> {
             last_rule_chain: ChainId(0),
             rules_in_chain_order: true,
             seen_table: false,
+            prefix: None,
+            prefixed_lines: 0,
+            first_prefix: None,
         }
     }
 
@@ -247,10 +256,21 @@ impl<'a> Parser<'a> {
         while s < e && matches!(bytes[s], b' ' | b'\t') {
             s += 1;
         }
+        if let Some(prefix) = self.prefix
+            && let Some(n) = prefix.strip(&bytes[s..e])
+        {
+            self.prefixed_lines += 1;
+            self.first_prefix.get_or_insert(Span::new(s, s + n));
+            s += n;
+            while s < e && matches!(bytes[s], b' ' | b'\t') {
+                s += 1;
+            }
+        }
         (s, e)
     }
 
     fn run(&mut self) {
+        self.prefix = prefix::detect(self.src.as_bytes());
         while self.pos < self.src.len() {
             if self.src.as_bytes()[self.pos] == b'-' && self.plain_rule_line() {
                 continue;
@@ -304,6 +324,22 @@ impl<'a> Parser<'a> {
 
     fn finish(mut self) -> Parsed<'a> {
         self.flush_blocks();
+        if let (Some(prefix), Some(first)) = (self.prefix, self.first_prefix) {
+            let lines = self.prefixed_lines;
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::PREFIXED_PASTE,
+                    first,
+                    format!(
+                        "{lines} line{} prefixed with {}: read without the prefix",
+                        if lines == 1 { " is" } else { "s are" },
+                        prefix.describe()
+                    ),
+                )
+                .with_label("prefix of the first line")
+                .with_help("rulelint read the dump past the prefix; for `iptables-restore`, paste the output of iptables-save as it printed it"),
+            );
+        }
         if let Some(open) = self.open.take() {
             let table = &self.set.tables[open.index()];
             let name = self.set.text(table.name);
@@ -1331,5 +1367,83 @@ mod tests {
             .map(|r| r.is_unconditional())
             .collect();
         assert_eq!(rules, [true, false]);
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    const DUMP: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+        :KUBE-FORWARD - [0:0]\n-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n\
+        -A KUBE-FORWARD -m mark --mark 0x4000/0x4000 -j ACCEPT\nCOMMIT\n";
+
+    fn prefixed(prefix: impl Fn(usize) -> String, crlf: bool) -> String {
+        let end = if crlf { "\r\n" } else { "\n" };
+        DUMP.lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}{l}{end}", prefix(i)))
+            .collect()
+    }
+
+    #[test]
+    fn prefixed_pastes_read_like_the_dump_with_spans_in_the_original() {
+        let plain = parse(DUMP);
+        type LinePrefix = Box<dyn Fn(usize) -> String>;
+        let prefixes: [(&str, LinePrefix); 6] = [
+            ("quote", Box::new(|_| "> ".to_string())),
+            (
+                "nested",
+                Box::new(|i| if i % 2 == 0 { ">> " } else { "> > " }.to_string()),
+            ),
+            ("hash", Box::new(|_| "  # ".to_string())),
+            ("plus", Box::new(|_| "+ ".to_string())),
+            (
+                "cri",
+                Box::new(|i| format!("2024-05-02T10:11:{i:02}.123456789Z stdout F ")),
+            ),
+            (
+                "timestamp",
+                Box::new(|i| format!("2024-05-02T10:11:{i:02}.1+02:00 ")),
+            ),
+        ];
+        for (name, prefix) in prefixes {
+            for crlf in [false, true] {
+                let text = prefixed(&prefix, crlf);
+                let parsed = parse(&text);
+                assert_eq!(
+                    codes(&parsed),
+                    ["RL118"],
+                    "{name} {crlf}: {:#?}",
+                    parsed.diagnostics
+                );
+                assert!(
+                    parsed.ruleset.same_content(&plain.ruleset),
+                    "{name} {crlf}: content differs"
+                );
+                // Spans are in the original text: the first rule starts after line 6's prefix.
+                let rule = parsed.ruleset.iter_rules().next().expect("rule");
+                let line_start = text.match_indices('\n').nth(4).map(|(i, _)| i + 1).unwrap();
+                assert_eq!(
+                    rule.get().span.start as usize,
+                    line_start + prefix(5).len(),
+                    "{name} {crlf}"
+                );
+                assert!(text[rule.get().span.range()].starts_with("-A FORWARD"));
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_lines_can_be_missing_or_blank() {
+        // Blank quote lines, a line that lost its prefix, prose after, truncated.
+        let text = "> *filter\n>\n> :INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n> -A INPUT -j DROP\n";
+        let parsed = parse(text);
+        assert_eq!(codes(&parsed), ["RL118", "RL103"]);
+        assert_eq!(parsed.ruleset.rules.len(), 2);
+    }
+
+    fn codes(parsed: &Parsed<'_>) -> Vec<&'static str> {
+        parsed.diagnostics.iter().map(|d| d.code).collect()
     }
 }
