@@ -45,6 +45,7 @@ mod byte_masks;
 mod chain_index;
 pub mod codes;
 mod diagnostic;
+mod fragment;
 mod graph;
 mod huge_pages;
 pub mod json;

@@ -4,6 +4,7 @@
 use crate::chain_index::{ChainIndex, same_name};
 use crate::codes;
 use crate::diagnostic::Diagnostic;
+use crate::fragment::{self, Plan};
 use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
@@ -106,6 +107,8 @@ struct Parser<'a> {
     seen_table: bool,
     /// The prefix every line of a prefixed paste carries (see [`crate::prefix`]).
     prefix: Option<Prefix>,
+    /// The tables of the run of lines outside any table being read.
+    plan: Plan,
     /// Lines read past their prefix, and the first such prefix.
     prefixed_lines: u32,
     first_prefix: Option<Span>,
@@ -134,44 +137,6 @@ fn verb(word: &str) -> Option<Verb> {
         "-E" | "--rename-chain" => Verb::Command(CommandVerb::Rename),
         _ => return None,
     })
-}
-
-/// kube-proxy's per-service chains, all in the nat table.
-const KUBE_NAT_CHAIN_PREFIXES: [&str; 5] = [
-    "KUBE-SVC-",
-    "KUBE-SEP-",
-    "KUBE-SVL-",
-    "KUBE-EXT-",
-    "KUBE-FW-",
-];
-
-/// Infers the table of a headerless rule from its chain and target names.
-fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
-    if let Some(target) = target {
-        match target {
-            "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "NETMAP" | "KUBE-MARK-MASQ"
-            | "KUBE-POSTROUTING" => return Some(TableKind::Nat),
-            "REJECT" => return Some(TableKind::Filter),
-            "NOTRACK" | "CT" => return Some(TableKind::Raw),
-            t if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| t.starts_with(p)) => {
-                return Some(TableKind::Nat);
-            }
-            _ => {}
-        }
-    }
-    match chain {
-        "PREROUTING" | "POSTROUTING" | "KUBE-MARK-MASQ" | "KUBE-POSTROUTING" | "KUBE-NODEPORTS" => {
-            Some(TableKind::Nat)
-        }
-        "INPUT"
-        | "FORWARD"
-        | "KUBE-FIREWALL"
-        | "KUBE-PROXY-FIREWALL"
-        | "KUBE-FORWARD"
-        | "KUBE-EXTERNAL-SERVICES" => Some(TableKind::Filter),
-        c if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| c.starts_with(p)) => Some(TableKind::Nat),
-        _ => None,
-    }
 }
 
 /// The span of `part`, a slice of `src`.
@@ -234,6 +199,7 @@ impl<'a> Parser<'a> {
             rules_in_chain_order: true,
             seen_table: false,
             prefix: None,
+            plan: Plan::default(),
             prefixed_lines: 0,
             first_prefix: None,
         }
@@ -248,23 +214,10 @@ impl<'a> Parser<'a> {
         let end = nl.unwrap_or(bytes.len());
         self.pos = nl.map_or(bytes.len(), |i| i + 1);
         self.line_no += 1;
-        let mut s = start;
-        let mut e = end;
-        while e > s && matches!(bytes[e - 1], b'\r' | b' ' | b'\t') {
-            e -= 1;
-        }
-        while s < e && matches!(bytes[s], b' ' | b'\t') {
-            s += 1;
-        }
-        if let Some(prefix) = self.prefix
-            && let Some(n) = prefix.strip(&bytes[s..e])
-        {
+        let ((s, e), skipped) = prefix::content(bytes, start, end, self.prefix);
+        if let Some((from, to)) = skipped {
             self.prefixed_lines += 1;
-            self.first_prefix.get_or_insert(Span::new(s, s + n));
-            s += n;
-            while s < e && matches!(bytes[s], b' ' | b'\t') {
-                s += 1;
-            }
+            self.first_prefix.get_or_insert(Span::new(from, to));
         }
         (s, e)
     }
@@ -291,7 +244,7 @@ impl<'a> Parser<'a> {
                     self.flush_blocks();
                     self.table_header(span, line);
                 }
-                b':' if self.open.is_some() => self.chain_declaration(span, line),
+                b':' => self.chain_declaration(span, line),
                 b'-' | b'[' => self.rule_line(span),
                 _ if line == "COMMIT" => {
                     self.flush_blocks();
@@ -467,9 +420,9 @@ impl<'a> Parser<'a> {
             .map(|k| k.name())
             .collect();
             let rules = if block.lines == 1 {
-                String::from("1 rule line")
+                String::from("1 line")
             } else {
-                format!("{} rule lines", block.lines)
+                format!("{} lines", block.lines)
             };
             self.diags.push(
                 Diagnostic::new(
@@ -480,7 +433,7 @@ impl<'a> Parser<'a> {
                         names.join("` and `")
                     ),
                 )
-                .with_label("no `*table` header before this rule")
+                .with_label("no `*table` header before this line")
                 .with_help("the table was inferred from chain names and targets; analyse the whole iptables-save output for certain results"),
             );
         }
@@ -648,8 +601,24 @@ impl<'a> Parser<'a> {
     }
 
     fn chain_declaration(&mut self, span: Span, line: &'a str) {
-        let Some(table_id) = self.open else { return };
-        self.prefetch_declarations(table_id);
+        let table_id = match self.open {
+            Some(table) => {
+                self.prefetch_declarations(table);
+                table
+            }
+            None => {
+                // Outside a table, only a whole declaration is one (`:NAME POLICY [p:b]`, as
+                // grep or a partial copy leaves it); other `:` lines are prose.
+                let whole = lexer::chain_declaration(line).is_ok_and(|(rest, d)| {
+                    d.policy.is_some() && rest.trim_matches(is_blank).is_empty()
+                });
+                if !whole {
+                    self.stray_line(span, line);
+                    return;
+                }
+                self.fragment_table(span)
+            }
+        };
         let Ok((rest, decl)) = lexer::chain_declaration(line) else {
             self.diags.push(
                 Diagnostic::new(
@@ -665,7 +634,10 @@ impl<'a> Parser<'a> {
         let rest = rest.trim_matches(is_blank);
         let name_span = self.span_of(decl.name);
         let kind = self.set.tables[table_id.index()].kind;
-        let builtin = kind.is_builtin(decl.name);
+        let implicit = self.set.tables[table_id.index()].implicit;
+        // In a fragment the table is a guess: a built-in chain of any table takes a policy.
+        let builtin =
+            kind.is_builtin(decl.name) || (implicit && fragment::is_builtin_anywhere(decl.name));
         if !rest.is_empty() {
             let (info, msg, help) = if rest.starts_with('[') {
                 (
@@ -757,7 +729,8 @@ impl<'a> Parser<'a> {
         let existing = self.set.tables[table_id.index()].chain_names.get(decl.name);
         let chain_id = match existing {
             Some(id) => {
-                if self.set.chains[id.index()].declaration.is_some() {
+                // Two tables' declarations of one name can meet in a fragment.
+                if self.set.chains[id.index()].declaration.is_some() && !implicit {
                     self.diags.push(
                         Diagnostic::new(
                             &codes::INVALID_CHAIN_DECLARATION,
@@ -774,7 +747,10 @@ impl<'a> Parser<'a> {
                 }
                 id
             }
-            None => self.new_chain(table_id, decl.name, name_span, builtin),
+            None => {
+                let builtin = kind.is_builtin(decl.name);
+                self.new_chain(table_id, decl.name, name_span, builtin)
+            }
         };
         let chain = &mut self.set.chains[chain_id.index()];
         if chain.declaration.is_none() {
@@ -1016,9 +992,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The table a line outside any block belongs to: inferred, grouped in an implicit table.
-    fn fragment_table(&mut self, span: Span, chain: &str, target: Option<&str>) -> TableId {
-        let kind = infer_table(chain, target)
+    /// The table a line outside any block belongs to: inferred (see [`crate::fragment`]),
+    /// grouped in an implicit table. `span` is the line's span from its `:` or verb.
+    fn fragment_table(&mut self, span: Span) -> TableId {
+        if span.start as usize >= self.plan.end {
+            let bytes = self.src.as_bytes();
+            let line_start =
+                memchr::memrchr(b'\n', &bytes[..span.start as usize]).map_or(0, |i| i + 1);
+            self.plan = fragment::plan(self.src, line_start, self.prefix);
+        }
+        let kind = self
+            .plan
+            .kind_at(span.start)
             .or_else(|| {
                 self.last_chain
                     .map(|(t, _, _)| self.set.tables[t.index()].kind)
@@ -1061,7 +1046,7 @@ impl<'a> Parser<'a> {
         let chain_name = self.set.text(chain_span);
         let table = match self.open {
             Some(t) => t,
-            None => self.fragment_table(span, chain_name, None),
+            None => self.fragment_table(span),
         };
         let args = match self.words.get(2) {
             Some(first) => Span::new(first.start as usize, span.end as usize),
@@ -1077,6 +1062,18 @@ impl<'a> Parser<'a> {
             };
             let chain = &mut self.set.chains[id.index()];
             chain.declaration.get_or_insert(span);
+        }
+        // `-P CHAIN POLICY` (restore input, `iptables -S`) sets a built-in chain's policy.
+        if verb == CommandVerb::Policy
+            && let Some(&policy) = self.words.get(2)
+            && matches!(self.set.text(policy), "ACCEPT" | "DROP")
+            && self.set.tables[table.index()].kind.is_builtin(chain_name)
+        {
+            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+                Some(id) => id,
+                None => self.new_chain(table, chain_name, chain_span, true),
+            };
+            self.set.chains[id.index()].policy = Some(policy);
         }
         self.set.commands.push(Command {
             span,
@@ -1113,11 +1110,7 @@ impl<'a> Parser<'a> {
         );
         let table = match self.open {
             Some(t) => t,
-            None => {
-                let target_name = (target != Rule::NO_TARGET)
-                    .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
-                self.fragment_table(span, chain_name, target_name)
-            }
+            None => self.fragment_table(span),
         };
         let chain = self.chain_for_rule(table, chain_name, chain_span);
         self.tables_with_rules[table.index()] = true;
@@ -1352,6 +1345,47 @@ mod tests {
         assert!(parsed.diagnostics[0].message.contains("`nat` and `filter`"));
         let kinds: Vec<TableKind> = parsed.ruleset.tables.iter().map(|t| t.kind).collect();
         assert_eq!(kinds, [TableKind::Nat, TableKind::Filter]);
+    }
+
+    #[test]
+    fn fragment_declarations_are_read_into_the_inferred_table() {
+        let text = ":FORWARD ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:KUBE-FORWARD - [0:0]\n\
+                    -A FORWARD -j KUBE-FORWARD\n:) not a declaration\n";
+        let parsed = parse(text);
+        assert_eq!(
+            codes(&parsed),
+            ["RL104", "RL101"],
+            "{:#?}",
+            parsed.diagnostics
+        );
+        let set = &parsed.ruleset;
+        let policy = |kind| {
+            let table = set.table_by_kind(kind).expect("table");
+            assert!(table.get().implicit);
+            table.chain("FORWARD").and_then(|c| c.policy())
+        };
+        assert_eq!(policy(TableKind::Mangle), Some("ACCEPT"));
+        assert_eq!(policy(TableKind::Filter), Some("DROP"));
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
+    }
+
+    #[test]
+    fn policy_commands_set_the_policy() {
+        let text = "-P INPUT ACCEPT\n-P FORWARD DROP\n-P OUTPUT ACCEPT\n-N KUBE-FORWARD\n\
+                    -A FORWARD -j KUBE-FORWARD\n";
+        let parsed = parse(text);
+        let set = &parsed.ruleset;
+        let filter = set.table_by_kind(TableKind::Filter).expect("filter");
+        assert_eq!(set.tables.len(), 1);
+        assert_eq!(
+            filter.chain("FORWARD").and_then(|c| c.policy()),
+            Some("DROP")
+        );
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
     }
 
     #[test]

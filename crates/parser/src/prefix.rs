@@ -112,6 +112,37 @@ impl Prefix {
     }
 }
 
+/// The content of the line `start..end` (without its line break): without surrounding blanks
+/// and `\r`, and past `prefix` when the line has it. Returns the content's bounds and the
+/// prefix's bounds, if one was skipped.
+#[inline]
+pub(crate) fn content(
+    bytes: &[u8],
+    start: usize,
+    end: usize,
+    prefix: Option<Prefix>,
+) -> ((usize, usize), Option<(usize, usize)>) {
+    let mut s = start;
+    let mut e = end;
+    while e > s && matches!(bytes[e - 1], b'\r' | b' ' | b'\t') {
+        e -= 1;
+    }
+    while s < e && matches!(bytes[s], b' ' | b'\t') {
+        s += 1;
+    }
+    let mut skipped = None;
+    if let Some(prefix) = prefix
+        && let Some(n) = prefix.strip(&bytes[s..e])
+    {
+        skipped = Some((s, s + n));
+        s += n;
+        while s < e && matches!(bytes[s], b' ' | b'\t') {
+            s += 1;
+        }
+    }
+    ((s, e), skipped)
+}
+
 fn skip_blanks(line: &[u8], mut i: usize) -> usize {
     while matches!(line.get(i), Some(b' ' | b'\t')) {
         i += 1;
