@@ -20,7 +20,7 @@
 use crate::lexer;
 use crate::model::TableKind;
 use crate::prefix::Prefix;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A set of tables, one bit per [`KINDS`] entry.
 type Mask = u8;
@@ -273,7 +273,7 @@ pub(crate) fn plan(src: &str, start: usize, prefix: Option<Prefix>) -> Plan {
     };
     let mut blocks = Vec::new();
     let mut block_start = 0;
-    let mut declared: Vec<&str> = Vec::new();
+    let mut declared: FxHashSet<&str> = FxHashSet::default();
     let mut has_rules = false;
     for (i, line) in lines.iter().enumerate() {
         if line.kind == LineKind::Declaration {
@@ -283,11 +283,7 @@ pub(crate) fn plan(src: &str, start: usize, prefix: Option<Prefix>) -> Plan {
                 declared.clear();
                 has_rules = false;
             }
-            // Only the first names are kept for the repeat check: a long block is compared
-            // against its start, so the check stays linear.
-            if declared.len() < 64 {
-                declared.push(line.chain);
-            }
+            declared.insert(line.chain);
         } else {
             has_rules = true;
         }
@@ -423,11 +419,17 @@ fn read_line(src: &str, s: usize, e: usize) -> Option<Line<'_>> {
     let chain = words.next()?.1;
     let mut target = None;
     if kind == LineKind::Rule {
-        while let Some((_, w)) = words.next() {
-            if matches!(w, "-j" | "--jump" | "-g" | "--goto") {
-                target = words.next().map(|w| w.1);
+        target = match fast_target(&src[words.at..e]) {
+            Some(found) => found,
+            None => {
+                while let Some((_, w)) = words.next() {
+                    if matches!(w, "-j" | "--jump" | "-g" | "--goto") {
+                        target = words.next().map(|w| w.1);
+                    }
+                }
+                target
             }
-        }
+        };
     }
     Some(Line {
         pos: verb.0 as u32,
@@ -435,6 +437,45 @@ fn read_line(src: &str, s: usize, e: usize) -> Option<Line<'_>> {
         chain,
         target,
     })
+}
+
+/// The target of a rule from the text after its chain, found by searching for the last `-j`
+/// or `-g` rather than reading every word: `Some(None)` for a rule without one, `None` when
+/// the line needs the word by word reading (a backslash, or the flag inside quotes).
+fn fast_target(rest: &str) -> Option<Option<&str>> {
+    let bytes = rest.as_bytes();
+    if memchr::memchr(b'\\', bytes).is_some() {
+        return None;
+    }
+    // The last `-j`/`-g` word: scan back over the `-` bytes, a few per rule.
+    let found = memchr::memrchr_iter(b'-', bytes).find_map(|at| {
+        if at > 0 && !matches!(bytes[at - 1], b' ' | b'\t') {
+            return None;
+        }
+        [&b"-j"[..], b"-g", b"--jump", b"--goto"]
+            .iter()
+            .find(|flag| {
+                bytes[at..].starts_with(flag)
+                    && matches!(bytes.get(at + flag.len()), Some(b' ' | b'\t'))
+            })
+            .map(|flag| at + flag.len())
+    });
+    let Some(at) = found else {
+        return Some(None);
+    };
+    let at = at
+        + bytes[at..]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+    if !bytecount::count(&bytes[..at], b'"').is_multiple_of(2) {
+        return None;
+    }
+    let len = bytes[at..]
+        .iter()
+        .position(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        .unwrap_or(bytes.len() - at);
+    Some((len > 0).then(|| &rest[at..at + len]))
 }
 
 /// The words of a line, quotes kept together as the lexer reads them.
@@ -616,6 +657,36 @@ mod tests {
             pos += line.len();
         }
         out
+    }
+
+    #[test]
+    fn the_fast_target_search_agrees_with_reading_every_word() {
+        for line in [
+            "-A X -p tcp -j DNAT --to-destination 10.0.0.1:80",
+            "-A X -m comment --comment \"a -j B\" -j ACCEPT",
+            "-A X -m comment --comment \"a -j B\"",
+            "-A X -j RETURN",
+            "-A X  -g   Y",
+            "-A X --jump Y --goto Z",
+            "-A X -p tcp",
+            "-A X -j",
+            "-A X -m comment --comment \"x\\\" -j Y\" -j Z",
+            "[1:2] -A X-j -j Y",
+        ] {
+            let words = read_line(line, 0, line.len()).map(|l| l.target);
+            let mut slow = None;
+            let mut it = Words {
+                src: line,
+                at: 0,
+                end: line.len(),
+            };
+            while let Some((_, w)) = it.next() {
+                if matches!(w, "-j" | "--jump" | "-g" | "--goto") {
+                    slow = it.next().map(|w| w.1);
+                }
+            }
+            assert_eq!(words, Some(slow), "{line}");
+        }
     }
 
     #[test]
