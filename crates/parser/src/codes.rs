@@ -99,12 +99,17 @@ code!(
     Warning,
     "rules with no `*table` header: read as a fragment, the table inferred from names and targets",
     "## What it flags
-Rule lines outside any `*table` block, as `iptables-save | grep KUBE-SVC-...` produces.
+Rules and chain declarations outside any `*table` block, as `iptables-save | grep KUBE-SVC-...`,
+a partial copy or an `iptables -S` listing (`-P`, `-N`, `-A`) produce.
 
 ## Why it matters
-The table a rule belongs to decides what it means. rulelint infers it from the chain name and the
-target (`KUBE-SVC-*`, `DNAT`, `MASQUERADE`: nat; `INPUT`, `REJECT`: filter) and says which it chose;
-lints that need the whole dump (missing chains, unreferenced chains) are less certain.
+The table a rule belongs to decides what it means. rulelint infers it from every chain name and
+target (`KUBE-SVC-*`, `DNAT`, `MASQUERADE`: nat; `TPROXY`, `*_mangle` chains: mangle; `NOTRACK`:
+raw; `REJECT`: likely filter) and says which it chose. Chains that jump to each other stay in one
+table; a listing that declares its built-in chains is the smallest table that has them all
+(`PREROUTING`, `INPUT`, `FORWARD`, `OUTPUT`, `POSTROUTING`: mangle). Lints that need the whole
+dump (missing chains, unreferenced chains) are less certain, and a declared chain the fragment
+shows no rule of is taken as unknown, not empty.
 
 ## Example
 ```text
