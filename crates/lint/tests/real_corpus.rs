@@ -39,10 +39,13 @@ fn expected(file: &str) -> &'static [(&'static str, usize)] {
         "netnetwork-openlab-hackerspace-2016.txt" => &[("RL302", 2), ("RL303", 8)],
         // Prompt line; `-j ACC   EPT` (corrupted paste: RL116 for `EPT`, RL201 for `ACC`);
         // fw3 wan-zone chains with no jump (the wan zone's rules are absent from this dump);
-        // a FORWARD rule repeated.
+        // a FORWARD rule repeated. The same corruption split ten more values of single-valued
+        // options (`--to-destination 192.16   8.1.1:22` x6, `--limit 25/s   ec`,
+        // `--ctstate DN   AT` x3): RL116 since issue 15's class 4a, each refused by
+        // iptables-restore (`Bad IP address "192.16"`, `Bad argument 'ec'`).
         "netnetwork-openwrt-crlf-prompt-2014.txt" => &[
             ("RL101", 1),
-            ("RL116", 1),
+            ("RL116", 11),
             ("RL201", 1),
             ("RL203", 7),
             ("RL302", 1),

@@ -5,7 +5,7 @@
 //!
 //! Every cut of every healthy Kubernetes node (`corpus/kube/healthy/`), of every well-formed
 //! syntax dump (`corpus/syntax/ok/`) and of every lint corpus dump that must not trigger its lint
-//! (`corpus/lints/*/pass-*.txt`) is checked.
+//! (`corpus/lints/*/pass-*.txt`) is checked, when it has a `*table` header.
 
 use rulelint_lint::{Config, Severity, check};
 use rulelint_parser::{LineIndex, parse};
@@ -64,6 +64,11 @@ fn a_cut_paste_reports_the_cut_and_nothing_the_whole_dump_does_not() {
     let mut failures = Vec::new();
     let mut cuts = 0;
     for (path, text) in dumps() {
+        // A headerless fragment (grep output) has no COMMIT to miss: a cut there cannot be told
+        // from a fragment that ends, so its last line is read as written.
+        if !text.lines().any(|l| l.starts_with('*')) {
+            continue;
+        }
         let whole = findings(&text);
         let mut ends: Vec<usize> = Vec::new();
         for (i, _) in text.match_indices('\n') {

@@ -99,12 +99,17 @@ code!(
     Warning,
     "rules with no `*table` header: read as a fragment, the table inferred from names and targets",
     "## What it flags
-Rule lines outside any `*table` block, as `iptables-save | grep KUBE-SVC-...` produces.
+Rules and chain declarations outside any `*table` block, as `iptables-save | grep KUBE-SVC-...`,
+a partial copy or an `iptables -S` listing (`-P`, `-N`, `-A`) produce.
 
 ## Why it matters
-The table a rule belongs to decides what it means. rulelint infers it from the chain name and the
-target (`KUBE-SVC-*`, `DNAT`, `MASQUERADE`: nat; `INPUT`, `REJECT`: filter) and says which it chose;
-lints that need the whole dump (missing chains, unreferenced chains) are less certain.
+The table a rule belongs to decides what it means. rulelint infers it from every chain name and
+target (`KUBE-SVC-*`, `DNAT`, `MASQUERADE`: nat; `TPROXY`, `*_mangle` chains: mangle; `NOTRACK`:
+raw; `REJECT`: likely filter) and says which it chose. Chains that jump to each other stay in one
+table; a listing that declares its built-in chains is the smallest table that has them all
+(`PREROUTING`, `INPUT`, `FORWARD`, `OUTPUT`, `POSTROUTING`: mangle). Lints that need the whole
+dump (missing chains, unreferenced chains) are less certain, and a declared chain the fragment
+shows no rule of is taken as unknown, not empty.
 
 ## Example
 ```text
@@ -222,8 +227,10 @@ code!(
     Error,
     "a chain declaration is malformed, has the wrong kind of policy, or repeats a chain",
     "## What it flags
-A `:CHAIN POLICY [packets:bytes]` line with no policy, a policy that is not `ACCEPT` or `DROP` on
-a built-in chain, a policy other than `-` on a user chain, or a chain declared twice in a table.
+A `:CHAIN POLICY [packets:bytes]` line with no policy, a policy that is not `ACCEPT`, `DROP` or
+`-` on a built-in chain, a policy other than `-` on a user chain, or a chain declared twice in a
+table. (`:INPUT - [0:0]` is valid restore input: it keeps the chain's current policy, and
+kube-proxy writes it.)
 
 ## Why it matters
 `iptables-restore` rejects the table.
@@ -246,8 +253,10 @@ code!(
     Error,
     "an option that needs an argument has none",
     "## What it flags
-`-j`, `-g` or `-m` with no name after it, `-s`, `-d`, `-p`, `-i`, `-o` with no value, or a verb
-(`-A`) with no chain.
+`-j`, `-g` or `-m` with no name after it, `-s`, `-d`, `-p`, `-i`, `-o` with no value, a module
+or target option that needs a value and has none (`--comment`, `--dport`, `--reject-with`,
+`--to-destination`, `--to-source`, `--to-ports`, `--set-xmark`, `--log-prefix`, `--on-port`,
+`--tproxy-mark`, ...), or a verb (`-A`) with no chain.
 
 ## Why it matters
 `iptables-restore` rejects the line; the rule's meaning is unknown.
@@ -255,11 +264,13 @@ code!(
 ## Example
 ```text
 -A INPUT -s -j ACCEPT
+-A INPUT -p tcp -j REJECT --reject-with
 ```
 
 ## Instead
 ```text
 -A INPUT -s 10.0.0.0/8 -j ACCEPT
+-A INPUT -p tcp -j REJECT --reject-with tcp-reset
 ```"
 );
 
@@ -380,19 +391,23 @@ code!(
     "a word in a rule is neither an option nor an option's argument",
     "## What it flags
 A word that cannot belong to any option: a word before the first option, a `!` with no option
-after it, a second `-j` target.
+after it, a second `-j` target, or more words after an option that takes one value: most often
+an unquoted comment or log prefix of several words (`--comment kubernetes service portals`).
+rulelint still reads the rule, with the words as one value.
 
 ## Why it matters
-`iptables-restore` rejects the line (`Bad argument`).
+`iptables-restore` rejects the line (`Bad argument`), and with it the whole table.
 
 ## Example
 ```text
 -A INPUT ACCEPT -p tcp
+-A INPUT -m comment --comment kubernetes service portals -j KUBE-SERVICES
 ```
 
 ## Instead
 ```text
 -A INPUT -p tcp -j ACCEPT
+-A INPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES
 ```"
 );
 
@@ -420,6 +435,45 @@ octet above 255, a prefix longer than the family allows, a malformed IPv6 addres
 ```"
 );
 
+code!(
+    PREFIXED_PASTE,
+    "RL118",
+    "prefixed-paste",
+    Info,
+    "every line of the dump carries a prefix (a quote mark, a log timestamp): read without it",
+    "## What it flags
+A dump whose lines all start with the same kind of prefix: quoted in Markdown or an e-mail
+(`> `, `>> `), copied from a CI or test log (`# `, `+ `), or from `kubectl logs --timestamps` or
+a container runtime's log file (`2024-05-02T10:11:12.123456789Z stdout F `). The prefix is
+decided from the lines that look like a dump once it is read past; rulelint reads every line
+without it, and reports this once. Positions in findings still point into the text as pasted.
+
+## Why it matters
+Nothing is wrong with the rules; `iptables-restore` would refuse the text as it is, and a prefix
+that hides part of a line (a quoted line wrapped by a mail client) shows up as other findings.
+
+## Example
+```text
+> *filter
+> :INPUT ACCEPT [0:0]
+> -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
+> COMMIT
+```
+
+## Instead
+Analyse the dump as `iptables-save` printed it:
+```text
+*filter
+:INPUT ACCEPT [0:0]
+-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
+COMMIT
+```
+
+## Known problems
+A container runtime splits lines longer than its limit (16 KiB) into partial entries (`P`);
+rulelint reads each entry as its own line."
+);
+
 /// Every parser code, in code order.
 pub const ALL: &[CodeInfo] = &[
     STRAY_TEXT,
@@ -439,6 +493,7 @@ pub const ALL: &[CodeInfo] = &[
     INPUT_TOO_LARGE,
     UNEXPECTED_WORD,
     INVALID_ADDRESS,
+    PREFIXED_PASTE,
 ];
 
 #[cfg(test)]

@@ -92,7 +92,8 @@ pub struct ChainDoc<'a> {
     pub declared: bool,
     /// Line of the declaration.
     pub line: Option<u32>,
-    /// `ACCEPT`, `DROP`, `-`.
+    /// `ACCEPT`, `DROP`, `-` (user chains); `null` when not declared with one, and for a
+    /// built-in chain declared with `-` (restore input that keeps the current policy).
     pub policy: Option<&'a str>,
     /// Declaration counters.
     pub counters: Option<CountersDoc>,

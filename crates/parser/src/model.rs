@@ -138,7 +138,8 @@ pub struct Chain {
     pub builtin: bool,
     /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
     pub declaration: Option<Span>,
-    /// The policy word (`ACCEPT`, `DROP`, `-`), when declared with one.
+    /// The policy word (`ACCEPT`, `DROP`, `-`), when declared with one. `-` on a built-in chain
+    /// keeps the current policy (see [`ChainRef::policy`]).
     pub policy: Option<Span>,
     /// The `[packets:bytes]` of the declaration, brackets included.
     pub counters: Option<Span>,
@@ -548,9 +549,14 @@ impl<'r, 'a> ChainRef<'r, 'a> {
         self.set.table(self.get().table)
     }
 
-    /// The policy word, if declared with one.
+    /// The policy the declaration sets: `ACCEPT` or `DROP` on a built-in chain, `-` on a user
+    /// chain. `None` when the chain is not declared with a policy, and for a built-in chain
+    /// declared with `-`: restore input that keeps the kernel's current policy, which the text
+    /// does not tell (the word itself stays in [`Chain::policy`] and is printed back).
     pub fn policy(&self) -> Option<&'a str> {
-        self.get().policy.map(|s| self.set.text(s))
+        let c = self.get();
+        let word = self.set.text(c.policy?);
+        (!(c.builtin && word == "-")).then_some(word)
     }
 
     /// The declaration's `[packets:bytes]`, brackets included.

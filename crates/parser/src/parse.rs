@@ -4,9 +4,11 @@
 use crate::chain_index::{ChainIndex, same_name};
 use crate::codes;
 use crate::diagnostic::Diagnostic;
+use crate::fragment::{self, Plan};
 use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
+use crate::prefix::{self, Prefix};
 use crate::rule_tokens::rule_tokens;
 use crate::span::Span;
 use rustc_hash::FxHashMap;
@@ -103,6 +105,13 @@ struct Parser<'a> {
     /// The rules read so far belong to chains in the order the chains were created.
     rules_in_chain_order: bool,
     seen_table: bool,
+    /// The prefix every line of a prefixed paste carries (see [`crate::prefix`]).
+    prefix: Option<Prefix>,
+    /// The tables of the run of lines outside any table being read.
+    plan: Plan,
+    /// Lines read past their prefix, and the first such prefix.
+    prefixed_lines: u32,
+    first_prefix: Option<Span>,
 }
 
 fn table_slot(kind: TableKind) -> usize {
@@ -128,44 +137,6 @@ fn verb(word: &str) -> Option<Verb> {
         "-E" | "--rename-chain" => Verb::Command(CommandVerb::Rename),
         _ => return None,
     })
-}
-
-/// kube-proxy's per-service chains, all in the nat table.
-const KUBE_NAT_CHAIN_PREFIXES: [&str; 5] = [
-    "KUBE-SVC-",
-    "KUBE-SEP-",
-    "KUBE-SVL-",
-    "KUBE-EXT-",
-    "KUBE-FW-",
-];
-
-/// Infers the table of a headerless rule from its chain and target names.
-fn infer_table(chain: &str, target: Option<&str>) -> Option<TableKind> {
-    if let Some(target) = target {
-        match target {
-            "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "NETMAP" | "KUBE-MARK-MASQ"
-            | "KUBE-POSTROUTING" => return Some(TableKind::Nat),
-            "REJECT" => return Some(TableKind::Filter),
-            "NOTRACK" | "CT" => return Some(TableKind::Raw),
-            t if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| t.starts_with(p)) => {
-                return Some(TableKind::Nat);
-            }
-            _ => {}
-        }
-    }
-    match chain {
-        "PREROUTING" | "POSTROUTING" | "KUBE-MARK-MASQ" | "KUBE-POSTROUTING" | "KUBE-NODEPORTS" => {
-            Some(TableKind::Nat)
-        }
-        "INPUT"
-        | "FORWARD"
-        | "KUBE-FIREWALL"
-        | "KUBE-PROXY-FIREWALL"
-        | "KUBE-FORWARD"
-        | "KUBE-EXTERNAL-SERVICES" => Some(TableKind::Filter),
-        c if KUBE_NAT_CHAIN_PREFIXES.iter().any(|p| c.starts_with(p)) => Some(TableKind::Nat),
-        _ => None,
-    }
 }
 
 /// The span of `part`, a slice of `src`.
@@ -227,6 +198,10 @@ impl<'a> Parser<'a> {
             last_rule_chain: ChainId(0),
             rules_in_chain_order: true,
             seen_table: false,
+            prefix: None,
+            plan: Plan::default(),
+            prefixed_lines: 0,
+            first_prefix: None,
         }
     }
 
@@ -239,18 +214,16 @@ impl<'a> Parser<'a> {
         let end = nl.unwrap_or(bytes.len());
         self.pos = nl.map_or(bytes.len(), |i| i + 1);
         self.line_no += 1;
-        let mut s = start;
-        let mut e = end;
-        while e > s && matches!(bytes[e - 1], b'\r' | b' ' | b'\t') {
-            e -= 1;
-        }
-        while s < e && matches!(bytes[s], b' ' | b'\t') {
-            s += 1;
+        let ((s, e), skipped) = prefix::content(bytes, start, end, self.prefix);
+        if let Some((from, to)) = skipped {
+            self.prefixed_lines += 1;
+            self.first_prefix.get_or_insert(Span::new(from, to));
         }
         (s, e)
     }
 
     fn run(&mut self) {
+        self.prefix = prefix::detect(self.src.as_bytes());
         while self.pos < self.src.len() {
             if self.src.as_bytes()[self.pos] == b'-' && self.plain_rule_line() {
                 continue;
@@ -271,7 +244,7 @@ impl<'a> Parser<'a> {
                     self.flush_blocks();
                     self.table_header(span, line);
                 }
-                b':' if self.open.is_some() => self.chain_declaration(span, line),
+                b':' => self.chain_declaration(span, line),
                 b'-' | b'[' => self.rule_line(span),
                 _ if line == "COMMIT" => {
                     self.flush_blocks();
@@ -304,6 +277,22 @@ impl<'a> Parser<'a> {
 
     fn finish(mut self) -> Parsed<'a> {
         self.flush_blocks();
+        if let (Some(prefix), Some(first)) = (self.prefix, self.first_prefix) {
+            let lines = self.prefixed_lines;
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::PREFIXED_PASTE,
+                    first,
+                    format!(
+                        "{lines} line{} prefixed with {}: read without the prefix",
+                        if lines == 1 { " is" } else { "s are" },
+                        prefix.describe()
+                    ),
+                )
+                .with_label("prefix of the first line")
+                .with_help("rulelint read the dump past the prefix; for `iptables-restore`, paste the output of iptables-save as it printed it"),
+            );
+        }
         if let Some(open) = self.open.take() {
             let table = &self.set.tables[open.index()];
             let name = self.set.text(table.name);
@@ -431,9 +420,9 @@ impl<'a> Parser<'a> {
             .map(|k| k.name())
             .collect();
             let rules = if block.lines == 1 {
-                String::from("1 rule line")
+                String::from("1 line")
             } else {
-                format!("{} rule lines", block.lines)
+                format!("{} lines", block.lines)
             };
             self.diags.push(
                 Diagnostic::new(
@@ -444,7 +433,7 @@ impl<'a> Parser<'a> {
                         names.join("` and `")
                     ),
                 )
-                .with_label("no `*table` header before this rule")
+                .with_label("no `*table` header before this line")
                 .with_help("the table was inferred from chain names and targets; analyse the whole iptables-save output for certain results"),
             );
         }
@@ -612,8 +601,24 @@ impl<'a> Parser<'a> {
     }
 
     fn chain_declaration(&mut self, span: Span, line: &'a str) {
-        let Some(table_id) = self.open else { return };
-        self.prefetch_declarations(table_id);
+        let table_id = match self.open {
+            Some(table) => {
+                self.prefetch_declarations(table);
+                table
+            }
+            None => {
+                // Outside a table, only a whole declaration is one (`:NAME POLICY [p:b]`, as
+                // grep or a partial copy leaves it); other `:` lines are prose.
+                let whole = lexer::chain_declaration(line).is_ok_and(|(rest, d)| {
+                    d.policy.is_some() && rest.trim_matches(is_blank).is_empty()
+                });
+                if !whole {
+                    self.stray_line(span, line);
+                    return;
+                }
+                self.fragment_table(span)
+            }
+        };
         let Ok((rest, decl)) = lexer::chain_declaration(line) else {
             self.diags.push(
                 Diagnostic::new(
@@ -629,7 +634,10 @@ impl<'a> Parser<'a> {
         let rest = rest.trim_matches(is_blank);
         let name_span = self.span_of(decl.name);
         let kind = self.set.tables[table_id.index()].kind;
-        let builtin = kind.is_builtin(decl.name);
+        let implicit = self.set.tables[table_id.index()].implicit;
+        // In a fragment the table is a guess: a built-in chain of any table takes a policy.
+        let builtin =
+            kind.is_builtin(decl.name) || (implicit && fragment::is_builtin_anywhere(decl.name));
         if !rest.is_empty() {
             let (info, msg, help) = if rest.starts_with('[') {
                 (
@@ -671,8 +679,10 @@ impl<'a> Parser<'a> {
                 }),
             ),
             Some(policy) if kind != TableKind::Other => {
+                // `-` on a built-in chain is restore input that keeps the current policy:
+                // iptables-restore accepts it, and kube-proxy writes it.
                 let ok = if builtin {
-                    matches!(policy, "ACCEPT" | "DROP")
+                    matches!(policy, "ACCEPT" | "DROP" | "-")
                 } else {
                     policy == "-"
                 };
@@ -683,7 +693,7 @@ impl<'a> Parser<'a> {
                                 "built-in chain `{}` has policy `{policy}`; it must be ACCEPT or DROP",
                                 decl.name
                             ),
-                            "built-in chains take `ACCEPT` or `DROP`",
+                            "built-in chains take `ACCEPT` or `DROP` (or `-` in restore input, to keep the current policy)",
                         )
                     } else if matches!(policy, "ACCEPT" | "DROP") {
                         (
@@ -719,7 +729,8 @@ impl<'a> Parser<'a> {
         let existing = self.set.tables[table_id.index()].chain_names.get(decl.name);
         let chain_id = match existing {
             Some(id) => {
-                if self.set.chains[id.index()].declaration.is_some() {
+                // Two tables' declarations of one name can meet in a fragment.
+                if self.set.chains[id.index()].declaration.is_some() && !implicit {
                     self.diags.push(
                         Diagnostic::new(
                             &codes::INVALID_CHAIN_DECLARATION,
@@ -736,7 +747,10 @@ impl<'a> Parser<'a> {
                 }
                 id
             }
-            None => self.new_chain(table_id, decl.name, name_span, builtin),
+            None => {
+                let builtin = kind.is_builtin(decl.name);
+                self.new_chain(table_id, decl.name, name_span, builtin)
+            }
         };
         let chain = &mut self.set.chains[chain_id.index()];
         if chain.declaration.is_none() {
@@ -978,9 +992,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The table a line outside any block belongs to: inferred, grouped in an implicit table.
-    fn fragment_table(&mut self, span: Span, chain: &str, target: Option<&str>) -> TableId {
-        let kind = infer_table(chain, target)
+    /// The table a line outside any block belongs to: inferred (see [`crate::fragment`]),
+    /// grouped in an implicit table. `span` is the line's span from its `:` or verb.
+    fn fragment_table(&mut self, span: Span) -> TableId {
+        if span.start as usize >= self.plan.end {
+            let bytes = self.src.as_bytes();
+            let line_start =
+                memchr::memrchr(b'\n', &bytes[..span.start as usize]).map_or(0, |i| i + 1);
+            self.plan = fragment::plan(self.src, line_start, self.prefix);
+        }
+        let kind = self
+            .plan
+            .kind_at(span.start)
             .or_else(|| {
                 self.last_chain
                     .map(|(t, _, _)| self.set.tables[t.index()].kind)
@@ -1023,7 +1046,7 @@ impl<'a> Parser<'a> {
         let chain_name = self.set.text(chain_span);
         let table = match self.open {
             Some(t) => t,
-            None => self.fragment_table(span, chain_name, None),
+            None => self.fragment_table(span),
         };
         let args = match self.words.get(2) {
             Some(first) => Span::new(first.start as usize, span.end as usize),
@@ -1039,6 +1062,18 @@ impl<'a> Parser<'a> {
             };
             let chain = &mut self.set.chains[id.index()];
             chain.declaration.get_or_insert(span);
+        }
+        // `-P CHAIN POLICY` (restore input, `iptables -S`) sets a built-in chain's policy.
+        if verb == CommandVerb::Policy
+            && let Some(&policy) = self.words.get(2)
+            && matches!(self.set.text(policy), "ACCEPT" | "DROP")
+            && self.set.tables[table.index()].kind.is_builtin(chain_name)
+        {
+            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+                Some(id) => id,
+                None => self.new_chain(table, chain_name, chain_span, true),
+            };
+            self.set.chains[id.index()].policy = Some(policy);
         }
         self.set.commands.push(Command {
             span,
@@ -1075,11 +1110,7 @@ impl<'a> Parser<'a> {
         );
         let table = match self.open {
             Some(t) => t,
-            None => {
-                let target_name = (target != Rule::NO_TARGET)
-                    .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
-                self.fragment_table(span, chain_name, target_name)
-            }
+            None => self.fragment_table(span),
         };
         let chain = self.chain_for_rule(table, chain_name, chain_span);
         self.tables_with_rules[table.index()] = true;
@@ -1317,6 +1348,47 @@ mod tests {
     }
 
     #[test]
+    fn fragment_declarations_are_read_into_the_inferred_table() {
+        let text = ":FORWARD ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:KUBE-FORWARD - [0:0]\n\
+                    -A FORWARD -j KUBE-FORWARD\n:) not a declaration\n";
+        let parsed = parse(text);
+        assert_eq!(
+            codes(&parsed),
+            ["RL104", "RL101"],
+            "{:#?}",
+            parsed.diagnostics
+        );
+        let set = &parsed.ruleset;
+        let policy = |kind| {
+            let table = set.table_by_kind(kind).expect("table");
+            assert!(table.get().implicit);
+            table.chain("FORWARD").and_then(|c| c.policy())
+        };
+        assert_eq!(policy(TableKind::Mangle), Some("ACCEPT"));
+        assert_eq!(policy(TableKind::Filter), Some("DROP"));
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
+    }
+
+    #[test]
+    fn policy_commands_set_the_policy() {
+        let text = "-P INPUT ACCEPT\n-P FORWARD DROP\n-P OUTPUT ACCEPT\n-N KUBE-FORWARD\n\
+                    -A FORWARD -j KUBE-FORWARD\n";
+        let parsed = parse(text);
+        let set = &parsed.ruleset;
+        let filter = set.table_by_kind(TableKind::Filter).expect("filter");
+        assert_eq!(set.tables.len(), 1);
+        assert_eq!(
+            filter.chain("FORWARD").and_then(|c| c.policy()),
+            Some("DROP")
+        );
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
+    }
+
+    #[test]
     fn comments_do_not_make_a_rule_conditional() {
         let text = "*filter\n:KUBE-FIREWALL - [0:0]\n\
             -A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -j DROP\n\
@@ -1329,5 +1401,83 @@ mod tests {
             .map(|r| r.is_unconditional())
             .collect();
         assert_eq!(rules, [true, false]);
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    const DUMP: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+        :KUBE-FORWARD - [0:0]\n-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n\
+        -A KUBE-FORWARD -m mark --mark 0x4000/0x4000 -j ACCEPT\nCOMMIT\n";
+
+    fn prefixed(prefix: impl Fn(usize) -> String, crlf: bool) -> String {
+        let end = if crlf { "\r\n" } else { "\n" };
+        DUMP.lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}{l}{end}", prefix(i)))
+            .collect()
+    }
+
+    #[test]
+    fn prefixed_pastes_read_like_the_dump_with_spans_in_the_original() {
+        let plain = parse(DUMP);
+        type LinePrefix = Box<dyn Fn(usize) -> String>;
+        let prefixes: [(&str, LinePrefix); 6] = [
+            ("quote", Box::new(|_| "> ".to_string())),
+            (
+                "nested",
+                Box::new(|i| if i % 2 == 0 { ">> " } else { "> > " }.to_string()),
+            ),
+            ("hash", Box::new(|_| "  # ".to_string())),
+            ("plus", Box::new(|_| "+ ".to_string())),
+            (
+                "cri",
+                Box::new(|i| format!("2024-05-02T10:11:{i:02}.123456789Z stdout F ")),
+            ),
+            (
+                "timestamp",
+                Box::new(|i| format!("2024-05-02T10:11:{i:02}.1+02:00 ")),
+            ),
+        ];
+        for (name, prefix) in prefixes {
+            for crlf in [false, true] {
+                let text = prefixed(&prefix, crlf);
+                let parsed = parse(&text);
+                assert_eq!(
+                    codes(&parsed),
+                    ["RL118"],
+                    "{name} {crlf}: {:#?}",
+                    parsed.diagnostics
+                );
+                assert!(
+                    parsed.ruleset.same_content(&plain.ruleset),
+                    "{name} {crlf}: content differs"
+                );
+                // Spans are in the original text: the first rule starts after line 6's prefix.
+                let rule = parsed.ruleset.iter_rules().next().expect("rule");
+                let line_start = text.match_indices('\n').nth(4).map(|(i, _)| i + 1).unwrap();
+                assert_eq!(
+                    rule.get().span.start as usize,
+                    line_start + prefix(5).len(),
+                    "{name} {crlf}"
+                );
+                assert!(text[rule.get().span.range()].starts_with("-A FORWARD"));
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_lines_can_be_missing_or_blank() {
+        // Blank quote lines, a line that lost its prefix, prose after, truncated.
+        let text = "> *filter\n>\n> :INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n> -A INPUT -j DROP\n";
+        let parsed = parse(text);
+        assert_eq!(codes(&parsed), ["RL118", "RL103"]);
+        assert_eq!(parsed.ruleset.rules.len(), 2);
+    }
+
+    fn codes(parsed: &Parsed<'_>) -> Vec<&'static str> {
+        parsed.diagnostics.iter().map(|d| d.code).collect()
     }
 }

@@ -311,14 +311,68 @@ impl<'a> RuleTokens<'_, 'a> {
         );
     }
 
-    /// A basic option must have its value.
+    /// A basic option must have its value; a module or target option known to take exactly
+    /// one value must have one, and no more. Most module options have one value, so the name
+    /// is looked up only when an option ends with none or several.
     #[inline]
     fn close_option(&mut self, option: Option<OpenOption>) {
-        if let Some(o) = option
-            && o.arity.is_some_and(|arity| o.args < arity)
-        {
-            self.missing_value(o.token);
+        if let Some(o) = option {
+            match o.arity {
+                Some(arity) if o.args < arity => self.missing_value(o.token),
+                None if o.args != 1 => self.check_single_valued(o),
+                _ => {}
+            }
         }
+    }
+
+    /// Reports a module or target option that takes exactly one value and ended with none, or
+    /// with several (an unquoted `--comment` of several words): iptables-restore rejects both.
+    /// The rule keeps all its words.
+    #[cold]
+    fn check_single_valued(&mut self, o: OpenOption) {
+        let token = self.tokens[o.token];
+        let name = crate::model::token_text(self.src, &token);
+        if !takes_one_value(name) {
+            return;
+        }
+        if o.args == 0 {
+            self.missing_value(o.token);
+            return;
+        }
+        let first = o.token + 1;
+        let (Some(value), Some(extra), Some(last)) = (
+            self.tokens.get(first).copied(),
+            self.tokens.get(first + 1).copied(),
+            self.tokens.get(o.token + o.args as usize).copied(),
+        ) else {
+            return;
+        };
+        let extra_span = extra.span().cover(last.span());
+        let value_text = self.text(value.span());
+        let extra_text = self.text(extra_span);
+        let free_text = matches!(name, "--comment" | "--log-prefix" | "--nflog-prefix");
+        let help = if free_text {
+            format!(
+                "quote a value with blanks: `{name} \"{value_text} {extra_text}\"`; rulelint read the words as one value"
+            )
+        } else {
+            String::from(
+                "remove the extra words or add the option they belong to; rulelint kept them as values",
+            )
+        };
+        self.diags.push(
+            Diagnostic::new(
+                &codes::UNEXPECTED_WORD,
+                extra_span,
+                format!("`{extra_text}` after `{name} {value_text}`, which takes one value"),
+            )
+            .with_label(if free_text {
+                "unquoted words of the value"
+            } else {
+                "extra words"
+            })
+            .with_help(help),
+        );
     }
 
     /// Reports a basic option that ended without its value: rare, so kept out of line.
@@ -338,7 +392,13 @@ impl<'a> RuleTokens<'_, 'a> {
                     "write an address or network, e.g. `-s 10.0.0.0/8`"
                 }
                 "-p" | "--protocol" => "write a protocol, e.g. `-p tcp`",
-                _ => "write the option's value after it",
+                "--reject-with" => "write the reply, e.g. `--reject-with icmp-port-unreachable`",
+                "--to-destination" => {
+                    "write the address (and port), e.g. `--to-destination 10.244.1.5:8080`"
+                }
+                "--to-source" => "write the address, e.g. `--to-source 192.168.1.10`",
+                "--comment" | "--log-prefix" => "write the text in quotes, or remove the option",
+                _ => "write the option's value after it; iptables-restore fails with \"option requires an argument\"",
             }),
         );
     }
@@ -381,4 +441,102 @@ impl<'a> RuleTokens<'_, 'a> {
             }
         }
     }
+}
+
+/// Module and target options that take exactly one value (one word) in every extension that
+/// has them: iptables-restore fails when such an option has no value ("option requires an
+/// argument") or is followed by another word ("Bad argument"). Options that take two words
+/// (`--match-set`, `--tcp-flags`), none (`--syn`, `--random-fully`) or a value in some
+/// extensions only are left out: an unknown option is never an error.
+fn takes_one_value(name: &str) -> bool {
+    matches!(
+        name,
+        // Matches.
+        "--comment"
+            | "--dport"
+            | "--sport"
+            | "--destination-port"
+            | "--source-port"
+            | "--dports"
+            | "--sports"
+            | "--destination-ports"
+            | "--source-ports"
+            | "--ports"
+            | "--ctstate"
+            | "--ctstatus"
+            | "--ctorigsrc"
+            | "--ctorigdst"
+            | "--ctreplsrc"
+            | "--ctrepldst"
+            | "--state"
+            | "--mark"
+            | "--mode"
+            | "--probability"
+            | "--every"
+            | "--packet"
+            | "--dst-type"
+            | "--src-type"
+            | "--icmp-type"
+            | "--icmpv6-type"
+            | "--uid-owner"
+            | "--gid-owner"
+            | "--limit"
+            | "--limit-burst"
+            | "--physdev-in"
+            | "--physdev-out"
+            | "--pkt-type"
+            | "--src-range"
+            | "--dst-range"
+            | "--connlimit-above"
+            | "--connlimit-upto"
+            | "--connlimit-mask"
+            | "--seconds"
+            | "--hitcount"
+            | "--helper"
+            | "--length"
+            | "--algo"
+            | "--dscp"
+            | "--dscp-class"
+            | "--tos"
+            | "--ttl-eq"
+            | "--ttl-gt"
+            | "--ttl-lt"
+            // Targets.
+            | "--to-destination"
+            | "--to-source"
+            | "--to-ports"
+            | "--reject-with"
+            | "--set-xmark"
+            | "--set-mark"
+            | "--and-mark"
+            | "--or-mark"
+            | "--xor-mark"
+            | "--nfmask"
+            | "--ctmask"
+            | "--log-prefix"
+            | "--log-level"
+            | "--nflog-group"
+            | "--nflog-prefix"
+            | "--nflog-threshold"
+            | "--nflog-range"
+            | "--nflog-size"
+            | "--on-port"
+            | "--on-ip"
+            | "--tproxy-mark"
+            | "--queue-num"
+            | "--queue-balance"
+            | "--set-mss"
+            | "--set-dscp"
+            | "--set-dscp-class"
+            | "--set-tos"
+            | "--ttl-set"
+            | "--ttl-inc"
+            | "--ttl-dec"
+            | "--hl-set"
+            | "--zone"
+            | "--helper-name"
+            | "--gateway"
+            | "--set-class"
+            | "--to"
+    )
 }

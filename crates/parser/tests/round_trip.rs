@@ -148,6 +148,35 @@ proptest! {
         prop_assert!(parsed.ruleset.same_content(&reparsed.ruleset));
     }
 
+    /// The same dump quoted, logged or timestamped on every line reads the same, with one
+    /// RL118 and every rule's span inside the original text.
+    #[test]
+    fn prefixed_dumps_read_like_the_dump(text in dump(), kind in 0usize..4, crlf in any::<bool>()) {
+        let plain = parse(&text);
+        let end = if crlf { "\r\n" } else { "\n" };
+        let prefixed: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let prefix = match kind {
+                    0 => "> ".to_string(),
+                    1 => "  # ".to_string(),
+                    2 => "+ ".to_string(),
+                    _ => format!("2026-11-21T10:00:{:02}.{i:09}Z stdout F ", i % 60),
+                };
+                format!("{prefix}{l}{end}")
+            })
+            .collect();
+        let parsed = parse(&prefixed);
+        let codes: Vec<&str> = parsed.diagnostics.iter().map(|d| d.code).collect();
+        prop_assert_eq!(codes, ["RL118"]);
+        prop_assert!(parsed.ruleset.same_content(&plain.ruleset));
+        for rule in parsed.ruleset.iter_rules() {
+            let span = rule.get().span;
+            prop_assert!(prefixed[span.range()].starts_with(&text[plain.ruleset.rules[rule.id.0 as usize].span.range()][..2]));
+        }
+    }
+
     #[test]
     fn arbitrary_text_never_panics(lines in prop::collection::vec(prop_oneof![
         Just("*filter".to_string()), Just("*nat".to_string()), Just("COMMIT".to_string()),
@@ -155,6 +184,9 @@ proptest! {
         Just("-A X -j X".to_string()), Just("-A INPUT ! -s 10.0.0.0/8 -m tcp --dport 80 -j ACCEPT \\".to_string()),
         Just("\t-j DROP".to_string()), Just("-A INPUT -m comment --comment \"open".to_string()),
         Just("[1:2] -A INPUT -j X".to_string()), Just("-I INPUT 3 -p".to_string()), Just("-N Y".to_string()),
+        Just("> -A X -j X".to_string()), Just(">".to_string()), Just(":FORWARD DROP [0:0]".to_string()),
+        Just("-P FORWARD DROP".to_string()), Just("-A Y_mangle -j TPROXY --on-port".to_string()),
+        Just("2026-11-21T10:00:00.1Z stdout F -A X -j Y".to_string()), Just("  # *mangle".to_string()),
         "\\PC{0,40}",
         "[-!\\[\\]\" :*#a-zA-Z0-9\\\\\t]{0,40}",
     ], 0..30), crlf in any::<bool>()) {

@@ -101,7 +101,7 @@ impl ProxyMode {
                 "kube-proxy userspace mode (KUBE-PORTALS, KUBE-NODEPORT-*: removed in 1.26)"
             }
             ProxyMode::KubeRouter => "kube-router service proxy (KUBE-ROUTER-SERVICES, IPVS)",
-            ProxyMode::None => "no service proxy rules",
+            ProxyMode::None => "no kube-proxy rules",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! accepts pod traffic.
 
 use crate::context::{Findings, LintContext};
+use crate::known::is_extension_target;
 use crate::kube::is_kube_proxy_chain;
 use crate::registry::{Category, Lint};
 use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind};
@@ -56,7 +57,9 @@ installs its forward rules):
 or set the policy back with `iptables -P FORWARD ACCEPT` (and keep Docker from changing it).
 
 ## Exceptions
-Only complete filter tables of Kubernetes nodes are checked: a Docker host's `DROP` policy is
+Only filter tables of Kubernetes nodes are checked, complete ones or a fragment (no `*filter`
+header, as grep leaves it) that declares `FORWARD` with `DROP` and shows the rules of `FORWARD`
+and of every chain it reaches whose accepts count: a Docker host's `DROP` policy is
 Docker's business. A CNI whose data path bypasses the host's `FORWARD` chain (eBPF redirection,
 Open vSwitch) and installs no iptables accept needs no rule here; allow the chain in
 `rulelint.toml`: `[lints.forward-drop-policy] allow-chains = [\"FORWARD\"]`.
@@ -112,13 +115,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     }
     let set = cx.ruleset();
     for table in cx.tables() {
-        if table.kind() != TableKind::Filter || !cx.is_complete(table) {
+        if table.kind() != TableKind::Filter {
             continue;
         }
         let Some(forward) = table.chain("FORWARD") else {
             continue;
         };
         if forward.policy() != Some("DROP") {
+            continue;
+        }
+        let shown =
+            cx.is_complete(table) || (table.get().implicit && fragment_shows_forward(cx, forward));
+        if !shown {
             continue;
         }
         let accepted = cx.graph().reachable_from(forward.id).any(|c| {
@@ -142,6 +150,24 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             )),
         );
     }
+}
+
+/// Whether a fragment (no `*filter` header: grep output, a partial copy) shows what `FORWARD`
+/// does: `FORWARD` has rules, and so does every chain it reaches whose accepts would count.
+/// A chain the fragment jumps to but shows no rule of may hold the accept, so it says nothing.
+fn fragment_shows_forward(cx: &LintContext<'_, '_>, forward: ChainRef<'_, '_>) -> bool {
+    let set = cx.ruleset();
+    forward.rules().next().is_some()
+        && cx.graph().reachable_from(forward.id).all(|c| {
+            let chain = set.chain(c);
+            not_for_pods(chain)
+                || (chain.rules().next().is_some()
+                    && chain.rules().all(|r| {
+                        r.target().is_none_or(|t| {
+                            r.target_chain().is_some() || is_extension_target(t.name())
+                        })
+                    }))
+        })
 }
 
 /// The cluster CIDR, when kube-proxy wrote it: the `! -s CIDR` of its masquerade rules in nat

@@ -105,6 +105,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 continue;
             };
             let chain = set.chain(id);
+            if cx.rules_unknown(chain) {
+                continue;
+            }
             if chain
                 .rules()
                 .any(|r| r.target().is_some_and(|t| is_endpoint_chain(t.name())))
