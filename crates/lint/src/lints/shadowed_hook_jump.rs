@@ -2,7 +2,7 @@
 //! that an earlier ACCEPT, DROP, REJECT, RETURN or goto takes all the traffic from.
 
 use crate::context::{Findings, LintContext, written_in_order};
-use crate::lints::unreachable_rule::ends_walk;
+use crate::lints::unreachable_rule::ends_walk_in;
 use crate::matchset::{Changes, MatchSet};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{ChainId, ChainRef, CodeInfo, RuleId, RuleRef, Severity, TableKind, Token};
@@ -242,6 +242,7 @@ impl Swallowing {
             return false;
         }
         let set = chain.ruleset();
+        let nat = chain.table().kind() == TableKind::Nat;
         for rule in chain.rules() {
             let Some(target) = rule.target() else {
                 continue;
@@ -266,7 +267,7 @@ impl Swallowing {
                 (None, false) => match target.name() {
                     "RETURN" => return false,
                     // ACCEPT, DROP, REJECT; in nat a NAT target.
-                    _ if unconditional && ends_walk(rule) => return true,
+                    _ if unconditional && ends_walk_in(rule, nat) => return true,
                     _ => {}
                 },
             }
@@ -461,6 +462,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         else {
             continue;
         };
+        let nat = chain.table().kind() == TableKind::Nat;
         let raw = chain.table().kind() == TableKind::Raw;
         terminals.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * chain.rule_count();
@@ -472,7 +474,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                     report(cx, out, rule, shadow);
                 }
             }
-            if ends_walk(rule) || swallowing.takes_every_packet(rule) {
+            if ends_walk_in(rule, nat) || swallowing.takes_every_packet(rule) {
                 terminals.add(rule, Some(MatchSet::of(rule)));
             } else {
                 terminals.forget(Changes::of(rule, raw));

@@ -53,29 +53,29 @@ written is not the order the kernel holds.",
 };
 
 /// Whether the rule's target ends the walk through its chain for the packets it matches:
-/// `ACCEPT`, `DROP`, `REJECT`, `RETURN`, a goto, and in the nat table the NAT targets
-/// (`MASQUERADE`, `SNAT`, `DNAT`, `REDIRECT`, `NETMAP`: each sets up the connection's mapping
-/// and returns a verdict, so nat's later rules never see the packet). Runs on every rule, so it
-/// allocates nothing; the table is looked at only for a NAT target. `RL303 shadowed-rule` and
-/// `RL403 shadowed-hook-jump` use the same test.
-pub(crate) fn ends_walk(rule: RuleRef<'_, '_>) -> bool {
+/// `ACCEPT`, `DROP`, `REJECT`, `RETURN`, a goto, and in the nat table (`nat`: the rule's chain
+/// is in it; loops over a chain know it once) the NAT targets (`MASQUERADE`, `SNAT`, `DNAT`,
+/// `REDIRECT`, `NETMAP`: each sets up the connection's mapping and returns a verdict, so nat's
+/// later rules never see the packet). Runs on every rule, so it allocates nothing.
+/// `RL303 shadowed-rule` and `RL403 shadowed-hook-jump` use the same test.
+pub(crate) fn ends_walk_in(rule: RuleRef<'_, '_>, nat: bool) -> bool {
     rule.target().is_some_and(|t| {
         t.is_goto()
             || matches!(t.name(), "ACCEPT" | "DROP" | "REJECT" | "RETURN")
-            || (is_nat_target(t.name()) && rule.chain().table().kind() == TableKind::Nat)
+            || (nat && is_nat_target(t.name()))
     })
 }
 
 /// The targets of the nat table that map a connection and end the walk (iptables-extensions:
 /// MASQUERADE, SNAT, DNAT, REDIRECT and NETMAP are valid only in nat, and all are terminating).
-pub(crate) fn is_nat_target(name: &str) -> bool {
+fn is_nat_target(name: &str) -> bool {
     matches!(name, "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" | "NETMAP")
 }
 
-/// Whether the rule ends the walk through its chain for every packet that reaches it.
-/// `RL303 shadowed-rule` stops at the same rule.
-pub(crate) fn ends_every_walk(rule: RuleRef<'_, '_>) -> bool {
-    ends_walk(rule) && rule.is_unconditional()
+/// Whether the rule, of a chain in the nat table when `nat`, ends the walk through its chain
+/// for every packet that reaches it. `RL303 shadowed-rule` stops at the same rule.
+pub(crate) fn ends_every_walk(rule: RuleRef<'_, '_>, nat: bool) -> bool {
+    ends_walk_in(rule, nat) && rule.is_unconditional()
 }
 
 /// What a terminating rule does, for the message: `rejects`, "goes to `X` with".
@@ -103,8 +103,19 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if !written_in_order(chain) {
             continue;
         }
+        let nat = chain.table().kind() == TableKind::Nat;
+        // The last rule has nothing after it (kube-proxy's endpoint DNATs and its
+        // KUBE-POSTROUTING MASQUERADE end their chains): it is not looked at.
+        let count = chain.rule_count();
+        if count < 2 {
+            continue;
+        }
         let mut rules = chain.rules();
-        let Some(terminal) = rules.by_ref().find(|&r| ends_every_walk(r)) else {
+        let Some(terminal) = rules
+            .by_ref()
+            .take(count - 1)
+            .find(|&r| ends_every_walk(r, nat))
+        else {
             continue;
         };
         // Hook jumps are RL403's.
