@@ -721,6 +721,57 @@ impl<'a> MatchSet<'a> {
     }
 }
 
+/// What a rule that lets packets go on may change in them, of what [`MatchSet`] reads: a rule
+/// between two others can make an earlier rule that matches on the mark or the conntrack state
+/// stop covering a later one (`RL303 shadowed-rule`, `RL403 shadowed-hook-jump`). NAT targets
+/// change addresses and ports, but in nat they end the walk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The packet mark or the connection mark (`MARK`, `CONNMARK`, a jump to a chain, ...).
+    pub mark: bool,
+    /// The conntrack state (`CT --notrack`, `NOTRACK`, a jump to a chain in raw, ...).
+    pub state: bool,
+}
+
+impl Changes {
+    /// What `rule` may change in the packets it lets go on; `raw`: the rule is in the raw
+    /// table. A target not known to leave both alone may change both.
+    pub fn of(rule: RuleRef<'_, '_>, raw: bool) -> Changes {
+        let Some(target) = rule.target() else {
+            return Changes::default();
+        };
+        if rule.target_chain().is_some() {
+            // A chain may set the mark (Calico's profile chains do, before the `-m mark` RETURN
+            // that follows each jump), and in raw untrack the packet.
+            return Changes {
+                mark: true,
+                state: raw,
+            };
+        }
+        match target.name() {
+            "MARK" | "CONNMARK" | "TPROXY" | "HMARK" | "IPMARK" => Changes {
+                mark: true,
+                state: false,
+            },
+            "CT" | "NOTRACK" => Changes {
+                mark: false,
+                state: true,
+            },
+            "LOG" | "NFLOG" | "ULOG" | "TRACE" | "AUDIT" | "CLASSIFY" | "TCPMSS"
+            | "TCPOPTSTRIP" | "DSCP" | "TOS" | "TTL" | "HL" | "ECN" | "CHECKSUM" | "SECMARK"
+            | "CONNSECMARK" | "SET" | "IDLETIMER" | "LED" | "RATEEST" | "NETMAP" | "ACCEPT"
+            | "DROP" | "REJECT" | "RETURN" | "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" => {
+                Changes::default()
+            }
+            // Anything else may change anything.
+            _ => Changes {
+                mark: true,
+                state: true,
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

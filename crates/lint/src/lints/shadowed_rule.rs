@@ -5,8 +5,8 @@ use crate::context::{Findings, LintContext, written_in_order};
 use crate::known::owner;
 use crate::lints::duplicate_rule::rule_hash;
 use crate::lints::shadowed_hook_jump::is_hook_jump;
-use crate::lints::unreachable_rule::ends_every_walk;
-use crate::matchset::{Addresses, MatchSet};
+use crate::lints::unreachable_rule::{ends_every_walk, ends_walk_in};
+use crate::matchset::{Addresses, Changes, MatchSet};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, RuleRef, Severity, TableKind};
 use rustc_hash::FxHashMap;
@@ -22,7 +22,7 @@ pub static LINT: Lint = Lint {
         docs: "## What it flags
 A rule that never sees a packet because an earlier rule of the same chain matches every packet
 it would match and ends the walk through the chain: `ACCEPT`, `DROP`, `REJECT`, `RETURN`, a
-`-g` goto, and in the nat table also `MASQUERADE`, `SNAT`, `DNAT` and `REDIRECT`. The finding
+`-g` goto, and in the nat table also `MASQUERADE`, `SNAT`, `DNAT`, `REDIRECT` and `NETMAP`. The finding
 names the line of the earliest such rule.
 
 Matches are compared by what they mean, not by their text: the protocol (`-p 6` is
@@ -65,8 +65,8 @@ A match that is not understood (`-m set`, `-m addrtype`, `-m statistic`, `-m lim
 name, ...) on the earlier rule means it is never taken to cover anything: the lint stays silent
 rather than guess. On the later rule such a match only narrows it, so the finding still holds.
 
-Rules after an unconditional `ACCEPT`, `DROP`, `REJECT`, `RETURN` or goto are
-`RL301 unreachable-rule`'s, copies of an earlier rule are `RL302 duplicate-rule`'s, and jumps
+Rules after an unconditional `ACCEPT`, `DROP`, `REJECT`, `RETURN` or goto (or, in nat, an
+unconditional NAT target) are `RL301 unreachable-rule`'s, copies of an earlier rule are `RL302 duplicate-rule`'s, and jumps
 from a built-in chain to a Kubernetes, CNI or Docker chain are `RL403 shadowed-hook-jump`'s:
 this lint does not report them again. Chains written with `-I`, `-D` or `-R` (restore input)
 are skipped.
@@ -102,15 +102,6 @@ const BUCKET_MAX: u32 = 16;
 const BUDGET_PER_RULE: usize = 64;
 const BUDGET_BASE: usize = 16_384;
 
-/// Whether the rule's target ends the walk through the chain for the packets it matches.
-fn final_verdict(rule: RuleRef<'_, '_>, nat: bool) -> bool {
-    rule.target().is_some_and(|t| {
-        t.is_goto()
-            || matches!(t.name(), "ACCEPT" | "DROP" | "REJECT" | "RETURN")
-            || (nat && matches!(t.name(), "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT"))
-    })
-}
-
 /// What a final rule does to its packets, for the message.
 fn action(rule: RuleRef<'_, '_>) -> String {
     match rule.target() {
@@ -124,55 +115,11 @@ fn action(rule: RuleRef<'_, '_>) -> String {
             "SNAT" => "source-NATs",
             "DNAT" => "destination-NATs",
             "REDIRECT" => "redirects",
+            "NETMAP" => "maps",
             _ => "takes",
         }
         .to_string(),
         None => "takes".to_string(),
-    }
-}
-
-/// What a rule that lets packets go on may change in them, of what [`MatchSet`] reads. NAT
-/// targets change addresses and ports, but they end the walk.
-#[derive(Clone, Copy, Default)]
-struct Changes {
-    mark: bool,
-    state: bool,
-}
-
-impl Changes {
-    fn of(rule: RuleRef<'_, '_>, raw: bool) -> Changes {
-        let Some(target) = rule.target() else {
-            return Changes::default();
-        };
-        if rule.target_chain().is_some() {
-            // A chain may set the mark (Calico's profile chains do, before the `-m mark` RETURN
-            // that follows each jump), and in raw untrack the packet.
-            return Changes {
-                mark: true,
-                state: raw,
-            };
-        }
-        match target.name() {
-            "MARK" | "CONNMARK" | "TPROXY" | "HMARK" | "IPMARK" => Changes {
-                mark: true,
-                state: false,
-            },
-            "CT" | "NOTRACK" => Changes {
-                mark: false,
-                state: true,
-            },
-            "LOG" | "NFLOG" | "ULOG" | "TRACE" | "AUDIT" | "CLASSIFY" | "TCPMSS"
-            | "TCPOPTSTRIP" | "DSCP" | "TOS" | "TTL" | "HL" | "ECN" | "CHECKSUM" | "SECMARK"
-            | "CONNSECMARK" | "SET" | "IDLETIMER" | "LED" | "RATEEST" | "NETMAP" | "ACCEPT"
-            | "DROP" | "REJECT" | "RETURN" | "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" => {
-                Changes::default()
-            }
-            // Anything else may change anything.
-            _ => Changes {
-                mark: true,
-                state: true,
-            },
-        }
     }
 }
 
@@ -408,7 +355,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         index.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * count;
         for (i, rule) in chain.rules().enumerate() {
-            let is_final = final_verdict(rule, nat);
+            let is_final = ends_walk_in(rule, nat);
             // Nothing to compare with, and nothing to file: a rule that is not final, or the
             // last rule (a kube-proxy endpoint chain's DNAT).
             if index.rules.is_empty() && (!is_final || i + 1 == count) {
@@ -426,7 +373,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 }
             }
             // Everything after this is RL301's.
-            if ends_every_walk(rule) {
+            if ends_every_walk(rule, nat) {
                 break;
             }
             if is_final && set.exact {
