@@ -74,4 +74,11 @@ pub(crate) mod testing {
             "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n{lines}COMMIT\n"
         )
     }
+
+    /// A complete nat table holding `lines`.
+    pub fn nat(lines: &str) -> String {
+        format!(
+            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n{lines}COMMIT\n"
+        )
+    }
 }

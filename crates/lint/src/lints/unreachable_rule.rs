@@ -146,13 +146,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lints::testing::{assert_cases, filter, run};
-
-    fn nat(lines: &str) -> String {
-        format!(
-            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n{lines}COMMIT\n"
-        )
-    }
+    use crate::lints::testing::{assert_cases, filter, nat, run};
 
     #[test]
     fn cases() {

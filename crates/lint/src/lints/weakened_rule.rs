@@ -599,13 +599,7 @@ fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lints::testing::{assert_cases, filter, run};
-
-    fn nat(lines: &str) -> String {
-        format!(
-            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n{lines}COMMIT\n"
-        )
-    }
+    use crate::lints::testing::{assert_cases, filter, nat, run};
 
     const MODERN: &str = ":KUBE-PROXY-FIREWALL - [0:0]\n";
 
