@@ -3,6 +3,7 @@
 use crate::input;
 use rulelint_lint::report::{CheckDocument, CheckedFile, Summary, github_annotations};
 use rulelint_lint::{Config, ConfigError, FailOn, sarif};
+use rulelint_parser::LineIndex;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -144,8 +145,14 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
 fn human(files: &[CheckedFile<'_, '_>], color: bool, out: &mut impl Write) -> io::Result<()> {
     let mut total = Summary::default();
     for f in files {
+        if f.diagnostics.is_empty() {
+            continue;
+        }
+        // One line index per file: each finding's snippet is then found in O(log n).
+        let source = f.ruleset.source();
+        let lines = LineIndex::new(source);
         for d in f.diagnostics {
-            out.write_all(d.render(f.path, f.ruleset.source(), color).as_bytes())?;
+            out.write_all(d.render_indexed(f.path, source, &lines, color).as_bytes())?;
             writeln!(out)?;
         }
     }

@@ -7,7 +7,7 @@ mod serve;
 mod stats;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rulelint_parser::{Parsed, json};
+use rulelint_parser::{LineIndex, Parsed, json};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -252,8 +252,9 @@ fn color_stderr() -> bool {
 fn report(name: &str, parsed: &Parsed<'_>, text: &str) -> io::Result<()> {
     let color = color_stderr();
     let mut err = io::stderr().lock();
+    let lines = LineIndex::new(text);
     for d in &parsed.diagnostics {
-        err.write_all(d.render(name, text, color).as_bytes())?;
+        err.write_all(d.render_indexed(name, text, &lines, color).as_bytes())?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! miette rendering of it.
 
 use crate::model::{ChainId, TableId};
-use crate::span::Span;
+use crate::span::{LineIndex, Span};
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
     SourceCode, SourceSpan, SpanContents,
@@ -105,7 +105,23 @@ impl Diagnostic {
 
     /// Renders the diagnostic the way a terminal shows it: `file:line:col`, the source snippet,
     /// the label under the span and the help. `color` picks the coloured theme.
+    ///
+    /// This indexes the lines of `source` first; to render many diagnostics of one file, index
+    /// it once and call [`Diagnostic::render_indexed`].
     pub fn render(&self, file_name: &str, source: &str, color: bool) -> String {
+        self.render_indexed(file_name, source, &LineIndex::new(source), color)
+    }
+
+    /// [`Diagnostic::render`] with the line index of `source` built by the caller: the snippet
+    /// is found through the index and cut around the span, so rendering one diagnostic costs
+    /// the size of its snippet, not of the file.
+    pub fn render_indexed(
+        &self,
+        file_name: &str,
+        source: &str,
+        lines: &LineIndex,
+        color: bool,
+    ) -> String {
         let theme = if color {
             GraphicalTheme::unicode()
         } else {
@@ -117,6 +133,7 @@ impl Diagnostic {
             source: NamedText {
                 name: file_name,
                 text: source,
+                lines,
             },
         };
         let mut out = String::new();
@@ -197,11 +214,17 @@ impl miette::Diagnostic for Report<'_> {
     }
 }
 
-/// Source text with a file name, borrowed: miette's own `NamedSource` wants owned `'static` text.
+/// Source text with a file name and its line index, borrowed: miette's own `NamedSource` wants
+/// owned `'static` text, and miette's reading of a `&str` counts lines from the first byte for
+/// every snippet (quadratic over many findings).
 struct NamedText<'a> {
     name: &'a str,
     text: &'a str,
+    lines: &'a LineIndex,
 }
+
+/// The most bytes of a line shown on each side of a span: a snippet of a 1 GB line stays small.
+const SNIPPET_REACH: usize = 1000;
 
 impl SourceCode for NamedText<'_> {
     fn read_span<'b>(
@@ -210,16 +233,97 @@ impl SourceCode for NamedText<'_> {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
-        let contents = self
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let text = self.text;
+        let start = span.offset().min(text.len());
+        let end = (span.offset() + span.len()).min(text.len()).max(start);
+        let line = self.lines.line(start as u32);
+        let last_line = self.lines.line(end as u32);
+        let line_count = self.lines.line(text.len() as u32);
+        let first = line.saturating_sub(context_lines_before as u32).max(1);
+        let after = (last_line as usize + context_lines_after).min(line_count as usize) as u32;
+        let next_line_start = |l: u32| {
+            if l < line_count {
+                self.lines.line_start(l + 1) as usize
+            } else {
+                text.len()
+            }
+        };
+        // A line much longer than the span is cut around it (without the context lines on that
+        // side), on character boundaries.
+        let mut from = if start - self.lines.line_start(line) as usize > SNIPPET_REACH {
+            start - SNIPPET_REACH
+        } else {
+            self.lines.line_start(first) as usize
+        };
+        let mut to = if next_line_start(last_line).saturating_sub(end) > SNIPPET_REACH {
+            end + SNIPPET_REACH
+        } else {
+            next_line_start(after)
+        };
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        let data = &text.as_bytes()[from..to];
+        let data_line = self.lines.line(from as u32);
+        let line_start = self.lines.line_start(data_line) as usize;
+        // Without context miette asks for the header's `file:line:column`: the span's own.
+        let column_of = if context_lines_before == 0 && context_lines_after == 0 {
+            start
+        } else {
+            from
+        };
+        let column = text
+            .get(line_start..column_of)
+            .map_or(0, |s| s.chars().count());
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.to_string(),
-            contents.data(),
-            *contents.span(),
-            contents.line(),
-            contents.column(),
-            contents.line_count(),
+            data,
+            SourceSpan::new(from.into(), to - from),
+            data_line as usize - 1,
+            column,
+            data.iter().filter(|&&b| b == b'\n').count() + 1,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(start: usize, len: usize) -> Diagnostic {
+        Diagnostic::new(
+            &crate::codes::UNEXPECTED_WORD,
+            Span::new(start, start + len),
+            "a word",
+        )
+        .with_label("this word")
+    }
+
+    #[test]
+    fn a_snippet_of_a_huge_line_is_cut_around_the_span() {
+        let text = format!("*filter\n-A INPUT {} -j DROP\n", "x".repeat(1 << 20));
+        let start = text.find("-j DROP").expect("span");
+        let out = at(start, 7).render("big.txt", &text, false);
+        assert!(
+            out.contains("-j DROP") && out.contains("big.txt:2:"),
+            "{out}"
+        );
+        assert!(out.len() < 8 * SNIPPET_REACH, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn the_header_and_context_lines_are_those_of_the_span() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n-A INPUT -x 1\nCOMMIT\n";
+        let start = text.find("-x").expect("span");
+        let lines = LineIndex::new(text);
+        let out = at(start, 2).render_indexed("t.txt", text, &lines, false);
+        assert!(out.contains("[t.txt:4:10]"), "{out}");
+        assert!(
+            out.contains(" 3 │ -A INPUT -j ACCEPT") && out.contains(" 5 │ COMMIT"),
+            "{out}"
+        );
     }
 }
