@@ -28,8 +28,8 @@
 //!
 //! The walk is bounded: outcomes that agree are merged, at most [`MAX_BRANCHES`] branches are
 //! live at once, the call stack is at most [`MAX_DEPTH`] chains deep and the whole trace reads
-//! at most [`MAX_RULE_VISITS`] rules; a branch that hits a bound ends as
-//! [`Verdict::Stopped`] and the trace says which bound was hit.
+//! at most [`MAX_RULE_VISITS`] rules and a path at most [`MAX_PATH_STEPS`] matching rules; a
+//! branch that hits a bound ends as [`Verdict::Stopped`] and the trace says which bound was hit.
 
 pub mod eval;
 pub mod index;
@@ -54,8 +54,10 @@ pub use walk::trace;
 pub const MAX_BRANCHES: usize = 512;
 /// The deepest call stack (jumps into chains); deeper stops the branch (a jump loop).
 pub const MAX_DEPTH: usize = 64;
-/// The most rules the whole trace reads (a goto loop, or a huge chain without an index).
+/// The most rules the whole trace reads (a huge chain without an index, many branches).
 pub const MAX_RULE_VISITS: usize = 2_000_000;
+/// The most steps one path records (rules that matched): a longer path is a goto loop.
+pub const MAX_PATH_STEPS: usize = 1_000;
 
 /// Where the packet comes from: which hook it enters at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -415,6 +417,8 @@ pub enum Limit {
     Depth,
     /// [`MAX_RULE_VISITS`] rules were read.
     RuleVisits,
+    /// A path matched [`MAX_PATH_STEPS`] rules.
+    PathLength,
 }
 
 impl Limit {
@@ -423,7 +427,8 @@ impl Limit {
         match self {
             Limit::Branches => format!("more than {MAX_BRANCHES} branches were alive at once"),
             Limit::Depth => format!("the call stack reached {MAX_DEPTH} chains (a jump loop?)"),
-            Limit::RuleVisits => format!("{MAX_RULE_VISITS} rules were read (a goto loop?)"),
+            Limit::RuleVisits => format!("{MAX_RULE_VISITS} rules were read"),
+            Limit::PathLength => format!("a path matched {MAX_PATH_STEPS} rules (a goto loop?)"),
         }
     }
 }
@@ -536,4 +541,3 @@ pub struct TracedPacket {
     /// Conntrack state.
     pub state: ConnState,
 }
-

@@ -205,14 +205,22 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
     let mut parts = Vec::new();
     // Endpoints: distinct translated destinations of delivered outcomes.
     let mut dests: Vec<(String, f64)> = Vec::new();
-    for o in &delivered {
+    let translated = delivered.iter().any(|o| o.destination.translated);
+    let unchanged: Vec<&Outcome> = delivered
+        .iter()
+        .copied()
+        .filter(|o| translated && !o.destination.translated)
+        .collect();
+    for o in delivered
+        .iter()
+        .filter(|o| !translated || o.destination.translated)
+    {
         let d = o.destination.to_string();
         match dests.iter_mut().find(|(x, _)| *x == d) {
             Some((_, q)) => *q += o.probability,
             None => dests.push((d, o.probability)),
         }
     }
-    let translated = delivered.iter().any(|o| o.destination.translated);
     if translated && dests.len() > 1 {
         let first = dests[0].1;
         if dests.iter().all(|(_, q)| (q - first).abs() < 1e-6) && assumed == 0 {
@@ -238,9 +246,17 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
             parts.push(format!("{how} to {d} unchanged"));
         }
     }
+    if let Some(o) = unchanged.first() {
+        parts.push(format!("{} unchanged", o.verdict.as_str()));
+    }
     for verdict in [Verdict::Drop, Verdict::Reject, Verdict::Stopped] {
         let of: Vec<&Outcome> = t.outcomes.iter().filter(|o| o.verdict == verdict).collect();
         if of.is_empty() {
+            continue;
+        }
+        if verdict == Verdict::Stopped {
+            let why: Vec<String> = t.limits.iter().map(|l| l.describe()).collect();
+            parts.push(format!("stopped: {}", why.join("; ")));
             continue;
         }
         let by = of[0].steps.last().map(|s| step_doc(node, s.at, &s.effect));
@@ -442,7 +458,14 @@ pub fn human(doc: &TraceDocument) -> String {
             for a in &o.assumptions {
                 let _ = writeln!(s, "    {a}");
             }
-            for st in &o.steps {
+            let long = o.steps.len() > 40;
+            for (k, st) in o.steps.iter().enumerate() {
+                if long && (20..o.steps.len() - 5).contains(&k) {
+                    if k == 20 {
+                        let _ = writeln!(s, "    ... {} steps left out ...", o.steps.len() - 25);
+                    }
+                    continue;
+                }
                 if st.table == "routing" {
                     let _ = writeln!(s, "    routing: {}", st.effect);
                 } else {

@@ -4,8 +4,8 @@
 use super::eval::{self, Env, Eval, Packet};
 use super::{
     Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES, MAX_DEPTH,
-    MAX_RULE_VISITS, NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt, TraceNode, TracedPacket,
-    Verdict, has_ports, protocol_name,
+    MAX_PATH_STEPS, MAX_RULE_VISITS, NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt,
+    TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
@@ -267,6 +267,9 @@ impl<'n, 'a> Walker<'n, 'a> {
             self.visits += 1;
             if self.visits > MAX_RULE_VISITS {
                 return End::Stopped(Limit::RuleVisits);
+            }
+            if b.steps.len() >= MAX_PATH_STEPS {
+                return End::Stopped(Limit::PathLength);
             }
             let frame = *b.stack.last().expect("a frame");
             let chain = set.chain(frame.chain);
