@@ -26,8 +26,8 @@
 //! assert_eq!(result.outcomes[0].destination.to_string(), "10.244.1.5:6443");
 //! ```
 //!
-//! The walk is bounded: outcomes that agree are merged, at most [`MAX_BRANCHES`] branches are
-//! live at once, the call stack is at most [`MAX_DEPTH`] chains deep and the whole trace reads
+//! The walk is bounded: outcomes that agree are merged, a trace makes at most [`MAX_BRANCHES`]
+//! branches, the call stack is at most [`MAX_DEPTH`] chains deep and the whole trace reads
 //! at most [`MAX_RULE_VISITS`] rules and a path at most [`MAX_PATH_STEPS`] matching rules; a
 //! branch that hits a bound ends as [`Verdict::Stopped`] and the trace says which bound was hit.
 
@@ -50,8 +50,9 @@ use std::str::FromStr;
 
 pub use walk::trace;
 
-/// The most branches alive at once; a fork beyond it stops the branch instead.
-pub const MAX_BRANCHES: usize = 512;
+/// The most branches one trace makes (each fork makes one); a fork beyond it stops the branch
+/// instead. Live branches are fewer still.
+pub const MAX_BRANCHES: usize = 1024;
 /// The deepest call stack (jumps into chains); deeper stops the branch (a jump loop).
 pub const MAX_DEPTH: usize = 64;
 /// The most rules the whole trace reads (a huge chain without an index, many branches).
@@ -411,7 +412,7 @@ impl Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
-    /// [`MAX_BRANCHES`] branches were alive.
+    /// [`MAX_BRANCHES`] branches were made.
     Branches,
     /// The call stack reached [`MAX_DEPTH`].
     Depth,
@@ -425,7 +426,7 @@ impl Limit {
     /// A sentence for the report.
     pub fn describe(self) -> String {
         match self {
-            Limit::Branches => format!("more than {MAX_BRANCHES} branches were alive at once"),
+            Limit::Branches => format!("the trace forked into {MAX_BRANCHES} branches"),
             Limit::Depth => format!("the call stack reached {MAX_DEPTH} chains (a jump loop?)"),
             Limit::RuleVisits => format!("{MAX_RULE_VISITS} rules were read"),
             Limit::PathLength => format!("a path matched {MAX_PATH_STEPS} rules (a goto loop?)"),

@@ -107,6 +107,7 @@ struct Walker<'n, 'a> {
     in_given: Option<String>,
     out_given: Option<String>,
     visits: usize,
+    branches: usize,
     limits: Vec<Limit>,
     outcomes: Vec<Outcome>,
 }
@@ -121,6 +122,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         in_given: spec.in_interface.clone(),
         out_given: spec.out_interface.clone(),
         visits: 0,
+        branches: 1,
         limits: Vec::new(),
         outcomes: Vec::new(),
     };
@@ -191,6 +193,12 @@ fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
 }
 
 impl<'n, 'a> Walker<'n, 'a> {
+    /// Counts a fork: `false` when the trace has made [`MAX_BRANCHES`] branches already.
+    fn fork(&mut self) -> bool {
+        self.branches += 1;
+        self.branches <= MAX_BRANCHES
+    }
+
     /// Sets the interfaces the packet has on its current hook.
     fn set_interfaces(&self, b: &mut Branch) {
         let Stage::Hook(hook) = b.stage else {
@@ -296,7 +304,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                     }
                 }
                 Eval::Ask(question) => {
-                    if work.len() + 1 >= MAX_BRANCHES {
+                    if !self.fork() {
                         return End::Stopped(Limit::Branches);
                     }
                     let mut other = b.clone();
@@ -313,7 +321,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                     b.stack.last_mut().expect("a frame").pos = pos + 1;
                 }
                 Eval::Random(p) => {
-                    if work.len() + 1 >= MAX_BRANCHES {
+                    if !self.fork() {
                         return End::Stopped(Limit::Branches);
                     }
                     let mut other = b.clone();
@@ -374,7 +382,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 match b.known(&q) {
                     Some(l) => l,
                     None => {
-                        if work.len() + 1 >= MAX_BRANCHES {
+                        if !self.fork() {
                             return Some(End::Stopped(Limit::Branches));
                         }
                         let mut other = b.clone();
