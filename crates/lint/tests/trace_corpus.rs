@@ -146,3 +146,91 @@ fn corpus_traces() {
         });
     }
 }
+
+/// kube-proxy's own packet-flow expectations (`packetFlowTest` in
+/// `pkg/proxy/iptables/proxier_test.go`): source, destination, the comma-joined endpoints or
+/// `DROP`/`REJECT`, and whether the packet is masqueraded, on `corpus/trace/kube-modern`.
+/// Only outcomes without assumptions count, as kube-proxy's tracer assumes no prior state.
+#[test]
+fn kube_proxy_packet_flow_cases() {
+    struct Case {
+        name: &'static str,
+        flags: &'static str,
+        output: &'static str,
+        masq: bool,
+    }
+    let cases = [
+        Case {
+            name: "pod to cluster IP",
+            flags: "--dst 10.100.34.17:80 --src 10.244.1.9",
+            output: "10.244.1.12:8080, 10.244.2.7:8080, 10.244.3.9:8080",
+            masq: false,
+        },
+        Case {
+            name: "external to cluster IP (masqueraded: not from the pod network)",
+            flags: "--dst 10.100.34.17:80 --src 192.168.10.99 --from outside --node-ip 192.168.10.21",
+            output: "10.244.1.12:8080, 10.244.2.7:8080, 10.244.3.9:8080",
+            masq: true,
+        },
+        Case {
+            name: "hairpin to own Service",
+            flags: "--dst 10.110.2.2:80 --src 10.244.2.40",
+            output: "10.244.2.40:8000",
+            masq: true,
+        },
+        Case {
+            name: "Service without endpoints",
+            flags: "--dst 10.108.9.9:8080 --src 10.244.1.9",
+            output: "REJECT",
+            masq: false,
+        },
+        Case {
+            name: "LB IP from an accepted source range",
+            flags: "--dst 203.0.113.10:80 --src 203.0.113.7 --from outside --node-ip 192.168.10.21",
+            output: "10.244.2.15:80, 10.244.3.16:80",
+            masq: true,
+        },
+        Case {
+            name: "LB IP from another source",
+            flags: "--dst 203.0.113.10:80 --src 192.0.2.99 --from outside --node-ip 192.168.10.21",
+            output: "DROP",
+            masq: false,
+        },
+        Case {
+            name: "node port, Local policy, local endpoint: not masqueraded",
+            flags: "--dst 192.168.10.21:32443 --src 192.0.2.99 --from outside --node-ip 192.168.10.21",
+            output: "10.244.1.21:8443",
+            masq: false,
+        },
+        Case {
+            name: "node port with no endpoints",
+            flags: "--dst 192.168.10.21:30999 --src 192.0.2.99 --from outside --node-ip 192.168.10.21",
+            output: "REJECT",
+            masq: false,
+        },
+    ];
+    let text = std::fs::read_to_string(corpus_dir().join("kube-modern/node.txt")).expect("dump");
+    let parsed = parse(&text);
+    let node = TraceNode::new("node", &parsed.ruleset);
+    for c in cases {
+        let t = trace(&node, &spec(c.flags));
+        let plain: Vec<_> = t
+            .outcomes
+            .iter()
+            .filter(|o| o.assumptions.is_empty())
+            .collect();
+        let mut outputs: Vec<String> = plain
+            .iter()
+            .map(|o| match o.verdict {
+                rulelint_lint::trace::Verdict::Drop => "DROP".to_string(),
+                rulelint_lint::trace::Verdict::Reject => "REJECT".to_string(),
+                _ => o.destination.to_string(),
+            })
+            .collect();
+        outputs.sort();
+        outputs.dedup();
+        assert_eq!(outputs.join(", "), c.output, "{}", c.name);
+        let masq = plain.iter().any(|o| o.masquerade.is_some());
+        assert_eq!(masq, c.masq, "{}: masquerade", c.name);
+    }
+}

@@ -255,6 +255,11 @@ impl<'a> TraceNode<'a> {
         self.lines.line(self.set.rule(rule).get().span.start)
     }
 
+    /// Drops the index of large chains, so every chain is read rule by rule (benchmarks).
+    pub fn disable_index(&mut self) {
+        self.index = ChainIndexes::default();
+    }
+
     /// The proxy mode the dump shows.
     pub fn proxy_mode(&self) -> ProxyMode {
         self.model.layout.mode
