@@ -71,7 +71,7 @@ fn name_from_path(path: &str) -> String {
 }
 
 /// Names nodes from their files, falling back to the whole path when two files share a name.
-fn names(loaded: &[&Loaded]) -> Vec<String> {
+pub(crate) fn node_names(loaded: &[&Loaded]) -> Vec<String> {
     let short: Vec<String> = loaded.iter().map(|l| name_from_path(&l.name)).collect();
     short
         .iter()
@@ -129,7 +129,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     }
     let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
     let parsed: Vec<&Parsed<'_>> = kept.iter().map(|&i| &parsed[i]).collect();
-    let nodes: Vec<Node<'_>> = names(&loaded)
+    let nodes: Vec<Node<'_>> = node_names(&loaded)
         .into_iter()
         .zip(&parsed)
         .map(|(name, p)| Node::new(name, p))

@@ -5,6 +5,7 @@ mod diff;
 mod input;
 mod serve;
 mod stats;
+mod trace;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rulelint_parser::{LineIndex, Parsed, json};
@@ -137,6 +138,24 @@ enum Command {
     /// Serve the web page on 127.0.0.1 (files embedded in this binary; analysis runs in the
     /// browser, nothing is uploaded).
     Serve(serve::ServeArgs),
+    /// Trace a packet: where it goes on each node, and why.
+    ///
+    /// Walks the packet through the hooks in netfilter's order (PREROUTING, the routing
+    /// decision, INPUT or FORWARD, POSTROUTING; OUTPUT first for `--from host`), each hook's
+    /// tables by priority (raw, mangle, nat, filter, security) and every rule, following jumps,
+    /// gotos and returns. A DNAT changes what later rules see. kube-proxy's probability ladders
+    /// fork the trace with each endpoint's probability. What the dump cannot tell (an interface
+    /// not given, an ipset, `recent`, an address whose locality is unknown, an unknown match)
+    /// forks the trace into "matches" and "does not match", each labelled: nothing is assumed
+    /// silently. Every default and inference is printed. With several dumps, the same packet
+    /// is traced on each node and the first difference is shown.
+    ///
+    /// Exit status: 0 when the trace ran (whatever its verdicts), 2 on bad flags, unreadable
+    /// input or input with no iptables-save content.
+    #[command(
+        after_help = "Examples:\n  rulelint trace node-7.txt --dst 10.96.0.10:53 --proto udp\n  rulelint trace node-3.txt node-7.txt --dst 192.168.0.17:30080 --from outside --node-ip 192.168.0.17\n  rulelint trace node.txt --dst 10.96.0.1:443 --format json"
+    )]
+    Trace(trace::TraceArgs),
     /// Print the size and shape of dumps: tables, chains, rules per table, largest chains,
     /// kube-proxy chain counts.
     Stats {
@@ -420,6 +439,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
             Ok(content_status(&loaded, &parsed))
         }
         Command::Serve(args) => serve::run(args, out),
+        Command::Trace(args) => trace::run(&args, out),
         Command::Stats { files, format } => {
             let loaded = match load_all(&files) {
                 Ok(l) => l,

@@ -44,6 +44,7 @@ pub mod matchset;
 mod registry;
 pub mod report;
 pub mod sarif;
+pub mod trace;
 
 pub use check::{check, check_text, check_with_graph, sort};
 pub use config::{Config, ConfigError, FailOn, Level, LintSettings};

@@ -583,6 +583,13 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     pub fn rule_count(&self) -> usize {
         self.get().rules_len as usize
     }
+
+    /// The ids of this chain's rules, in order: random access for walkers (`rulelint trace`).
+    pub fn rule_ids(&self) -> &'r [RuleId] {
+        let chain = self.get();
+        let start = chain.rules_start as usize;
+        &self.set.chain_rules[start..start + chain.rules_len as usize]
+    }
 }
 
 /// A rule with its ruleset: the accessors for its words and typed views (see [`crate::views`]).

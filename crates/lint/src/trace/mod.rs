@@ -1,0 +1,549 @@
+//! Packet trace: where does this packet go on this node, and why?
+//!
+//! [`trace`] walks one packet through a node's ruleset the way netfilter does: the hooks in
+//! order (`PREROUTING`, the routing decision, `INPUT` or `FORWARD`, `POSTROUTING`; or `OUTPUT`
+//! first for a packet the host sends), on each hook the tables by priority (raw, mangle, nat,
+//! filter, security), and in each table the rules with their jumps, gotos and returns. A DNAT
+//! changes what every later rule sees. Matches are read three-valued ([`eval`]): what the packet
+//! and the node's addresses decide is yes or no; what depends on state the dump does not hold
+//! (an interface not given, an ipset, `recent`, an unknown module) forks the walk into "assumed
+//! to match" and "assumed not to match", each outcome carrying its assumptions. A
+//! `statistic --mode random` rule forks too, each side with its probability.
+//!
+//! ```
+//! use rulelint_lint::trace::{PacketSpec, TraceNode, trace};
+//! let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n\
+//!     :KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]\n\
+//!     -A PREROUTING -j KUBE-SERVICES\n\
+//!     -A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 443 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n\
+//!     -A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
+//!     -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m tcp -j DNAT --to-destination 10.244.1.5:6443\nCOMMIT\n";
+//! let parsed = rulelint_parser::parse(dump);
+//! let node = TraceNode::new("node-a", &parsed.ruleset);
+//! let spec = PacketSpec::to("10.96.0.1:443".parse().unwrap());
+//! let result = trace(&node, &spec);
+//! assert_eq!(result.outcomes.len(), 1);
+//! assert_eq!(result.outcomes[0].destination.to_string(), "10.244.1.5:6443");
+//! ```
+//!
+//! The walk is bounded: outcomes that agree are merged, a trace makes at most [`MAX_BRANCHES`]
+//! branches, the call stack is at most [`MAX_DEPTH`] chains deep and the whole trace reads
+//! at most [`MAX_RULE_VISITS`] rules and a path at most [`MAX_PATH_STEPS`] matching rules; a
+//! branch that hits a bound ends as [`Verdict::Stopped`] and the trace says which bound was hit.
+
+pub mod eval;
+pub mod index;
+pub mod report;
+mod walk;
+
+use crate::kube::{AddressKind, KubeModel, ProxyMode};
+use crate::matchset::protocol_number;
+use index::ChainIndexes;
+use ipnet::IpNet;
+use rulelint_parser::views::{NatAddress, parse_address};
+use rulelint_parser::{ChainGraph, LineIndex, RuleId, Ruleset, TableKind};
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+pub use walk::trace;
+
+/// The most branches one trace makes (each fork makes one); a fork beyond it stops the branch
+/// instead. Live branches are fewer still.
+pub const MAX_BRANCHES: usize = 1024;
+/// The deepest call stack (jumps into chains); deeper stops the branch (a jump loop).
+pub const MAX_DEPTH: usize = 64;
+/// The most rules the whole trace reads (a huge chain without an index, many branches).
+pub const MAX_RULE_VISITS: usize = 2_000_000;
+/// The most steps one path records (rules that matched): a longer path is a goto loop.
+pub const MAX_PATH_STEPS: usize = 1_000;
+
+/// Where the packet comes from: which hook it enters at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// A pod on this node: enters at `PREROUTING` from the pod's interface.
+    Pod,
+    /// Another machine: enters at `PREROUTING` from a node interface.
+    Outside,
+    /// A process of the node itself: leaves through `OUTPUT`.
+    Host,
+}
+
+impl Origin {
+    /// `pod`, `outside`, `host`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Pod => "pod",
+            Origin::Outside => "outside",
+            Origin::Host => "host",
+        }
+    }
+}
+
+/// The conntrack state the packet is traced in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnState {
+    /// The first packet of a connection: the nat tables are traversed.
+    New,
+    /// A packet of a known connection: conntrack answers, the nat tables are not traversed.
+    Established,
+}
+
+/// An address with an optional port: `10.96.0.10`, `10.96.0.10:53`, `[fd00::1]:80`, `fd00::1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    /// The address.
+    pub ip: IpAddr,
+    /// The port, when given.
+    pub port: Option<u16>,
+}
+
+impl FromStr for Endpoint {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Endpoint, String> {
+        let bad = || format!("`{text}` is not an address or address:port");
+        if let Ok(ip) = text.parse::<IpAddr>() {
+            return Ok(Endpoint { ip, port: None });
+        }
+        let (addr, port) = if let Some(rest) = text.strip_prefix('[') {
+            let (a, p) = rest.split_once("]:").ok_or_else(bad)?;
+            (a, p)
+        } else {
+            text.rsplit_once(':').ok_or_else(bad)?
+        };
+        let ip = addr.parse::<IpAddr>().map_err(|_| bad())?;
+        let port = port
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("`{port}` is not a port from 1 to 65535"))?;
+        Ok(Endpoint {
+            ip,
+            port: Some(port),
+        })
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.ip, self.port) {
+            (IpAddr::V6(ip), Some(p)) => write!(f, "[{ip}]:{p}"),
+            (ip, Some(p)) => write!(f, "{ip}:{p}"),
+            (ip, None) => write!(f, "{ip}"),
+        }
+    }
+}
+
+/// The packet as the user describes it: what is not given is defaulted or inferred per node
+/// (and printed).
+#[derive(Clone, Debug)]
+pub struct PacketSpec {
+    /// `--dst`.
+    pub dst: Endpoint,
+    /// `--src`; default: an address of the pod network (`--from pod`), a documentation address
+    /// (`--from outside`), the node's address (`--from host`).
+    pub src: Option<Endpoint>,
+    /// `--proto` as a protocol number; default tcp.
+    pub protocol: Option<u8>,
+    /// `--from`; default pod.
+    pub from: Option<Origin>,
+    /// `--in`: the input interface; unknown when not given.
+    pub in_interface: Option<String>,
+    /// `--out`: the output interface; unknown when not given.
+    pub out_interface: Option<String>,
+    /// `--state`; default new.
+    pub state: Option<ConnState>,
+    /// `--node-ip`: addresses of the node, besides those the dump shows.
+    pub node_ips: Vec<IpAddr>,
+}
+
+impl PacketSpec {
+    /// A packet to `dst` with every other field defaulted.
+    pub fn to(dst: Endpoint) -> PacketSpec {
+        PacketSpec {
+            dst,
+            src: None,
+            protocol: None,
+            from: None,
+            in_interface: None,
+            out_interface: None,
+            state: None,
+            node_ips: Vec::new(),
+        }
+    }
+
+    /// Reads `--proto`: `tcp`, `udp`, `sctp`, `icmp`, `icmpv6` or a number.
+    pub fn parse_protocol(text: &str) -> Option<u8> {
+        protocol_number(text).filter(|&n| n != 0)
+    }
+}
+
+/// The name of a protocol number, for output.
+pub fn protocol_name(number: u8) -> String {
+    match number {
+        1 => "icmp".into(),
+        6 => "tcp".into(),
+        17 => "udp".into(),
+        58 => "icmpv6".into(),
+        132 => "sctp".into(),
+        n => n.to_string(),
+    }
+}
+
+/// Whether a protocol has ports (`--dport` can match it).
+pub fn has_ports(protocol: u8) -> bool {
+    matches!(protocol, 6 | 17 | 33 | 132 | 136)
+}
+
+/// What one dump says about its node, read once: its addresses, its pod network, its Service
+/// addresses.
+#[derive(Clone, Debug, Default)]
+pub struct NodeFacts {
+    /// Addresses the dump shows as the node's own: `-d <ip> -j KUBE-NODEPORTS` (kube-proxy's
+    /// `--nodeport-addresses`), with the rule that shows each.
+    pub addresses: Vec<(IpAddr, RuleId)>,
+    /// The pod network and how it was found.
+    pub pod_cidr: Option<(IpNet, String)>,
+    /// Cluster IPs, external IPs and load-balancer IPs of the Services (not node addresses in
+    /// iptables mode).
+    pub service_ips: FxHashSet<IpAddr>,
+    /// Endpoint (pod) addresses that Services DNAT to.
+    pub endpoint_ips: FxHashSet<IpAddr>,
+}
+
+/// One node's dump, prepared for tracing (parse once, trace many packets).
+pub struct TraceNode<'a> {
+    /// The node's name.
+    pub name: String,
+    /// The parsed dump.
+    pub set: &'a Ruleset<'a>,
+    /// Its chain graph.
+    pub graph: ChainGraph,
+    /// What kube-proxy programmed.
+    pub model: KubeModel<'a>,
+    /// What the dump says about the node.
+    pub facts: NodeFacts,
+    pub(crate) lines: LineIndex,
+    pub(crate) index: ChainIndexes,
+}
+
+impl<'a> TraceNode<'a> {
+    /// Builds the graph, the Kubernetes model, the node facts and the index of large chains.
+    pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
+        let graph = ChainGraph::build(set);
+        let model = KubeModel::build(set, &graph);
+        let facts = node_facts(set, &model);
+        let index = ChainIndexes::build(set);
+        TraceNode {
+            name: name.into(),
+            set,
+            graph,
+            model,
+            facts,
+            lines: LineIndex::new(set.source()),
+            index,
+        }
+    }
+
+    /// The 1-based line of a rule.
+    pub fn rule_line(&self, rule: RuleId) -> u32 {
+        self.lines.line(self.set.rule(rule).get().span.start)
+    }
+
+    /// Drops the index of large chains, so every chain is read rule by rule (benchmarks).
+    pub fn disable_index(&mut self) {
+        self.index = ChainIndexes::default();
+    }
+
+    /// The proxy mode the dump shows.
+    pub fn proxy_mode(&self) -> ProxyMode {
+        self.model.layout.mode
+    }
+}
+
+/// Reads the node facts: addresses from `-d <ip> -j KUBE-NODEPORTS`, the pod network from the
+/// `! -s <cidr> ... -j KUBE-MARK-MASQ` rules of `KUBE-SVC-*` chains (else a /16 or /64 around
+/// the most common endpoint network), Service and endpoint addresses from the model.
+fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>) -> NodeFacts {
+    let mut facts = NodeFacts::default();
+    if let Some(nat) = set.table_by_kind(TableKind::Nat)
+        && let Some(services) = nat.chain("KUBE-SERVICES")
+    {
+        for rule in services.rules() {
+            if rule.target().is_some_and(|t| t.name() == "KUBE-NODEPORTS")
+                && let Some(d) = rule.destination()
+                && !d.negated
+                && d.value.prefix_len() == d.value.max_prefix_len()
+                && !d.value.addr().is_loopback()
+                && !facts.addresses.iter().any(|(a, _)| *a == d.value.addr())
+            {
+                facts.addresses.push((d.value.addr(), rule.id));
+            }
+        }
+    }
+    for service in &model.services {
+        for address in &service.addresses {
+            if address.kind != AddressKind::NodePort
+                && let Some(net) = address.address
+            {
+                facts.service_ips.insert(net.addr());
+            }
+        }
+        if facts.pod_cidr.is_none()
+            && let Some(chain) = service.chains.cluster
+        {
+            for rule in set.chain(chain).rules() {
+                if rule.target().is_some_and(|t| t.name() == "KUBE-MARK-MASQ")
+                    && let Some(s) = rule.source()
+                    && s.negated
+                {
+                    facts.pod_cidr = Some((
+                        s.value.trunc(),
+                        format!(
+                            "from `! -s {}` in {}, line {}",
+                            s.value,
+                            set.chain(chain).name(),
+                            LineIndex::new(set.source()).line(rule.get().span.start)
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    for endpoint in &model.endpoints {
+        if let Some(dest) = endpoint.destination
+            && let Ok(nat) = NatAddress::parse(dest)
+            && let Some(ip) = nat.first
+        {
+            facts.endpoint_ips.insert(ip);
+        }
+    }
+    if facts.pod_cidr.is_none() {
+        // The network most endpoints share, widened to a /16 (IPv4) or /64 (IPv6).
+        let mut counts: Vec<(IpNet, usize)> = Vec::new();
+        for ip in &facts.endpoint_ips {
+            let prefix = if ip.is_ipv4() { 16 } else { 64 };
+            let Ok(net) = IpNet::new(*ip, prefix) else {
+                continue;
+            };
+            let net = net.trunc();
+            match counts.iter_mut().find(|(n, _)| *n == net) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((net, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        if let Some((net, n)) = counts.first() {
+            facts.pod_cidr = Some((
+                *net,
+                format!("the network around {n} of the endpoints' pod addresses"),
+            ));
+        }
+    }
+    facts
+}
+
+/// How a packet field got its value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "how", content = "why")]
+pub enum How {
+    /// The user gave it.
+    Given,
+    /// The default.
+    Default,
+    /// Read from the dump; the text says from where.
+    Inferred(String),
+    /// Not known: matches on it fork.
+    Unknown,
+}
+
+/// One input of the trace and where it came from.
+#[derive(Clone, Debug, Serialize)]
+pub struct Input {
+    /// The field: `protocol`, `src`, `dst`, `from`, `in`, `out`, `state`, `node addresses`,
+    /// `pod network`, `proxy mode`.
+    pub field: &'static str,
+    /// Its value as text.
+    pub value: String,
+    /// How it was decided.
+    #[serde(flatten)]
+    pub how: How,
+}
+
+/// Parses a network for tests and callers (`10.244.0.0/16`).
+pub fn parse_network(text: &str) -> Option<IpNet> {
+    parse_address(text).ok()
+}
+
+/// What happened to the packet at the end of one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Delivered to a local process (INPUT accepted it).
+    Accept,
+    /// Forwarded: it leaves the node through FORWARD and POSTROUTING.
+    Forward,
+    /// Sent by the host: it leaves the node through OUTPUT and POSTROUTING.
+    Output,
+    /// Dropped.
+    Drop,
+    /// Rejected (an ICMP error or TCP reset goes back).
+    Reject,
+    /// The tracer stopped at one of its bounds (see the outcome's `stopped`).
+    Stopped,
+}
+
+impl Verdict {
+    /// The word used in text and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accept => "accept",
+            Verdict::Forward => "forward",
+            Verdict::Output => "output",
+            Verdict::Drop => "drop",
+            Verdict::Reject => "reject",
+            Verdict::Stopped => "stopped",
+        }
+    }
+}
+
+/// A bound of the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// [`MAX_BRANCHES`] branches were made.
+    Branches,
+    /// The call stack reached [`MAX_DEPTH`].
+    Depth,
+    /// [`MAX_RULE_VISITS`] rules were read.
+    RuleVisits,
+    /// A path matched [`MAX_PATH_STEPS`] rules.
+    PathLength,
+}
+
+impl Limit {
+    /// A sentence for the report.
+    pub fn describe(self) -> String {
+        match self {
+            Limit::Branches => format!("the trace forked into {MAX_BRANCHES} branches"),
+            Limit::Depth => format!("the call stack reached {MAX_DEPTH} chains (a jump loop?)"),
+            Limit::RuleVisits => format!("{MAX_RULE_VISITS} rules were read"),
+            Limit::PathLength => format!("a path matched {MAX_PATH_STEPS} rules (a goto loop?)"),
+        }
+    }
+}
+
+/// An assumption a path rests on: a question the dump cannot answer, and the answer taken.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Assumption {
+    /// The question, e.g. "the packet enters on an interface matching `cali+`".
+    pub question: String,
+    /// The answer this path takes.
+    pub holds: bool,
+}
+
+impl fmt::Display for Assumption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.holds {
+            write!(f, "assumed: {}", self.question)
+        } else {
+            write!(f, "assumed not: {}", self.question)
+        }
+    }
+}
+
+/// Where in the ruleset a step happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepAt {
+    /// A rule.
+    Rule(RuleId),
+    /// A built-in chain's policy (the chain's id).
+    Policy(rulelint_parser::ChainId),
+    /// The routing decision.
+    Route,
+}
+
+/// One thing that happened to the packet: a rule that matched (and what it did), a policy, a
+/// routing decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Where.
+    pub at: StepAt,
+    /// What it did, in words: `jump KUBE-SVC-...`, `DNAT to 10.244.1.5:53`, `mark 0x0 -> 0x4000`.
+    pub effect: String,
+}
+
+/// The destination at the end of a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Destination {
+    /// Address and port.
+    pub endpoint: Endpoint,
+    /// Changed by a DNAT (or REDIRECT) on the way.
+    pub translated: bool,
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.endpoint.fmt(f)
+    }
+}
+
+/// One way the packet can go.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The probability of this path given its assumptions (the product of the `statistic`
+    /// branches taken).
+    pub probability: f64,
+    /// What happened at the end.
+    pub verdict: Verdict,
+    /// The destination after DNAT.
+    pub destination: Destination,
+    /// The MASQUERADE or SNAT rule that rewrote the source, if any.
+    pub masquerade: Option<RuleId>,
+    /// What the path assumes, sorted.
+    pub assumptions: Vec<Assumption>,
+    /// Every rule that matched or changed the packet, policies, routing decisions.
+    pub steps: Vec<Step>,
+    /// For [`Verdict::Stopped`]: the bound hit.
+    pub stopped: Option<Limit>,
+}
+
+/// The result of tracing one packet on one node.
+#[derive(Clone, Debug)]
+pub struct NodeTrace {
+    /// The packet's fields, defaults and inferences, in order.
+    pub inputs: Vec<Input>,
+    /// The packet as traced, for the summary line.
+    pub packet: TracedPacket,
+    /// The outcomes: most probable first.
+    pub outcomes: Vec<Outcome>,
+    /// The bounds hit, if any.
+    pub limits: Vec<Limit>,
+}
+
+/// The packet fields the walk starts from.
+#[derive(Clone, Debug, Serialize)]
+pub struct TracedPacket {
+    /// Protocol name.
+    pub protocol: String,
+    /// Source (`null`: unknown).
+    pub src: Option<String>,
+    /// Destination as given.
+    pub dst: String,
+    /// Where it enters.
+    pub from: Origin,
+    /// Input interface (`null`: unknown).
+    #[serde(rename = "in")]
+    pub in_interface: Option<String>,
+    /// Output interface (`null`: unknown).
+    #[serde(rename = "out")]
+    pub out_interface: Option<String>,
+    /// Conntrack state.
+    pub state: ConnState,
+}

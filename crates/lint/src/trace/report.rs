@@ -1,0 +1,498 @@
+//! The trace report: the JSON document (format version 1) and the text a user reads.
+//!
+//! ```text
+//! node-a (node-a.txt)
+//!   10.96.0.10:53/udp from pod -> 2 endpoints (1/2 each), not masqueraded
+//!   ...
+//! ```
+
+use super::{Input, Limit, NodeTrace, Outcome, StepAt, TraceNode, TracedPacket, Verdict};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// The JSON format version.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceDocument {
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// One entry per node, in the order given.
+    pub nodes: Vec<NodeDoc>,
+    /// With several nodes: where they first differ (`null` when they agree, or for one node).
+    pub first_difference: Option<DifferenceDoc>,
+}
+
+/// One node's trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeDoc {
+    /// The node's name.
+    pub node: String,
+    /// The file.
+    pub file: String,
+    /// The one-line answer.
+    pub summary: String,
+    /// The packet traced.
+    pub packet: TracedPacket,
+    /// Every input with how it was decided (given, default, inferred, unknown).
+    pub inputs: Vec<Input>,
+    /// The outcomes, most probable first.
+    pub outcomes: Vec<OutcomeDoc>,
+    /// The bounds the walk hit (`branches`, `depth`, `rule-visits`); empty normally.
+    pub limits: Vec<String>,
+}
+
+/// One outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutcomeDoc {
+    /// Probability given the assumptions, from 0 to 1.
+    pub probability: f64,
+    /// `accept`, `forward`, `output`, `drop`, `reject` or `stopped`.
+    pub verdict: Verdict,
+    /// `IP:PORT` (or `IP`) after DNAT.
+    pub destination: String,
+    /// A DNAT changed the destination.
+    pub translated: bool,
+    /// The rule that masqueraded (or SNATed) the packet, `null` when none did.
+    pub masquerade: Option<RuleAt>,
+    /// What the path assumes.
+    pub assumptions: Vec<String>,
+    /// Every rule that matched or changed the packet, policies and routing decisions, in order.
+    pub steps: Vec<StepDoc>,
+    /// For `stopped`: the bound hit.
+    pub stopped: Option<String>,
+}
+
+/// A rule by position.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleAt {
+    /// Table.
+    pub table: String,
+    /// Chain.
+    pub chain: String,
+    /// 1-based line in the file.
+    pub line: u32,
+    /// The rule's text.
+    pub rule: String,
+}
+
+/// One step of a path.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepDoc {
+    /// Table; `routing` for a routing decision.
+    pub table: String,
+    /// Chain; empty for a routing decision.
+    pub chain: String,
+    /// 1-based line (`null` for a routing decision, or a policy the dump does not declare).
+    pub line: Option<u32>,
+    /// The rule's text, the chain's declaration for a policy, empty for a routing decision.
+    pub rule: String,
+    /// What it did.
+    pub effect: String,
+}
+
+/// Where nodes first differ.
+#[derive(Clone, Debug, Serialize)]
+pub struct DifferenceDoc {
+    /// The sentence.
+    pub message: String,
+    /// The node compared with the first one.
+    pub node: String,
+    /// The outcome (by position, most probable first) where the paths part.
+    pub outcome: usize,
+    /// The step index where the paths part (`null` when the outcome sets differ in size).
+    pub step: Option<usize>,
+    /// The first node's step there.
+    pub first: Option<StepDoc>,
+    /// The other node's step there.
+    pub other: Option<StepDoc>,
+}
+
+/// A probability for people: `1/3` when it is one over a small number, else 4 decimals.
+pub fn probability(p: f64) -> String {
+    if (p - 1.0).abs() < 1e-9 {
+        return "1".into();
+    }
+    for n in 2..=1000u32 {
+        if (p - 1.0 / f64::from(n)).abs() < 1e-6 / f64::from(n) {
+            return format!("1/{n}");
+        }
+    }
+    format!("{p:.4}")
+}
+
+fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
+    let set = node.set;
+    match at {
+        StepAt::Rule(id) => {
+            let rule = set.rule(id);
+            let chain = rule.chain();
+            StepDoc {
+                table: chain.table().name().into(),
+                chain: chain.name().into(),
+                line: Some(node.rule_line(id)),
+                rule: rule.text().into(),
+                effect: effect.into(),
+            }
+        }
+        StepAt::Policy(c) => {
+            let chain = set.chain(c);
+            let decl = chain.get().declaration;
+            StepDoc {
+                table: chain.table().name().into(),
+                chain: chain.name().into(),
+                line: decl.map(|d| node.lines.line(d.start)),
+                rule: decl.map_or_else(String::new, |d| set.text(d).trim_end().into()),
+                effect: effect.into(),
+            }
+        }
+        StepAt::Route => StepDoc {
+            table: "routing".into(),
+            chain: String::new(),
+            line: None,
+            rule: String::new(),
+            effect: effect.into(),
+        },
+    }
+}
+
+fn outcome_doc(node: &TraceNode<'_>, o: &Outcome) -> OutcomeDoc {
+    OutcomeDoc {
+        probability: o.probability,
+        verdict: o.verdict,
+        destination: o.destination.to_string(),
+        translated: o.destination.translated,
+        masquerade: o.masquerade.map(|id| {
+            let rule = node.set.rule(id);
+            RuleAt {
+                table: rule.chain().table().name().into(),
+                chain: rule.chain().name().into(),
+                line: node.rule_line(id),
+                rule: rule.text().into(),
+            }
+        }),
+        assumptions: o.assumptions.iter().map(ToString::to_string).collect(),
+        steps: o
+            .steps
+            .iter()
+            .map(|s| step_doc(node, s.at, &s.effect))
+            .collect(),
+        stopped: o.stopped.map(Limit::describe),
+    }
+}
+
+/// The one-line answer: `10.96.0.10:53/udp from pod -> 3 endpoints (1/3 each), not masqueraded`.
+pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
+    let p = &t.packet;
+    let mut s = format!("{}/{} from {}", p.dst, p.protocol, p.from.as_str());
+    s.push_str(" -> ");
+    let delivered: Vec<&Outcome> = t
+        .outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.verdict,
+                Verdict::Accept | Verdict::Forward | Verdict::Output
+            )
+        })
+        .collect();
+    let assumed = t
+        .outcomes
+        .iter()
+        .filter(|o| !o.assumptions.is_empty())
+        .count();
+    let mut parts = Vec::new();
+    // Endpoints: distinct translated destinations of delivered outcomes.
+    let mut dests: Vec<(String, f64)> = Vec::new();
+    let translated = delivered.iter().any(|o| o.destination.translated);
+    let unchanged: Vec<&Outcome> = delivered
+        .iter()
+        .copied()
+        .filter(|o| translated && !o.destination.translated)
+        .collect();
+    for o in delivered
+        .iter()
+        .filter(|o| !translated || o.destination.translated)
+    {
+        let d = o.destination.to_string();
+        match dests.iter_mut().find(|(x, _)| *x == d) {
+            Some((_, q)) => *q += o.probability,
+            None => dests.push((d, o.probability)),
+        }
+    }
+    if translated && dests.len() > 1 {
+        let first = dests[0].1;
+        if dests.iter().all(|(_, q)| (q - first).abs() < 1e-6) && assumed == 0 {
+            parts.push(format!(
+                "{} endpoints ({} each)",
+                dests.len(),
+                probability(first)
+            ));
+        } else {
+            parts.push(format!("{} endpoints", dests.len()));
+        }
+    } else if let Some((d, _)) = dests.first()
+        && dests.len() == 1
+    {
+        let how = match delivered[0].verdict {
+            Verdict::Accept => "delivered locally",
+            Verdict::Forward => "forwarded",
+            _ => "sent",
+        };
+        if translated {
+            parts.push(format!("{d} ({how})"));
+        } else {
+            parts.push(format!("{how} to {d} unchanged"));
+        }
+    }
+    if let Some(o) = unchanged.first() {
+        parts.push(format!("{} unchanged", o.verdict.as_str()));
+    }
+    for verdict in [Verdict::Drop, Verdict::Reject, Verdict::Stopped] {
+        let of: Vec<&Outcome> = t.outcomes.iter().filter(|o| o.verdict == verdict).collect();
+        if of.is_empty() {
+            continue;
+        }
+        if verdict == Verdict::Stopped {
+            let why: Vec<String> = t.limits.iter().map(|l| l.describe()).collect();
+            parts.push(format!("stopped: {}", why.join("; ")));
+            continue;
+        }
+        let by = of[0].steps.last().map(|s| step_doc(node, s.at, &s.effect));
+        let word = match verdict {
+            Verdict::Drop => "dropped",
+            Verdict::Reject => "rejected",
+            _ => "stopped",
+        };
+        match by {
+            Some(st) if st.line.is_some() && of.len() == 1 => parts.push(format!(
+                "{word} by {} {} line {}",
+                st.table,
+                st.chain,
+                st.line.unwrap_or(0)
+            )),
+            _ => parts.push(word.to_string()),
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no outcome".into());
+    }
+    s.push_str(&parts.join(" or "));
+    if !delivered.is_empty() {
+        let masq = delivered.iter().filter(|o| o.masquerade.is_some()).count();
+        s.push_str(if masq == 0 {
+            ", not masqueraded"
+        } else if masq == delivered.len() {
+            ", masqueraded"
+        } else {
+            ", masqueraded on some paths"
+        });
+    }
+    if assumed > 0 {
+        let _ = write!(
+            s,
+            " ({assumed} of {} outcomes rest on assumptions)",
+            t.outcomes.len()
+        );
+    }
+    s
+}
+
+/// The document for one node.
+pub fn node_doc(node: &TraceNode<'_>, file: &str, t: &NodeTrace) -> NodeDoc {
+    NodeDoc {
+        node: node.name.clone(),
+        file: file.into(),
+        summary: summary(node, t),
+        packet: t.packet.clone(),
+        inputs: t.inputs.clone(),
+        outcomes: t.outcomes.iter().map(|o| outcome_doc(node, o)).collect(),
+        limits: t
+            .limits
+            .iter()
+            .map(|l| {
+                serde_json::to_value(l)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            })
+            .collect(),
+    }
+}
+
+/// The whole document: every node, and where the first differs from the others.
+pub fn document(nodes: Vec<NodeDoc>) -> TraceDocument {
+    let first_difference = first_difference(&nodes);
+    TraceDocument {
+        format_version: FORMAT_VERSION,
+        nodes,
+        first_difference,
+    }
+}
+
+/// Compares steps without their lines (nodes' files differ in line numbers, not meaning).
+fn same_step(a: &StepDoc, b: &StepDoc) -> bool {
+    a.table == b.table && a.chain == b.chain && a.rule == b.rule && a.effect == b.effect
+}
+
+fn same_outcome(a: &OutcomeDoc, b: &OutcomeDoc) -> bool {
+    a.verdict == b.verdict
+        && a.destination == b.destination
+        && (a.probability - b.probability).abs() < 1e-9
+        && a.masquerade.is_some() == b.masquerade.is_some()
+        && a.assumptions == b.assumptions
+        && a.steps.len() == b.steps.len()
+        && a.steps.iter().zip(&b.steps).all(|(x, y)| same_step(x, y))
+}
+
+/// The first place where a node's paths part from the first node's.
+fn first_difference(nodes: &[NodeDoc]) -> Option<DifferenceDoc> {
+    let first = nodes.first()?;
+    for other in &nodes[1..] {
+        let n = first.outcomes.len().max(other.outcomes.len());
+        for i in 0..n {
+            let (a, b) = (first.outcomes.get(i), other.outcomes.get(i));
+            let (Some(a), Some(b)) = (a, b) else {
+                return Some(DifferenceDoc {
+                    message: format!(
+                        "{} has {} outcomes, {} has {}",
+                        first.node,
+                        first.outcomes.len(),
+                        other.node,
+                        other.outcomes.len()
+                    ),
+                    node: other.node.clone(),
+                    outcome: i,
+                    step: None,
+                    first: None,
+                    other: None,
+                });
+            };
+            if same_outcome(a, b) {
+                continue;
+            }
+            let k = a
+                .steps
+                .iter()
+                .zip(&b.steps)
+                .position(|(x, y)| !same_step(x, y))
+                .unwrap_or(a.steps.len().min(b.steps.len()));
+            let (sa, sb) = (a.steps.get(k).cloned(), b.steps.get(k).cloned());
+            let describe = |s: &Option<StepDoc>| match s {
+                Some(s) if s.table == "routing" => format!("routing: {}", s.effect),
+                Some(s) => format!("{} {} `{}`: {}", s.table, s.chain, s.rule, s.effect),
+                None => "nothing more".into(),
+            };
+            let message = if sa.is_none() && sb.is_none() {
+                format!(
+                    "outcome {}: {} -> {} {}, {} -> {} {}",
+                    i + 1,
+                    first.node,
+                    a.verdict.as_str(),
+                    a.destination,
+                    other.node,
+                    b.verdict.as_str(),
+                    b.destination
+                )
+            } else {
+                format!(
+                    "outcome {}, step {}: {} {}; {} {}",
+                    i + 1,
+                    k + 1,
+                    first.node,
+                    describe(&sa),
+                    other.node,
+                    describe(&sb)
+                )
+            };
+            return Some(DifferenceDoc {
+                message,
+                node: other.node.clone(),
+                outcome: i,
+                step: Some(k),
+                first: sa,
+                other: sb,
+            });
+        }
+    }
+    None
+}
+
+/// The text report.
+pub fn human(doc: &TraceDocument) -> String {
+    let mut s = String::new();
+    for n in &doc.nodes {
+        let _ = writeln!(s, "{} ({})", n.node, n.file);
+        let _ = writeln!(s, "  {}", n.summary);
+        let _ = writeln!(s, "  packet:");
+        for i in &n.inputs {
+            let how = match &i.how {
+                super::How::Given => "given".to_string(),
+                super::How::Default => "default".to_string(),
+                super::How::Inferred(why) => format!("inferred: {why}"),
+                super::How::Unknown => "unknown".to_string(),
+            };
+            let _ = writeln!(s, "    {:<15} {}  [{how}]", i.field, i.value);
+        }
+        for l in &n.limits {
+            let _ = writeln!(s, "  limit hit: {l} (some paths were stopped)");
+        }
+        for (k, o) in n.outcomes.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  outcome {} of {}: {} {}, probability {}{}",
+                k + 1,
+                n.outcomes.len(),
+                o.verdict.as_str(),
+                o.destination,
+                probability(o.probability),
+                match &o.masquerade {
+                    Some(m) => format!(", masqueraded by {} {} line {}", m.table, m.chain, m.line),
+                    None => ", not masqueraded".into(),
+                }
+            );
+            if let Some(why) = &o.stopped {
+                let _ = writeln!(s, "    stopped: {why}");
+            }
+            for a in &o.assumptions {
+                let _ = writeln!(s, "    {a}");
+            }
+            let long = o.steps.len() > 40;
+            for (k, st) in o.steps.iter().enumerate() {
+                if long && (20..o.steps.len() - 5).contains(&k) {
+                    if k == 20 {
+                        let _ = writeln!(s, "    ... {} steps left out ...", o.steps.len() - 25);
+                    }
+                    continue;
+                }
+                if st.table == "routing" {
+                    let _ = writeln!(s, "    routing: {}", st.effect);
+                } else {
+                    let _ = writeln!(
+                        s,
+                        "    {} {} {}: {}",
+                        st.table,
+                        st.chain,
+                        st.line
+                            .map_or_else(|| "-".to_string(), |l| format!("{}:{l}", n.file)),
+                        st.rule
+                    );
+                    let _ = writeln!(s, "      => {}", st.effect);
+                }
+            }
+        }
+        s.push('\n');
+    }
+    if doc.nodes.len() > 1 {
+        match &doc.first_difference {
+            Some(d) => {
+                let _ = writeln!(s, "first difference: {}", d.message);
+            }
+            None => {
+                let _ = writeln!(s, "every node gives the same outcomes by the same rules");
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,954 @@
+//! The walk: hooks in netfilter's order, tables by priority, chains with a call stack, forks on
+//! questions and on `statistic`, outcomes merged.
+
+use super::eval::{self, Env, Eval, Packet};
+use super::{
+    Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES, MAX_DEPTH,
+    MAX_PATH_STEPS, MAX_RULE_VISITS, NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt,
+    TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
+};
+use crate::kube::ProxyMode;
+use ipnet::IpNet;
+use rulelint_parser::views::NatAddress;
+use rulelint_parser::{ChainId, RuleId, RuleRef, TableKind};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// A netfilter hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hook {
+    Prerouting,
+    Input,
+    Forward,
+    Output,
+    Postrouting,
+}
+
+impl Hook {
+    fn chain(self) -> &'static str {
+        match self {
+            Hook::Prerouting => "PREROUTING",
+            Hook::Input => "INPUT",
+            Hook::Forward => "FORWARD",
+            Hook::Output => "OUTPUT",
+            Hook::Postrouting => "POSTROUTING",
+        }
+    }
+
+    /// The tables on the hook, by priority (raw -300, mangle -150, nat DNAT -100, filter 0,
+    /// security 50, nat SNAT 100).
+    fn tables(self) -> &'static [TableKind] {
+        use TableKind::*;
+        match self {
+            Hook::Prerouting => &[Raw, Mangle, Nat],
+            Hook::Input => &[Mangle, Filter, Security, Nat],
+            Hook::Forward => &[Mangle, Filter, Security],
+            Hook::Output => &[Raw, Mangle, Nat, Filter, Security],
+            Hook::Postrouting => &[Mangle, Nat],
+        }
+    }
+}
+
+/// Where a branch is in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Hook(Hook),
+    /// The routing decision after PREROUTING (or after OUTPUT for the host's packets).
+    Route,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    chain: ChainId,
+    pos: u32,
+}
+
+/// One path being walked.
+#[derive(Clone, Debug)]
+struct Branch {
+    pkt: Packet,
+    probability: f64,
+    assumptions: Vec<Assumption>,
+    steps: Vec<Step>,
+    masquerade: Option<RuleId>,
+    stage: Stage,
+    /// Index into the hook's tables of the table being (or next to be) traversed.
+    table: usize,
+    stack: Vec<Frame>,
+    /// The destination is local (after the routing decision).
+    local: Option<bool>,
+}
+
+impl Branch {
+    fn known(&self, question: &str) -> Option<bool> {
+        self.assumptions
+            .iter()
+            .find(|a| a.question == question)
+            .map(|a| a.holds)
+    }
+
+    fn assume(&mut self, question: String, holds: bool) {
+        let a = Assumption { question, holds };
+        if let Err(i) = self.assumptions.binary_search(&a) {
+            self.assumptions.insert(i, a);
+        }
+    }
+}
+
+/// How a branch ended.
+enum End {
+    Verdict(Verdict),
+    Stopped(Limit),
+}
+
+struct Walker<'n, 'a> {
+    node: &'n TraceNode<'a>,
+    env: Env,
+    origin: Origin,
+    in_given: Option<String>,
+    out_given: Option<String>,
+    visits: usize,
+    branches: usize,
+    limits: Vec<Limit>,
+    outcomes: Vec<Outcome>,
+}
+
+/// Traces `spec` on `node`.
+pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
+    let (inputs, pkt, env, origin, traced) = resolve(node, spec);
+    let mut walker = Walker {
+        node,
+        env,
+        origin,
+        in_given: spec.in_interface.clone(),
+        out_given: spec.out_interface.clone(),
+        visits: 0,
+        branches: 1,
+        limits: Vec::new(),
+        outcomes: Vec::new(),
+    };
+    let first_hook = match origin {
+        Origin::Host => Hook::Output,
+        Origin::Pod | Origin::Outside => Hook::Prerouting,
+    };
+    let mut start = Branch {
+        pkt,
+        probability: 1.0,
+        assumptions: Vec::new(),
+        steps: Vec::new(),
+        masquerade: None,
+        stage: Stage::Hook(first_hook),
+        table: 0,
+        stack: Vec::new(),
+        local: None,
+    };
+    if spec.state == Some(ConnState::Established) {
+        start.assume(
+            "the connection is established: conntrack answers, the nat tables are not \
+             traversed (what a DNAT at its start did is not shown)"
+                .into(),
+            true,
+        );
+    }
+    walker.set_interfaces(&mut start);
+    let mut work = vec![start];
+    while let Some(mut branch) = work.pop() {
+        let end = walker.run(&mut branch, &mut work);
+        walker.finish(branch, end);
+    }
+    walker.limits.sort();
+    walker.limits.dedup();
+    NodeTrace {
+        inputs,
+        packet: traced,
+        outcomes: merge(walker.outcomes),
+        limits: walker.limits,
+    }
+}
+
+/// Merges outcomes that agree in everything but probability, and sorts: most probable first.
+fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    let mut merged: Vec<Outcome> = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        match merged.iter_mut().find(|m| {
+            m.verdict == o.verdict
+                && m.destination == o.destination
+                && m.masquerade == o.masquerade
+                && m.assumptions == o.assumptions
+                && m.stopped == o.stopped
+                && m.steps == o.steps
+        }) {
+            Some(m) => m.probability += o.probability,
+            None => merged.push(o),
+        }
+    }
+    merged.sort_by(|a, b| {
+        b.probability
+            .total_cmp(&a.probability)
+            .then(a.verdict.cmp(&b.verdict))
+            .then(a.assumptions.len().cmp(&b.assumptions.len()))
+            .then_with(|| a.destination.to_string().cmp(&b.destination.to_string()))
+            .then_with(|| a.assumptions.cmp(&b.assumptions))
+    });
+    merged
+}
+
+impl<'n, 'a> Walker<'n, 'a> {
+    /// Counts a fork: `false` when the trace has made [`MAX_BRANCHES`] branches already.
+    fn fork(&mut self) -> bool {
+        self.branches += 1;
+        self.branches <= MAX_BRANCHES
+    }
+
+    /// Sets the interfaces the packet has on its current hook.
+    fn set_interfaces(&self, b: &mut Branch) {
+        let Stage::Hook(hook) = b.stage else {
+            return;
+        };
+        let host_local = self.origin == Origin::Host && b.local == Some(true);
+        let (i, o) = match (self.origin, hook) {
+            (Origin::Host, Hook::Output | Hook::Postrouting) => (
+                Some(String::new()),
+                if host_local {
+                    Some("lo".to_string())
+                } else {
+                    self.out_given.clone()
+                },
+            ),
+            (Origin::Host, _) => (Some("lo".to_string()), Some(String::new())),
+            (_, Hook::Prerouting | Hook::Input) => (self.in_given.clone(), Some(String::new())),
+            (_, _) => (self.in_given.clone(), self.out_given.clone()),
+        };
+        b.pkt.in_interface = i;
+        b.pkt.out_interface = o;
+    }
+
+    fn finish(&mut self, b: Branch, end: End) {
+        let (verdict, stopped) = match end {
+            End::Verdict(v) => (v, None),
+            End::Stopped(l) => {
+                self.limits.push(l);
+                (Verdict::Stopped, Some(l))
+            }
+        };
+        self.outcomes.push(Outcome {
+            probability: b.probability,
+            verdict,
+            destination: Destination {
+                endpoint: Endpoint {
+                    ip: b.pkt.dst,
+                    port: b.pkt.dport,
+                },
+                translated: b.pkt.dnat,
+            },
+            masquerade: b.masquerade,
+            assumptions: b.assumptions,
+            steps: b.steps,
+            stopped,
+        });
+    }
+
+    /// Walks one branch to its end; forks go onto `work`.
+    fn run(&mut self, b: &mut Branch, work: &mut Vec<Branch>) -> End {
+        let set = self.node.set;
+        loop {
+            let hook = match b.stage {
+                Stage::Route => {
+                    if let Some(end) = self.route(b, work) {
+                        return end;
+                    }
+                    continue;
+                }
+                Stage::Hook(h) => h,
+            };
+            // Enter the next table of the hook when no chain is being walked.
+            if b.stack.is_empty() {
+                match self.next_table(b, hook) {
+                    Some(chain) => b.stack.push(Frame { chain, pos: 0 }),
+                    None => {
+                        if let Some(end) = self.next_stage(b, hook) {
+                            return end;
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.visits += 1;
+            if self.visits > MAX_RULE_VISITS {
+                return End::Stopped(Limit::RuleVisits);
+            }
+            if b.steps.len() >= MAX_PATH_STEPS {
+                return End::Stopped(Limit::PathLength);
+            }
+            let frame = *b.stack.last().expect("a frame");
+            let chain = set.chain(frame.chain);
+            let ids = chain.rule_ids();
+            let pos = match self.node.index.get(frame.chain) {
+                Some(ix) => ix.next(frame.pos, b.pkt.dst),
+                None => ((frame.pos as usize) < ids.len()).then_some(frame.pos),
+            };
+            let Some(pos) = pos else {
+                // Fell off the chain: return to the caller, or the built-in chain's policy.
+                if let Some(end) = self.ret(b) {
+                    return end;
+                }
+                continue;
+            };
+            b.stack.last_mut().expect("a frame").pos = pos;
+            let rule = set.rule(ids[pos as usize]);
+            let answer = eval::rule(rule, &b.pkt, &self.env, &|q| b.known(q));
+            match answer {
+                Eval::No => b.stack.last_mut().expect("a frame").pos = pos + 1,
+                Eval::Yes => {
+                    if let Some(end) = self.apply(b, rule, None) {
+                        return end;
+                    }
+                }
+                Eval::Ask(question) => {
+                    if !self.fork() {
+                        return End::Stopped(Limit::Branches);
+                    }
+                    let mut other = b.clone();
+                    other.assume(question.clone(), false);
+                    work.push(other);
+                    b.assume(question, true);
+                }
+                Eval::Random(p) if p >= 1.0 => {
+                    if let Some(end) = self.apply(b, rule, None) {
+                        return end;
+                    }
+                }
+                Eval::Random(p) if p <= 0.0 => {
+                    b.stack.last_mut().expect("a frame").pos = pos + 1;
+                }
+                Eval::Random(p) => {
+                    if !self.fork() {
+                        return End::Stopped(Limit::Branches);
+                    }
+                    let mut other = b.clone();
+                    other.probability *= 1.0 - p;
+                    other.stack.last_mut().expect("a frame").pos = pos + 1;
+                    work.push(other);
+                    b.probability *= p;
+                    if let Some(end) = self.apply(b, rule, Some(p)) {
+                        return end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next table on the hook that has the hook's chain; its chain.
+    fn next_table(&self, b: &mut Branch, hook: Hook) -> Option<ChainId> {
+        let set = self.node.set;
+        let tables = hook.tables();
+        while b.table < tables.len() {
+            let kind = tables[b.table];
+            if kind == TableKind::Nat && b.pkt.state == ConnState::Established {
+                b.table += 1;
+                continue;
+            }
+            if let Some(t) = set.table_by_kind(kind)
+                && let Some(c) = t.chain(hook.chain())
+            {
+                return Some(c.id);
+            }
+            b.table += 1;
+        }
+        None
+    }
+
+    /// After the last table of a hook: the next stage, or the end.
+    fn next_stage(&self, b: &mut Branch, hook: Hook) -> Option<End> {
+        b.table = 0;
+        b.stage = match (hook, self.origin, b.local) {
+            (Hook::Prerouting, _, _) | (Hook::Output, _, _) => Stage::Route,
+            (Hook::Forward, _, _) => Stage::Hook(Hook::Postrouting),
+            (Hook::Postrouting, Origin::Host, Some(true)) => Stage::Hook(Hook::Input),
+            (Hook::Postrouting, Origin::Host, _) => return Some(End::Verdict(Verdict::Output)),
+            (Hook::Postrouting, _, _) => return Some(End::Verdict(Verdict::Forward)),
+            (Hook::Input, _, _) => return Some(End::Verdict(Verdict::Accept)),
+        };
+        self.set_interfaces(b);
+        None
+    }
+
+    /// The routing decision: local delivery or not, from the destination after DNAT.
+    fn route(&mut self, b: &mut Branch, work: &mut Vec<Branch>) -> Option<End> {
+        let dst = b.pkt.dst;
+        let local = match self.env.is_local(dst) {
+            Some(l) => l,
+            None => {
+                let q = Env::local_question(dst);
+                match b.known(&q) {
+                    Some(l) => l,
+                    None => {
+                        if !self.fork() {
+                            return Some(End::Stopped(Limit::Branches));
+                        }
+                        let mut other = b.clone();
+                        other.assume(q.clone(), false);
+                        work.push(other);
+                        b.assume(q, true);
+                        true
+                    }
+                }
+            }
+        };
+        b.local = Some(local);
+        let host = self.origin == Origin::Host;
+        let effect = match (local, host) {
+            (true, false) => format!("{dst} is local: delivered through INPUT"),
+            (true, true) => {
+                format!("{dst} is local: delivered through POSTROUTING (lo), then INPUT")
+            }
+            (false, _) => {
+                let service = !b.pkt.dnat && self.node.facts.service_ips.contains(&dst);
+                let leaves = if host {
+                    "sent out through POSTROUTING"
+                } else {
+                    "forwarded through FORWARD and POSTROUTING"
+                };
+                if service {
+                    format!(
+                        "{dst} is not local: {leaves}; nothing DNATed this Service address, \
+                         so it leaves the node unchanged"
+                    )
+                } else {
+                    format!("{dst} is not local: {leaves}")
+                }
+            }
+        };
+        b.steps.push(Step {
+            at: StepAt::Route,
+            effect,
+        });
+        b.stage = Stage::Hook(match (local, host) {
+            (true, false) => Hook::Input,
+            (false, false) => Hook::Forward,
+            (_, true) => Hook::Postrouting,
+        });
+        b.table = 0;
+        self.set_interfaces(b);
+        None
+    }
+
+    /// Returns from the current chain (RETURN or falling off its end).
+    fn ret(&mut self, b: &mut Branch) -> Option<End> {
+        let frame = b.stack.pop().expect("a frame");
+        if let Some(caller) = b.stack.last_mut() {
+            let _ = caller;
+            return None;
+        }
+        // Off a built-in chain (or a chain a built-in chain went to): its policy.
+        let Stage::Hook(hook) = b.stage else {
+            return None;
+        };
+        let set = self.node.set;
+        let base = set
+            .chain(frame.chain)
+            .table()
+            .chain(hook.chain())
+            .map_or(frame.chain, |c| c.id);
+        let chain = set.chain(base);
+        let policy = chain.policy();
+        let (effect, drop) = match policy {
+            Some(p) if p.eq_ignore_ascii_case("DROP") => ("policy DROP".to_string(), true),
+            Some(p) => (format!("policy {p}"), false),
+            None => {
+                b.assume(
+                    format!(
+                        "the policy of {} {} is ACCEPT (the dump does not say)",
+                        chain.table().name(),
+                        chain.name()
+                    ),
+                    true,
+                );
+                ("policy ACCEPT (assumed)".to_string(), false)
+            }
+        };
+        // An ACCEPT policy of a chain without rules changes nothing: not worth a step.
+        if drop || policy.is_none() || chain.rule_count() > 0 {
+            b.steps.push(Step {
+                at: StepAt::Policy(base),
+                effect,
+            });
+        }
+        if drop {
+            return Some(End::Verdict(Verdict::Drop));
+        }
+        b.table += 1;
+        None
+    }
+
+    /// Applies a matching rule's target. `probability`: the rule matched by a `statistic`
+    /// branch taken with this probability.
+    fn apply(
+        &mut self,
+        b: &mut Branch,
+        rule: RuleRef<'_, '_>,
+        probability: Option<f64>,
+    ) -> Option<End> {
+        let step = |b: &mut Branch, effect: String| {
+            let effect = match probability {
+                Some(p) => format!("{effect} (probability {})", super::report::probability(p)),
+                None => effect,
+            };
+            b.steps.push(Step {
+                at: StepAt::Rule(rule.id),
+                effect,
+            });
+        };
+        let advance = |b: &mut Branch| {
+            if let Some(f) = b.stack.last_mut() {
+                f.pos += 1;
+            }
+        };
+        let Some(target) = rule.target() else {
+            step(b, "matched (no target: counted, continues)".into());
+            advance(b);
+            return None;
+        };
+        let name = target.name();
+        if let Some(chain) = rule.target_chain() {
+            let chain_name = self.node.set.chain(chain).name();
+            if target.is_goto() {
+                step(b, format!("goto {chain_name}"));
+                let top = b.stack.last_mut().expect("a frame");
+                *top = Frame { chain, pos: 0 };
+            } else {
+                step(b, format!("jump {chain_name}"));
+                advance(b);
+                if b.stack.len() >= MAX_DEPTH {
+                    return Some(End::Stopped(Limit::Depth));
+                }
+                b.stack.push(Frame { chain, pos: 0 });
+            }
+            return None;
+        }
+        match name {
+            "ACCEPT" => {
+                step(
+                    b,
+                    "ACCEPT: this table is done, the next table of the hook runs".into(),
+                );
+                b.stack.clear();
+                b.table += 1;
+                None
+            }
+            "DROP" => {
+                step(b, "DROP".into());
+                Some(End::Verdict(Verdict::Drop))
+            }
+            "REJECT" => {
+                let with = target
+                    .option_arg("--reject-with")
+                    .unwrap_or("icmp-port-unreachable");
+                step(b, format!("REJECT with {with}"));
+                Some(End::Verdict(Verdict::Reject))
+            }
+            "RETURN" => {
+                step(b, "RETURN".into());
+                self.ret(b)
+            }
+            "DNAT" | "REDIRECT" => {
+                let before = Endpoint {
+                    ip: b.pkt.dst,
+                    port: b.pkt.dport,
+                };
+                let parsed = if name == "DNAT" {
+                    target
+                        .option_arg("--to-destination")
+                        .and_then(|t| NatAddress::parse(t).ok())
+                } else {
+                    let loopback = match b.pkt.dst {
+                        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                    };
+                    Some(NatAddress {
+                        first: Some(loopback),
+                        last: Some(loopback),
+                        ports: target
+                            .option_arg("--to-ports")
+                            .and_then(rulelint_parser::views::PortRange::parse),
+                    })
+                };
+                let Some(nat) = parsed else {
+                    b.assume(
+                        format!(
+                            "the {name} target `{}` leaves the destination as it is",
+                            rule.text()
+                        ),
+                        true,
+                    );
+                    step(b, format!("{name} (not understood: destination kept)"));
+                    b.stack.clear();
+                    b.table += 1;
+                    return None;
+                };
+                if let Some(ip) = nat.first {
+                    b.pkt.dst = ip;
+                }
+                if let Some(ports) = nat.ports
+                    && has_ports(b.pkt.protocol)
+                {
+                    b.pkt.dport = Some(ports.first);
+                }
+                b.pkt.dnat = true;
+                let after = Endpoint {
+                    ip: b.pkt.dst,
+                    port: b.pkt.dport,
+                };
+                let mut effect = format!("{name} {before} -> {after}");
+                if nat.first != nat.last || nat.ports.is_some_and(|p| p.first != p.last) {
+                    effect.push_str(" (first of a range)");
+                }
+                if name == "REDIRECT" {
+                    effect.push_str(" (to the node itself)");
+                }
+                step(b, effect);
+                b.stack.clear();
+                b.table += 1;
+                None
+            }
+            "SNAT" | "MASQUERADE" => {
+                b.masquerade = Some(rule.id);
+                b.pkt.snat = true;
+                let effect = match target.option_arg("--to-source").map(NatAddress::parse) {
+                    Some(Ok(nat)) if name == "SNAT" => {
+                        if let Some(ip) = nat.first {
+                            b.pkt.src = Some(ip);
+                        }
+                        format!(
+                            "SNAT: source -> {}",
+                            target.option_arg("--to-source").unwrap_or("")
+                        )
+                    }
+                    _ if name == "SNAT" => "SNAT".to_string(),
+                    _ => "MASQUERADE: source -> the address of the outgoing interface".to_string(),
+                };
+                step(b, effect);
+                b.stack.clear();
+                b.table += 1;
+                None
+            }
+            "MARK" => {
+                let before = b.pkt.mark;
+                match mark_target(&target, before) {
+                    Some(after) => {
+                        b.pkt.mark = after;
+                        step(b, format!("MARK {before:#x} -> {after:#x}"));
+                    }
+                    None => {
+                        b.assume(
+                            format!("the MARK target `{}` leaves the mark as it is", rule.text()),
+                            true,
+                        );
+                        step(b, "MARK (not understood: mark kept)".into());
+                    }
+                }
+                advance(b);
+                None
+            }
+            "LOG" | "NFLOG" | "ULOG" | "TRACE" | "CT" | "NOTRACK" | "CONNMARK" | "TCPMSS"
+            | "CHECKSUM" | "CLASSIFY" | "DSCP" | "TOS" | "TTL" | "HL" | "AUDIT" | "SET"
+            | "NFACCT" | "IDLETIMER" | "LED" | "SECMARK" | "CONNSECMARK" | "TEE" => {
+                step(b, format!("{name} (non-terminating: continues)"));
+                advance(b);
+                None
+            }
+            other => {
+                b.assume(
+                    format!("the target `{other}` lets the packet continue (not modelled)"),
+                    true,
+                );
+                step(b, format!("{other} (not modelled: assumed to continue)"));
+                advance(b);
+                None
+            }
+        }
+    }
+}
+
+/// The mark after a MARK target: `--set-xmark`, `--set-mark`, `--or-mark`, `--xor-mark`,
+/// `--and-mark`.
+fn mark_target(target: &rulelint_parser::TargetRef<'_, '_>, mark: u32) -> Option<u32> {
+    use rulelint_parser::views::Mark;
+    let o = target.options().next()?;
+    let value = Mark::parse(o.args().next()?)?;
+    Some(match o.name() {
+        "--set-xmark" => (mark & !value.mask) ^ value.value,
+        "--set-mark" => (mark & !value.mask) | value.value,
+        "--or-mark" => mark | value.value,
+        "--xor-mark" => mark ^ value.value,
+        "--and-mark" => mark & value.value,
+        _ => return None,
+    })
+}
+
+/// Decides every field of the packet on this node: given, default or inferred.
+fn resolve(
+    node: &TraceNode<'_>,
+    spec: &PacketSpec,
+) -> (Vec<Input>, Packet, Env, Origin, TracedPacket) {
+    let facts = &node.facts;
+    let mut inputs = Vec::new();
+    let given_or = |given: bool| if given { How::Given } else { How::Default };
+    let protocol = spec.protocol.unwrap_or(6);
+    inputs.push(Input {
+        field: "protocol",
+        value: protocol_name(protocol),
+        how: given_or(spec.protocol.is_some()),
+    });
+    let origin = spec.from.unwrap_or(Origin::Pod);
+    inputs.push(Input {
+        field: "from",
+        value: origin.as_str().into(),
+        how: given_or(spec.from.is_some()),
+    });
+    inputs.push(Input {
+        field: "dst",
+        value: spec.dst.to_string(),
+        how: How::Given,
+    });
+    let v4 = spec.dst.ip.is_ipv4();
+    // The node's addresses.
+    let mut env = Env {
+        complete: !spec.node_ips.is_empty(),
+        pod_cidr: facts.pod_cidr.as_ref().map(|(n, _)| *n),
+        src_local_default: origin == Origin::Host,
+        ..Env::default()
+    };
+    let mut addresses = Vec::new();
+    for ip in &spec.node_ips {
+        env.local.insert(*ip);
+        addresses.push(format!("{ip} (given)"));
+    }
+    for (ip, rule) in &facts.addresses {
+        if env.local.insert(*ip) {
+            addresses.push(format!(
+                "{ip} (line {}: `-d {ip}` jumps to KUBE-NODEPORTS)",
+                node.rule_line(*rule)
+            ));
+        }
+    }
+    let mode = node.proxy_mode();
+    if matches!(mode, ProxyMode::Iptables | ProxyMode::None) {
+        env.not_local = facts.service_ips.clone();
+    }
+    let mut node_value = if addresses.is_empty() {
+        "none known (the dump shows none; give --node-ip)".to_string()
+    } else {
+        addresses.join(", ")
+    };
+    node_value.push_str(if env.complete {
+        "; other addresses are taken as not the node's (--node-ip given)"
+    } else {
+        "; loopback is local; other addresses are local or not as the dump shows, else asked"
+    });
+    inputs.push(Input {
+        field: "node addresses",
+        value: node_value,
+        how: if spec.node_ips.is_empty() {
+            How::Inferred("from the dump".into())
+        } else {
+            How::Given
+        },
+    });
+    inputs.push(Input {
+        field: "pod network",
+        value: facts
+            .pod_cidr
+            .as_ref()
+            .map_or_else(|| "unknown".to_string(), |(n, _)| n.to_string()),
+        how: match &facts.pod_cidr {
+            Some((_, why)) => How::Inferred(why.clone()),
+            None => How::Unknown,
+        },
+    });
+    inputs.push(Input {
+        field: "proxy mode",
+        value: node.model.layout.describe().into(),
+        how: How::Inferred("from the chains the dump holds".into()),
+    });
+    // The source.
+    let (src, src_how) = match spec.src {
+        Some(s) => (Some(s.ip), How::Given),
+        None => default_source(node, &env, origin, v4, spec),
+    };
+    inputs.push(Input {
+        field: "src",
+        value: match (src, spec.src.and_then(|s| s.port)) {
+            (Some(ip), port) => Endpoint { ip, port }.to_string(),
+            (None, _) => "unknown".into(),
+        },
+        how: src_how,
+    });
+    let state = spec.state.unwrap_or(ConnState::New);
+    inputs.push(Input {
+        field: "state",
+        value: match state {
+            ConnState::New => "new".into(),
+            ConnState::Established => "established (nat tables not traversed)".into(),
+        },
+        how: given_or(spec.state.is_some()),
+    });
+    let iface = |given: &Option<String>, what: &str| match given {
+        Some(i) => (i.clone(), How::Given),
+        None => (
+            format!("unknown: rules that match on the {what} interface fork"),
+            How::Unknown,
+        ),
+    };
+    let (i, ih) = iface(&spec.in_interface, "input");
+    inputs.push(Input {
+        field: "in",
+        value: if origin == Origin::Host && spec.in_interface.is_none() {
+            "none (sent by the host; lo when delivered locally)".into()
+        } else {
+            i
+        },
+        how: if origin == Origin::Host && spec.in_interface.is_none() {
+            How::Default
+        } else {
+            ih
+        },
+    });
+    let (o, oh) = iface(&spec.out_interface, "output");
+    inputs.push(Input {
+        field: "out",
+        value: o,
+        how: oh,
+    });
+    let ports = has_ports(protocol);
+    let pkt = Packet {
+        protocol,
+        src,
+        sport: if ports {
+            spec.src.and_then(|s| s.port)
+        } else {
+            None
+        },
+        dst: spec.dst.ip,
+        dport: if ports { spec.dst.port } else { None },
+        in_interface: None,
+        out_interface: None,
+        mark: 0,
+        state,
+        dnat: false,
+        snat: false,
+    };
+    let traced = TracedPacket {
+        protocol: protocol_name(protocol),
+        src: src.map(|ip| {
+            Endpoint {
+                ip,
+                port: spec.src.and_then(|s| s.port),
+            }
+            .to_string()
+        }),
+        dst: spec.dst.to_string(),
+        from: origin,
+        in_interface: spec.in_interface.clone(),
+        out_interface: spec.out_interface.clone(),
+        state,
+    };
+    (inputs, pkt, env, origin, traced)
+}
+
+/// The source a user would expect: a pod address, an outside address, or the node's.
+fn default_source(
+    node: &TraceNode<'_>,
+    env: &Env,
+    origin: Origin,
+    v4: bool,
+    spec: &PacketSpec,
+) -> (Option<IpAddr>, How) {
+    let facts = &node.facts;
+    match origin {
+        Origin::Pod => {
+            // A pod of this node: the /24 (/80) around a node-local endpoint (KUBE-SVL), else
+            // the whole pod network.
+            let local = node
+                .model
+                .services
+                .iter()
+                .flat_map(|s| &s.local_endpoints)
+                .filter_map(|j| node.model.endpoint(j))
+                .filter_map(|e| e.destination)
+                .filter_map(|d| NatAddress::parse(d).ok()?.first)
+                .filter(|ip| ip.is_ipv4() == v4)
+                .filter(|ip| facts.pod_cidr.as_ref().is_none_or(|(n, _)| n.contains(ip)))
+                .min()
+                .and_then(|ip| IpNet::new(ip, if v4 { 24 } else { 80 }).ok())
+                .map(|n| {
+                    (
+                        n.trunc(),
+                        "this node's pod subnet (around a node-local endpoint)",
+                    )
+                });
+            let Some((net, what)) = local.or_else(|| {
+                facts
+                    .pod_cidr
+                    .as_ref()
+                    .map(|(n, _)| (*n, "the pod network"))
+                    .filter(|(n, _)| n.addr().is_ipv4() == v4)
+            }) else {
+                return (None, How::Unknown);
+            };
+            // The first address of the pod network past its gateway (.1) that no endpoint has,
+            // so a default trace is not a hairpin.
+            let base = net.network();
+            for offset in 2u32..2050 {
+                let ip = add(base, offset);
+                if net.contains(&ip) && !facts.endpoint_ips.contains(&ip) {
+                    return (
+                        Some(ip),
+                        How::Inferred(format!("an address of {what} {net} that no endpoint uses")),
+                    );
+                }
+            }
+            (None, How::Unknown)
+        }
+        Origin::Outside => {
+            let ip: IpAddr = if v4 {
+                IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1))
+            } else {
+                IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0, 0, 0, 0, 1))
+            };
+            (
+                Some(ip),
+                How::Inferred(
+                    "a benchmarking/documentation address standing for any outside client".into(),
+                ),
+            )
+        }
+        Origin::Host => {
+            if spec.dst.ip.is_loopback() {
+                return (
+                    Some(spec.dst.ip),
+                    How::Inferred("loopback, as the destination".into()),
+                );
+            }
+            let mut own: Vec<IpAddr> = env
+                .local
+                .iter()
+                .copied()
+                .filter(|ip| ip.is_ipv4() == v4 && !ip.is_loopback())
+                .collect();
+            own.sort();
+            match own.first() {
+                Some(ip) => (Some(*ip), How::Inferred("the node's address".into())),
+                None => (None, How::Unknown),
+            }
+        }
+    }
+}
+
+fn add(base: IpAddr, offset: u32) -> IpAddr {
+    match base {
+        IpAddr::V4(v4) => IpAddr::V4(Ipv4Addr::from(u32::from(v4).wrapping_add(offset))),
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(
+            u128::from(v6).wrapping_add(u128::from(offset)),
+        )),
+    }
+}

@@ -1,0 +1,145 @@
+//! `rulelint trace`: where a packet goes on each node, and why.
+
+use crate::{EXIT_INPUT, load_all, no_content, parse_all, write_json};
+use rulelint_lint::trace::{ConnState, Endpoint, Origin, PacketSpec, TraceNode, report, trace};
+use std::io::{self, Write};
+use std::net::IpAddr;
+
+/// Output formats.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// The summary line, the inputs, and every outcome with its path.
+    Human,
+    /// The stable JSON document (format version 1, documented in the README).
+    Json,
+}
+
+/// `--from`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum From {
+    /// A pod on this node (enters at PREROUTING).
+    Pod,
+    /// Another machine (enters at PREROUTING).
+    Outside,
+    /// The node itself (leaves through OUTPUT).
+    Host,
+}
+
+/// `--state`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum State {
+    /// The first packet of a connection: the nat tables run.
+    New,
+    /// A packet of a known connection: the nat tables do not run.
+    Established,
+}
+
+/// The flags of `rulelint trace`.
+#[derive(clap::Args)]
+pub struct TraceArgs {
+    /// Dump files (one per node); `-` reads standard input; `.gz` files are decompressed.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Destination: `IP`, `IP:PORT`, `[IPv6]:PORT`.
+    #[arg(long, value_name = "IP[:PORT]")]
+    pub dst: String,
+    /// Protocol: tcp, udp, sctp, icmp, icmpv6 or a number [default: tcp].
+    #[arg(long, value_name = "PROTO")]
+    pub proto: Option<String>,
+    /// Source: `IP` or `IP:PORT` [default: a pod address for `--from pod`, an outside address
+    /// for `--from outside`, the node's address for `--from host`].
+    #[arg(long, value_name = "IP[:PORT]")]
+    pub src: Option<String>,
+    /// Where the packet comes from: which hooks it passes [default: pod].
+    #[arg(long, value_enum)]
+    pub from: Option<From>,
+    /// Input interface (unknown when not given: rules matching `-i` fork).
+    #[arg(long = "in", value_name = "IFACE")]
+    pub in_interface: Option<String>,
+    /// Output interface (unknown when not given: rules matching `-o` fork).
+    #[arg(long = "out", value_name = "IFACE")]
+    pub out_interface: Option<String>,
+    /// Conntrack state [default: new].
+    #[arg(long, value_enum)]
+    pub state: Option<State>,
+    /// An address of the node (repeatable). With it, other addresses are taken as not the
+    /// node's; without it, only what the dump shows is.
+    #[arg(long = "node-ip", value_name = "IP")]
+    pub node_ip: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// Reads the flags into a packet spec; the error is the message for stderr.
+fn spec(args: &TraceArgs) -> Result<PacketSpec, String> {
+    let dst: Endpoint = args.dst.parse().map_err(|e| format!("--dst: {e}"))?;
+    let mut spec = PacketSpec::to(dst);
+    if let Some(src) = &args.src {
+        let src: Endpoint = src.parse().map_err(|e| format!("--src: {e}"))?;
+        if src.ip.is_ipv4() != dst.ip.is_ipv4() {
+            return Err("--src and --dst must be of the same address family".into());
+        }
+        spec.src = Some(src);
+    }
+    if let Some(p) = &args.proto {
+        spec.protocol = Some(PacketSpec::parse_protocol(p).ok_or_else(|| {
+            format!("--proto: `{p}` is not a protocol (tcp, udp, sctp, icmp, icmpv6, or a number)")
+        })?);
+    }
+    spec.from = args.from.map(|f| match f {
+        From::Pod => Origin::Pod,
+        From::Outside => Origin::Outside,
+        From::Host => Origin::Host,
+    });
+    spec.state = args.state.map(|s| match s {
+        State::New => ConnState::New,
+        State::Established => ConnState::Established,
+    });
+    spec.in_interface = args.in_interface.clone();
+    spec.out_interface = args.out_interface.clone();
+    for ip in &args.node_ip {
+        spec.node_ips.push(
+            ip.parse::<IpAddr>()
+                .map_err(|_| format!("--node-ip: `{ip}` is not an address"))?,
+        );
+    }
+    Ok(spec)
+}
+
+/// Runs `rulelint trace`.
+pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
+    let spec = match spec(args) {
+        Ok(s) => s,
+        Err(message) => {
+            eprintln!("rulelint: {message}");
+            return Ok(EXIT_INPUT);
+        }
+    };
+    let loaded = match load_all(&args.files) {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
+    let parsed = parse_all(&loaded);
+    let mut empty = false;
+    for (l, p) in loaded.iter().zip(&parsed) {
+        empty |= no_content(&l.name, p);
+    }
+    if empty {
+        return Ok(EXIT_INPUT);
+    }
+    let names = crate::diff::node_names(&loaded.iter().collect::<Vec<_>>());
+    let mut docs = Vec::with_capacity(loaded.len());
+    for ((l, p), name) in loaded.iter().zip(&parsed).zip(names) {
+        let name = rulelint_lint::diff::declared_name(&p.ruleset).map_or(name, str::to_string);
+        let node = TraceNode::new(name, &p.ruleset);
+        let result = trace(&node, &spec);
+        docs.push(report::node_doc(&node, &l.name, &result));
+    }
+    let doc = report::document(docs);
+    match args.format {
+        Format::Json => write_json(out, &doc)?,
+        Format::Human => out.write_all(report::human(&doc).as_bytes())?,
+    }
+    Ok(0)
+}
