@@ -59,6 +59,9 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_RULE_VISITS: usize = 2_000_000;
 /// The most steps one path records (rules that matched): a longer path is a goto loop.
 pub const MAX_PATH_STEPS: usize = 1_000;
+/// A branch less likely than this is stopped: a `statistic` rule in a loop would otherwise
+/// halve a branch until its probability is zero.
+pub const MIN_PROBABILITY: f64 = 1e-12;
 
 /// Where the packet comes from: which hook it enters at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -425,6 +428,8 @@ pub enum Limit {
     RuleVisits,
     /// A path matched [`MAX_PATH_STEPS`] rules.
     PathLength,
+    /// A branch's probability fell below [`MIN_PROBABILITY`] (a `statistic` rule in a loop).
+    Improbable,
 }
 
 impl Limit {
@@ -435,6 +440,9 @@ impl Limit {
             Limit::Depth => format!("the call stack reached {MAX_DEPTH} chains (a jump loop?)"),
             Limit::RuleVisits => format!("{MAX_RULE_VISITS} rules were read"),
             Limit::PathLength => format!("a path matched {MAX_PATH_STEPS} rules (a goto loop?)"),
+            Limit::Improbable => {
+                format!("a branch's probability fell below {MIN_PROBABILITY:e} (a random loop?)")
+            }
         }
     }
 }

@@ -4,8 +4,8 @@
 use super::eval::{self, Env, Eval, Packet};
 use super::{
     Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES, MAX_DEPTH,
-    MAX_PATH_STEPS, MAX_RULE_VISITS, NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt,
-    TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
+    MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome, PacketSpec, Step,
+    StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
@@ -327,8 +327,17 @@ impl<'n, 'a> Walker<'n, 'a> {
                     let mut other = b.clone();
                     other.probability *= 1.0 - p;
                     other.stack.last_mut().expect("a frame").pos = pos + 1;
-                    work.push(other);
                     b.probability *= p;
+                    // A random rule in a loop would halve a branch down to zero: what falls
+                    // below the floor is dropped, and the trace says so.
+                    if other.probability >= MIN_PROBABILITY {
+                        work.push(other);
+                    } else {
+                        self.limits.push(Limit::Improbable);
+                    }
+                    if b.probability < MIN_PROBABILITY {
+                        return End::Stopped(Limit::Improbable);
+                    }
                     if let Some(end) = self.apply(b, rule, Some(p)) {
                         return end;
                     }
