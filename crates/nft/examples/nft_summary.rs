@@ -10,7 +10,10 @@ fn main() {
     let parsed = parse(&text);
     let graph = ChainGraph::build(&parsed.ruleset);
     let s = summary::summarize(&parsed, &graph, &text);
-    println!("{}", serde_json::to_string_pretty(&s).expect("serialisable"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&s).expect("serialisable")
+    );
     for d in &parsed.diagnostics {
         eprintln!("{}", d.render(&path, &text, false));
     }

@@ -344,7 +344,12 @@ mod tests {
             assert!(n > last, "{} out of order", info.code);
             last = n;
             assert!(info.name.starts_with("nft-"), "{}", info.name);
-            for heading in ["## What it flags", "## Why it matters", "## Example", "## Instead"] {
+            for heading in [
+                "## What it flags",
+                "## Why it matters",
+                "## Example",
+                "## Instead",
+            ] {
                 assert!(info.docs.contains(heading), "{} lacks {heading}", info.code);
             }
         }

@@ -4,9 +4,9 @@
 //! map (`... : goto service-X`: map -> chain). Base chains are the roots.
 
 use crate::model::{ChainId, Expr, RuleId, Ruleset, SetId, Stmt, TableId, Value, Verdict};
+use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{Dfs, EdgeRef};
-use petgraph::Direction;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -101,11 +101,15 @@ impl ChainGraph {
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
         let mut chain_index: FxHashMap<(TableId, &str), ChainId> = FxHashMap::default();
         for (i, c) in set.chains.iter().enumerate() {
-            chain_index.entry((c.table, c.name)).or_insert(ChainId(i as u32));
+            chain_index
+                .entry((c.table, c.name))
+                .or_insert(ChainId(i as u32));
         }
         let mut set_index: FxHashMap<(TableId, &str), SetId> = FxHashMap::default();
         for (i, s) in set.sets.iter().enumerate() {
-            set_index.entry((s.table, s.name)).or_insert(SetId(i as u32));
+            set_index
+                .entry((s.table, s.name))
+                .or_insert(SetId(i as u32));
         }
         let chains = set.chains.len();
         let mut g = ChainGraph {
@@ -122,20 +126,21 @@ impl ChainGraph {
         }
         let chain_node = |c: ChainId| NodeIndex::new(c.index());
         let set_node = |s: SetId| NodeIndex::new(chains + s.index());
-        let add = |g: &mut ChainGraph, from: NodeIndex, table: TableId, v: &Verdict<'_>, via: Via| {
-            let kind = match v.kind {
-                crate::VerdictKind::Jump => EdgeKind::Jump,
-                crate::VerdictKind::Goto => EdgeKind::Goto,
-                _ => return,
-            };
-            let Some(target) = v.target else { return };
-            match chain_index.get(&(table, target)) {
-                Some(&c) => {
-                    g.graph.add_edge(from, chain_node(c), Edge { kind, via });
+        let add =
+            |g: &mut ChainGraph, from: NodeIndex, table: TableId, v: &Verdict<'_>, via: Via| {
+                let kind = match v.kind {
+                    crate::VerdictKind::Jump => EdgeKind::Jump,
+                    crate::VerdictKind::Goto => EdgeKind::Goto,
+                    _ => return,
+                };
+                let Some(target) = v.target else { return };
+                match chain_index.get(&(table, target)) {
+                    Some(&c) => {
+                        g.graph.add_edge(from, chain_node(c), Edge { kind, via });
+                    }
+                    None => g.unresolved.push(via),
                 }
-                None => g.unresolved.push(via),
-            }
-        };
+            };
         for (r, rule) in set.rules.iter().enumerate() {
             let rule_id = RuleId(r as u32);
             let from = chain_node(rule.chain);

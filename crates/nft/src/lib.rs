@@ -50,8 +50,8 @@ pub mod summary;
 
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset,
-    Set, SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
+    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
     standard_priority,
 };
 pub use parse::{Parsed, parse};

@@ -93,7 +93,14 @@ enum End {
 }
 
 const OBJECTS: &[&str] = &[
-    "flowtable", "counter", "quota", "ct", "limit", "secmark", "synproxy", "tunnel",
+    "flowtable",
+    "counter",
+    "quota",
+    "ct",
+    "limit",
+    "secmark",
+    "synproxy",
+    "tunnel",
 ];
 
 struct Parser<'a> {
@@ -260,7 +267,9 @@ impl<'a> Parser<'a> {
             self.diags.push(
                 Diagnostic::new(&codes::STRAY_TEXT, span, "text outside any table")
                     .with_label("not part of an `nft list ruleset` listing")
-                    .with_help("keep only the output of `nft list ruleset`; rulelint skips these lines"),
+                    .with_help(
+                        "keep only the output of `nft list ruleset`; rulelint skips these lines",
+                    ),
             );
         }
     }
@@ -390,6 +399,12 @@ impl<'a> Parser<'a> {
         let start = self.toks[self.pos].start;
         let end_i = self.line_end(self.pos);
         let end = self.toks[end_i - 1].end;
+        self.pos = end_i;
+        if end_i == self.toks.len() && !self.text.ends_with('\n') {
+            // The last line of a text that stops inside a block, cut mid-line: the open
+            // block's `RL153` already says the paste is cut short.
+            return;
+        }
         self.diags.push(
             Diagnostic::new(
                 &codes::INVALID_LINE,
@@ -397,7 +412,9 @@ impl<'a> Parser<'a> {
                 format!("line is not part of a {block} block"),
             )
             .with_label(format!("not a property or member of this {block}"))
-            .with_help("paste the ruleset as `nft list ruleset` prints it; rulelint skips this line"),
+            .with_help(
+                "paste the ruleset as `nft list ruleset` prints it; rulelint skips this line",
+            ),
         );
         self.pos = end_i;
     }
@@ -407,8 +424,12 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let brace = self.header_brace(start).unwrap_or(start);
         let kind_end = brace.saturating_sub(1).max(start + 1);
-        let kind = &self.text[self.toks[start].start as usize..self.toks[kind_end - 1].end as usize];
-        let name = self.word_at(kind_end).or(self.word_at(brace - 1)).unwrap_or("");
+        let kind =
+            &self.text[self.toks[start].start as usize..self.toks[kind_end - 1].end as usize];
+        let name = self
+            .word_at(kind_end)
+            .or(self.word_at(brace - 1))
+            .unwrap_or("");
         let mut depth = 0u32;
         let mut i = brace;
         while i < self.toks.len() {
@@ -430,9 +451,11 @@ impl<'a> Parser<'a> {
             return End::Eof;
         }
         let text = &self.text[self.toks[start].start as usize..self.toks[i].end as usize];
-        self.rs.tables[tid.index()]
-            .objects
-            .push(Object { kind, name: unquote(name), text });
+        self.rs.tables[tid.index()].objects.push(Object {
+            kind,
+            name: unquote(name),
+            text,
+        });
         self.pos = i + 1;
         End::Closed
     }
@@ -516,7 +539,13 @@ impl<'a> Parser<'a> {
             }
             let no_rules = self.rs.chains[cid.index()].rules.is_empty();
             match self.word_at(self.pos) {
-                Some("type") if self.line_words(self.pos).contains(&"hook") => {
+                Some("type")
+                    if self.line_words(self.pos).contains(&"hook")
+                        || matches!(
+                            self.word_at(self.pos + 1),
+                            Some("filter" | "nat" | "route")
+                        ) =>
+                {
                     self.base_chain(tid, cid);
                     continue;
                 }
@@ -533,7 +562,7 @@ impl<'a> Parser<'a> {
                     let rest = &self.toks[self.pos + 1..end];
                     if let [s, tail @ ..] = rest
                         && s.kind == Kind::Str
-                        && tail.iter().all(|t| t.kind == Kind::Handle)
+                        && tail.is_empty()
                     {
                         self.rs.chains[cid.index()].comment = Some(unquote(self.s(*s)));
                         self.pos = end;
@@ -560,8 +589,18 @@ impl<'a> Parser<'a> {
             let next_word = next.filter(|n| matches!(n.kind, Kind::Word | Kind::Str));
             match (t.kind, w) {
                 (Kind::Semi | Kind::Handle, _) => i += 1,
-                (_, "type" | "hook" | "policy" | "device") if next_word.is_some() => {
-                    let v = next_word.map(|n| self.s(n));
+                (_, "type" | "hook" | "policy" | "device") => {
+                    let v = next_word.map(|n| self.s(n)).filter(|v| {
+                        !matches!(
+                            *v,
+                            "type" | "hook" | "policy" | "device" | "devices" | "priority"
+                        )
+                    });
+                    if v.is_none() {
+                        // The value is missing: reported below as a missing part.
+                        i += 1;
+                        continue;
+                    }
                     match w {
                         "type" => kind = v,
                         "hook" => hook = v,
@@ -576,9 +615,8 @@ impl<'a> Parser<'a> {
                         j += 1;
                     }
                     let last = j.min(end - 1);
-                    device = Some(
-                        &self.text[self.toks[i].start as usize..self.toks[last].end as usize],
-                    );
+                    device =
+                        Some(&self.text[self.toks[i].start as usize..self.toks[last].end as usize]);
                     i = last + 1;
                 }
                 (_, "priority") => {
@@ -601,11 +639,13 @@ impl<'a> Parser<'a> {
             end: self.toks[end - 1].end,
         };
         let family = self.rs.tables[tid.index()].family;
+        // The last line of a text cut mid-line: the open chain's `RL153` says it all.
+        let cut = end == self.toks.len() && !self.text.ends_with('\n');
         let prio = priority.filter(|(a, b)| a < b).map(|(a, b)| {
             let text = &self.text[self.toks[a].start as usize..self.toks[b - 1].end as usize];
             let words: Vec<&str> = self.toks[a..b].iter().map(|t| self.s(*t)).collect();
             let value = priority_value(family, &words);
-            if value.is_none() {
+            if value.is_none() && !cut {
                 self.diags.push(
                     Diagnostic::new(
                         &codes::UNKNOWN_PRIORITY,
@@ -630,7 +670,7 @@ impl<'a> Parser<'a> {
         .filter(|(_, m)| *m)
         .map(|(n, _)| *n)
         .collect();
-        if !missing.is_empty() || unknown.is_some() {
+        if (!missing.is_empty() || unknown.is_some()) && !cut {
             let msg = if missing.is_empty() {
                 format!(
                     "base chain declaration has an unknown word `{}`",
@@ -666,12 +706,18 @@ impl<'a> Parser<'a> {
             let t = self.toks[j];
             match t.kind {
                 Kind::Newline => {
-                    let wraps = j > start
-                        && matches!(self.toks[j - 1].kind, Kind::LBrace | Kind::Comma);
-                    if depth == 0 || !wraps {
-                        break;
-                    }
-                    if self.block_kw(j + 1).is_some() {
+                    // An anonymous set written over several lines: the line ends in `{` or `,`,
+                    // or the next line closes the set. `{` then a line with `}` is a rule cut
+                    // short before the chain's `}` (empty anonymous sets do not exist).
+                    let prev = self.toks[j - 1].kind;
+                    let next = self.toks.get(j + 1).map(|t| t.kind);
+                    let wraps = match (prev, next) {
+                        (Kind::LBrace, Some(Kind::RBrace)) => false,
+                        (Kind::LBrace | Kind::Comma, _) => true,
+                        (_, Some(Kind::RBrace)) => true,
+                        _ => false,
+                    };
+                    if depth == 0 || !wraps || self.block_kw(j + 1).is_some() {
                         break;
                     }
                 }
@@ -696,14 +742,25 @@ impl<'a> Parser<'a> {
             start: self.toks[start].start,
             end: self.toks[end - 1].end,
         };
-        if depth > 0 {
+        // A rule the text ends in, cut mid-line or inside `{`: the open chain's `RL153` reports
+        // the truncation once, and what the cut left half-written is not reported again.
+        let cut = j == self.toks.len() && (depth > 0 || !self.text.ends_with('\n'));
+        if depth > 0 && !cut {
             self.diags.push(
-                Diagnostic::new(&codes::UNCLOSED_BLOCK, span, "`{` in this rule is not closed")
-                    .with_label("this rule opens a set that never closes")
-                    .with_help("close the anonymous set with `}`; the paste may be cut short"),
+                Diagnostic::new(
+                    &codes::UNCLOSED_BLOCK,
+                    span,
+                    "`{` in this rule is not closed",
+                )
+                .with_label("this rule opens a set that never closes")
+                .with_help("close the anonymous set with `}`; the paste may be cut short"),
             );
         }
+        let before = self.diags.len();
         let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags).statements();
+        if cut {
+            self.diags.truncate(before);
+        }
         self.pos = j;
         if self.peek().is_some_and(|t| t.kind == Kind::Semi) {
             self.pos += 1;
@@ -761,7 +818,12 @@ impl<'a> Parser<'a> {
                     }
                     self.skip_line();
                 }
-                Some("comment") if self.toks.get(self.pos + 1).is_some_and(|t| t.kind == Kind::Str) => {
+                Some("comment")
+                    if self
+                        .toks
+                        .get(self.pos + 1)
+                        .is_some_and(|t| t.kind == Kind::Str) =>
+                {
                     let s = self.toks[self.pos + 1];
                     self.rs.sets[set].comment = Some(unquote(self.s(s)));
                     self.skip_line();
@@ -773,7 +835,10 @@ impl<'a> Parser<'a> {
                 }
                 Some("elements")
                     if self.word_at(self.pos + 1) == Some("=")
-                        && self.toks.get(self.pos + 2).is_some_and(|t| t.kind == Kind::LBrace) =>
+                        && self
+                            .toks
+                            .get(self.pos + 2)
+                            .is_some_and(|t| t.kind == Kind::LBrace) =>
                 {
                     let open_elems = self.toks[self.pos].span();
                     match self.element_list(sid, self.pos + 2) {
@@ -807,11 +872,7 @@ impl<'a> Parser<'a> {
             Some(d) => Some(self.parts(d)?),
             None => None,
         };
-        Some(SetType {
-            typeof_,
-            key,
-            data,
-        })
+        Some(SetType { typeof_, key, data })
     }
 
     /// Words split on `.`: each part is the text from its first to its last word.
@@ -856,7 +917,28 @@ impl<'a> Parser<'a> {
             }
             j += 1;
         }
-        let elements = Cur::new(self.text, &self.toks[open + 1..j], &mut self.diags).elements(false);
+        let before = self.diags.len();
+        let elements =
+            Cur::new(self.text, &self.toks[open + 1..j], &mut self.diags).elements(false);
+        if end != End::Closed {
+            // The list is cut short: its last line may hold half an element, which the
+            // `RL153` of the list already explains.
+            let last_line = self.toks[open..j]
+                .iter()
+                .rev()
+                .find(|t| t.kind == Kind::Newline)
+                .map_or(0, |t| t.end);
+            let mut i = before;
+            while i < self.diags.len() {
+                if matches!(self.diags[i].code, "RL160" | "RL162")
+                    && self.diags[i].span.start >= last_line
+                {
+                    self.diags.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
         self.rs.sets[sid.index()].elements = elements;
         self.pos = if end == End::Closed { j + 1 } else { j };
         end
@@ -867,10 +949,16 @@ impl<'a> Parser<'a> {
 fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
     let number = |w: &str| w.parse::<i32>().ok();
     match words {
-        [w] => number(w).or_else(|| standard_priority(family, w)).or_else(|| {
-            let cut = w.char_indices().skip(1).find(|(_, c)| matches!(c, '+' | '-'))?.0;
-            priority_value(family, &[&w[..cut], &w[cut..cut + 1], &w[cut + 1..]])
-        }),
+        [w] => number(w)
+            .or_else(|| standard_priority(family, w))
+            .or_else(|| {
+                let cut = w
+                    .char_indices()
+                    .skip(1)
+                    .find(|(_, c)| matches!(c, '+' | '-'))?
+                    .0;
+                priority_value(family, &[&w[..cut], &w[cut..cut + 1], &w[cut + 1..]])
+            }),
         [name, sign @ ("+" | "-"), n] => {
             let base = standard_priority(family, name)?;
             let n = number(n)?;
@@ -895,7 +983,10 @@ mod tests {
         assert_eq!(priority_value(ip, &["-110"]), Some(-110));
         assert_eq!(priority_value(ip, &["srcnat"]), Some(100));
         assert_eq!(priority_value(ip, &["filter+5"]), Some(5));
-        assert_eq!(priority_value(Some(Family::Bridge), &["filter"]), Some(-200));
+        assert_eq!(
+            priority_value(Some(Family::Bridge), &["filter"]),
+            Some(-200)
+        );
         assert_eq!(priority_value(ip, &["dnat"]), None);
         assert_eq!(priority_value(ip, &["filter", "-", "x"]), None);
     }

@@ -2,9 +2,7 @@
 //! one line, handles as `# handle N`). Reading the output gives a ruleset with the same
 //! content ([`Ruleset::same_content`]); a headerless fragment prints as top-level blocks.
 
-use crate::model::{
-    Chain, Element, Expr, Ruleset, Set, Statement, Stmt, Table, Value, Verdict,
-};
+use crate::model::{Chain, Element, Expr, Ruleset, Set, Statement, Stmt, Table, Value, Verdict};
 use std::fmt::Write;
 
 /// Prints `set` as `nft list ruleset` text.
@@ -20,7 +18,22 @@ pub fn print(set: &Ruleset<'_>) -> String {
 /// tokenizer splits on, or is a word with a meaning of its own.
 fn name(n: &str) -> std::borrow::Cow<'_, str> {
     let plain = !n.is_empty()
-        && n.bytes().all(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'{' | b'}' | b';' | b',' | b'"' | b'#' | 0x0b | 0x0c))
+        && n.bytes().all(|b| {
+            !matches!(
+                b,
+                b' ' | b'\t'
+                    | b'\r'
+                    | b'\n'
+                    | b'{'
+                    | b'}'
+                    | b';'
+                    | b','
+                    | b'"'
+                    | b'#'
+                    | 0x0b
+                    | 0x0c
+            )
+        })
         && crate::model::VerdictKind::from_word(n).is_none();
     if plain {
         n.into()
@@ -125,7 +138,14 @@ fn print_chain(out: &mut String, indent: &str, set: &Ruleset<'_>, c: &Chain<'_>)
         let _ = writeln!(out, "{indent}\tcomment \"{c}\"");
     }
     if let Some(b) = &c.base {
-        let _ = write!(out, "{indent}\ttype {} hook {}", b.kind, b.hook);
+        // Parts a cut-off declaration lacks are left out, so the text reads back the same.
+        let _ = write!(out, "{indent}\ttype");
+        if !b.kind.is_empty() {
+            let _ = write!(out, " {}", b.kind);
+        }
+        if !b.hook.is_empty() {
+            let _ = write!(out, " hook {}", b.hook);
+        }
         if let Some(d) = b.device {
             if d.starts_with("devices") {
                 let _ = write!(out, " {d}");
@@ -133,7 +153,9 @@ fn print_chain(out: &mut String, indent: &str, set: &Ruleset<'_>, c: &Chain<'_>)
                 let _ = write!(out, " device {d}");
             }
         }
-        let _ = write!(out, " priority {};", b.priority.text);
+        if !b.priority.text.is_empty() {
+            let _ = write!(out, " priority {};", b.priority.text);
+        }
         if let Some(p) = b.policy {
             let _ = write!(out, " policy {p};");
         }
@@ -149,7 +171,10 @@ fn print_chain(out: &mut String, indent: &str, set: &Ruleset<'_>, c: &Chain<'_>)
 }
 
 impl Ruleset<'_> {
-    fn rules_of_chain<'s>(&'s self, c: &'s Chain<'_>) -> impl Iterator<Item = &'s crate::Rule<'s>> + 's {
+    fn rules_of_chain<'s>(
+        &'s self,
+        c: &'s Chain<'_>,
+    ) -> impl Iterator<Item = &'s crate::Rule<'s>> + 's {
         c.rules.iter().map(|r| &self.rules[r.index()])
     }
 }
@@ -244,7 +269,11 @@ fn stmt(out: &mut String, s: &Stmt<'_>) {
                 out.push_str(&flags.join(","));
             }
         }
-        Stmt::SetUpdate { op, set, elements: e } => {
+        Stmt::SetUpdate {
+            op,
+            set,
+            elements: e,
+        } => {
             let _ = write!(out, "{op} @{set} {{ ");
             elements(out, e);
             out.push_str(" }");

@@ -21,16 +21,57 @@ const PAYLOAD: &[&str] = &[
 
 /// Meta keys nft also prints without `meta`.
 const BARE_META: &[&str] = &[
-    "mark", "iif", "oif", "iifname", "oifname", "iiftype", "oiftype", "skuid", "skgid",
-    "rtclassid", "pkttype", "cpu", "cgroup", "ibrname", "obrname", "ibriport", "obriport",
-    "nfproto", "l4proto",
+    "mark",
+    "iif",
+    "oif",
+    "iifname",
+    "oifname",
+    "iiftype",
+    "oiftype",
+    "skuid",
+    "skgid",
+    "rtclassid",
+    "pkttype",
+    "cpu",
+    "cgroup",
+    "ibrname",
+    "obrname",
+    "ibriport",
+    "obriport",
+    "nfproto",
+    "l4proto",
 ];
 
 /// Words that start a statement other than a match.
 const STMT_KEYWORDS: &[&str] = &[
-    "accept", "drop", "continue", "return", "jump", "goto", "reject", "counter", "comment",
-    "dnat", "snat", "masquerade", "redirect", "update", "add", "delete", "log", "limit", "queue",
-    "notrack", "quota", "xt", "tproxy", "dup", "fwd", "synproxy", "flow", "meter",
+    "accept",
+    "drop",
+    "continue",
+    "return",
+    "jump",
+    "goto",
+    "reject",
+    "counter",
+    "comment",
+    "dnat",
+    "snat",
+    "masquerade",
+    "redirect",
+    "update",
+    "add",
+    "delete",
+    "log",
+    "limit",
+    "queue",
+    "notrack",
+    "quota",
+    "xt",
+    "tproxy",
+    "dup",
+    "fwd",
+    "synproxy",
+    "flow",
+    "meter",
 ];
 
 /// Statements whose arguments are kept as words.
@@ -39,8 +80,12 @@ const ARG_STATEMENTS: &[&str] = &[
     "meter",
 ];
 
-const REL_OPS: &[&str] = &["==", "!=", "<", ">", "<=", ">=", "eq", "ne", "lt", "gt", "le", "ge"];
-const BIN_OPS: &[&str] = &["&", "|", "^", "<<", ">>", "and", "or", "xor", "lshift", "rshift"];
+const REL_OPS: &[&str] = &[
+    "==", "!=", "<", ">", "<=", ">=", "eq", "ne", "lt", "gt", "le", "ge",
+];
+const BIN_OPS: &[&str] = &[
+    "&", "|", "^", "<<", ">>", "and", "or", "xor", "lshift", "rshift",
+];
 const NAT_FLAGS: &[&str] = &["random", "fully-random", "persistent", "netmap"];
 
 fn is_stmt_keyword(w: &str) -> bool {
@@ -62,6 +107,9 @@ pub(crate) struct Cur<'t, 'a> {
     text: &'a str,
     toks: &'t [Token],
     pos: usize,
+    /// The furthest token a failed attempt reached: an opaque run covers at least that far,
+    /// so a long statement that fails late is not re-read from each of its words.
+    far: usize,
     depth: u32,
     diags: &'t mut Vec<Diagnostic>,
 }
@@ -72,6 +120,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             text,
             toks,
             pos: 0,
+            far: 0,
             depth: 0,
             diags,
         }
@@ -109,6 +158,7 @@ impl<'t, 'a> Cur<'t, 'a> {
         } else {
             self.pos = self.toks.len();
         }
+        self.far = self.far.max(self.pos);
     }
 
     fn s(&self, t: Token) -> &'a str {
@@ -155,6 +205,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 continue;
             }
             let start = self.pos;
+            self.far = start;
             let kind = match self.statement() {
                 Some(k) if self.pos > start => k,
                 _ => {
@@ -177,8 +228,14 @@ impl<'t, 'a> Cur<'t, 'a> {
     fn opaque(&mut self) -> Stmt<'a> {
         let mut words = Vec::new();
         let mut depth = 0u32;
+        let far = self.far;
         while let Some(t) = self.peek() {
-            if !words.is_empty() && depth == 0 && t.kind == Kind::Word && is_boundary(self.s(t)) {
+            if !words.is_empty()
+                && self.pos >= far
+                && depth == 0
+                && t.kind == Kind::Word
+                && is_boundary(self.s(t))
+            {
                 break;
             }
             match t.kind {
@@ -209,7 +266,14 @@ impl<'t, 'a> Cur<'t, 'a> {
                 if self.word() == Some("with") {
                     self.bump();
                     while let Some(a) = self.word() {
-                        if is_stmt_keyword(a) || with.len() == 3 {
+                        // `with tcp reset`, `with icmp type port-unreachable`: the first word
+                        // names the protocol, later ones stop at the next statement.
+                        let stop = if with.is_empty() {
+                            is_stmt_keyword(a)
+                        } else {
+                            is_boundary(a)
+                        };
+                        if stop || with.len() == 3 {
                             break;
                         }
                         with.push(a);
@@ -259,7 +323,11 @@ impl<'t, 'a> Cur<'t, 'a> {
                 let Expr::Set(elements) = self.anon_set(true)? else {
                     return None;
                 };
-                Some(Stmt::SetUpdate { op: w, set, elements })
+                Some(Stmt::SetUpdate {
+                    op: w,
+                    set,
+                    elements,
+                })
             }
             _ if ARG_STATEMENTS.contains(&w) => {
                 self.bump();
@@ -338,7 +406,9 @@ impl<'t, 'a> Cur<'t, 'a> {
                             format!("`{}` names no chain", kind.as_str()),
                         )
                         .with_label("the chain name should follow this word")
-                        .with_help("paste the whole rule; a jump or goto needs the chain it goes to"),
+                        .with_help(
+                            "paste the whole rule; a jump or goto needs the chain it goes to",
+                        ),
                     );
                     None
                 }
@@ -562,19 +632,15 @@ impl<'t, 'a> Cur<'t, 'a> {
         }
         if lists && let Expr::Literal(w) = first {
             let mut words = vec![w];
-            loop {
-                let (Some(c), Some(n)) = (self.nth(0), self.nth(1)) else {
-                    break;
-                };
-                let prev = self.last_end();
-                if c.kind == Kind::Comma && c.start == prev && n.kind == Kind::Word && n.start == c.end
-                {
-                    words.push(self.s(n));
-                    self.bump();
-                    self.bump();
-                } else {
-                    break;
-                }
+            while let (Some(c), Some(n)) = (self.nth(0), self.nth(1))
+                && c.kind == Kind::Comma
+                && c.start == self.last_end()
+                && n.kind == Kind::Word
+                && n.start == c.end
+            {
+                words.push(self.s(n));
+                self.bump();
+                self.bump();
             }
             if words.len() > 1 {
                 return Some(Expr::List(words));

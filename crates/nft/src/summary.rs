@@ -86,7 +86,11 @@ pub fn summarize<'a>(parsed: &Parsed<'a>, graph: &ChainGraph, text: &str) -> Sum
             family: t.family.map(|f| f.as_str()),
             name: t.name,
             closed: t.closed,
-            objects: t.objects.iter().map(|o| format!("{} {}", o.kind, o.name)).collect(),
+            objects: t
+                .objects
+                .iter()
+                .map(|o| format!("{} {}", o.kind, o.name))
+                .collect(),
             sets: t
                 .sets
                 .iter()

@@ -28,7 +28,9 @@ fn corpus(sub: &str) -> Vec<(String, String)> {
 
 fn snapshot_settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/nft/snapshots"));
+    settings.set_snapshot_path(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/nft/snapshots"),
+    );
     settings.set_prepend_module_to_snapshot(false);
     settings
 }
@@ -42,7 +44,11 @@ pub fn assert_round_trip(name: &str, text: &str) {
         parsed.ruleset.same_content(&again.ruleset),
         "{name}: parse(print(r)) != r\n--- printed ---\n{printed}"
     );
-    assert_eq!(print(&again.ruleset), printed, "{name}: printing is not stable");
+    assert_eq!(
+        print(&again.ruleset),
+        printed,
+        "{name}: printing is not stable"
+    );
 }
 
 #[test]
@@ -58,7 +64,10 @@ fn ok_rulesets_parse_cleanly_round_trip_and_match_snapshots() {
         assert_round_trip(&name, &text);
         let again = parse(&text);
         let printed = print(&again.ruleset);
-        assert!(parse(&printed).diagnostics.is_empty(), "{name}: printed text has diagnostics");
+        assert!(
+            parse(&printed).diagnostics.is_empty(),
+            "{name}: printed text has diagnostics"
+        );
         let graph = ChainGraph::build(&parsed.ruleset);
         snapshot_settings().bind(|| {
             insta::assert_json_snapshot!(
@@ -82,14 +91,31 @@ fn err_files_report_their_codes_and_the_rest_is_read() {
     let mut seen = BTreeSet::new();
     for (name, text) in corpus("err") {
         let parsed = parse(&text);
-        let found: BTreeSet<String> = parsed.diagnostics.iter().map(|d| d.code.to_string()).collect();
-        assert_eq!(found, expected_codes(&name, &text), "{name}: {:#?}", parsed.diagnostics);
+        let found: BTreeSet<String> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.code.to_string())
+            .collect();
+        assert_eq!(
+            found,
+            expected_codes(&name, &text),
+            "{name}: {:#?}",
+            parsed.diagnostics
+        );
         assert!(!parsed.ruleset.chains.is_empty(), "{name}: nothing read");
         for d in &parsed.diagnostics {
-            assert!(d.span.end as usize <= text.len(), "{name}: span out of range");
-            assert!(!d.label.is_empty() && d.help.is_some(), "{name}: {} lacks label/help", d.code);
             assert!(
-                d.message.chars().next().is_some_and(|c| !c.is_uppercase()) && !d.message.ends_with('.'),
+                d.span.end as usize <= text.len(),
+                "{name}: span out of range"
+            );
+            assert!(
+                !d.label.is_empty() && d.help.is_some(),
+                "{name}: {} lacks label/help",
+                d.code
+            );
+            assert!(
+                d.message.chars().next().is_some_and(|c| !c.is_uppercase())
+                    && !d.message.ends_with('.'),
                 "{name}: message style: {}",
                 d.message
             );

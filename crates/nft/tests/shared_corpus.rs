@@ -25,7 +25,11 @@ fn shared_nft_listings_parse_without_errors() {
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
         .collect();
     files.sort();
-    assert!(files.len() >= 5, "expected the nft samples in {}", dir.display());
+    assert!(
+        files.len() >= 5,
+        "expected the nft samples in {}",
+        dir.display()
+    );
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(path).expect("readable");
@@ -41,12 +45,18 @@ fn shared_nft_listings_parse_without_errors() {
             assert!(parsed.ruleset.tables.iter().all(|t| t.closed), "{name}");
         }
         assert!(
-            parsed.diagnostics.iter().all(|d| d.severity < Severity::Error || d.code == "RL153"),
+            parsed
+                .diagnostics
+                .iter()
+                .all(|d| d.severity < Severity::Error || d.code == "RL153"),
             "{name}"
         );
         let printed = print(&parsed.ruleset);
         let again = parse(&printed);
-        assert!(parsed.ruleset.same_content(&again.ruleset), "{name}: round trip");
+        assert!(
+            parsed.ruleset.same_content(&again.ruleset),
+            "{name}: round trip"
+        );
         let graph = ChainGraph::build(&parsed.ruleset);
         if name.starts_with("01-") {
             assert_eq!(graph.roots(&parsed.ruleset).len(), 8, "{name}");
