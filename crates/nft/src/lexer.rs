@@ -1,0 +1,212 @@
+//! The tokenizer: one pass over the bytes, no backtracking.
+//!
+//! Words are runs of bytes that are not blanks, newlines or one of `{ } ; , " #`; so addresses
+//! (`10.0.0.1:80`, `fd00::1`), prefixes, ranges, `@set` references, operators (`!=`, `&`, `.`,
+//! `:`) and chain names with `/` are single words, and `:` and `.` between blanks are words of
+//! their own. `# handle N` comments become [`Kind::Handle`] tokens; other comments are dropped.
+
+use crate::codes;
+use rulelint_parser::{Diagnostic, Span};
+
+/// What a token is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Word,
+    /// A `"..."` string; its span includes the quotes (or runs to the end of the line when the
+    /// closing quote is missing).
+    Str,
+    LBrace,
+    RBrace,
+    Semi,
+    Comma,
+    Newline,
+    /// `# handle N`.
+    Handle,
+}
+
+/// A token: its kind and byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub kind: Kind,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Token {
+    pub fn span(self) -> Span {
+        Span {
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
+fn is_word_byte(b: u8) -> bool {
+    !matches!(
+        b,
+        b' ' | b'\t' | b'\r' | b'\n' | b'{' | b'}' | b';' | b',' | b'"' | b'#' | 0x0b | 0x0c
+    )
+}
+
+/// Splits `text` into tokens. Unterminated strings are reported and end at the line's end.
+pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Token> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 5 + 1);
+    let mut i = 0;
+    let push = |out: &mut Vec<Token>, kind, start: usize, end: usize| {
+        out.push(Token {
+            kind,
+            start: start as u32,
+            end: end as u32,
+        })
+    };
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => i += 1,
+            b'\n' => {
+                push(&mut out, Kind::Newline, i, i + 1);
+                i += 1;
+            }
+            b'{' | b'}' | b';' | b',' => {
+                let kind = match c {
+                    b'{' => Kind::LBrace,
+                    b'}' => Kind::RBrace,
+                    b';' => Kind::Semi,
+                    _ => Kind::Comma,
+                };
+                push(&mut out, kind, i, i + 1);
+                i += 1;
+            }
+            b'"' => {
+                let line_end = memchr_newline(b, i + 1);
+                match b[i + 1..line_end].iter().position(|&x| x == b'"') {
+                    Some(q) => {
+                        push(&mut out, Kind::Str, i, i + 1 + q + 1);
+                        i += q + 2;
+                    }
+                    None => {
+                        let end = trim_cr(b, i, line_end);
+                        diagnostics.push(
+                            Diagnostic::new(
+                                &codes::UNTERMINATED_STRING,
+                                Span::new(i, end),
+                                "string is not closed on its line",
+                            )
+                            .with_label("this string has no closing `\"`")
+                            .with_help("close the string with `\"` before the end of the line"),
+                        );
+                        push(&mut out, Kind::Str, i, end);
+                        i = line_end;
+                    }
+                }
+            }
+            b'#' => {
+                let line_end = memchr_newline(b, i);
+                let end = trim_cr(b, i, line_end);
+                if is_handle_comment(&b[i..end]) {
+                    push(&mut out, Kind::Handle, i, end);
+                }
+                i = line_end;
+            }
+            _ => {
+                let start = i;
+                while i < b.len() && is_word_byte(b[i]) {
+                    i += 1;
+                }
+                push(&mut out, Kind::Word, start, i);
+            }
+        }
+    }
+    out
+}
+
+fn memchr_newline(b: &[u8], from: usize) -> usize {
+    b[from..]
+        .iter()
+        .position(|&x| x == b'\n')
+        .map_or(b.len(), |p| from + p)
+}
+
+fn trim_cr(b: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && matches!(b[end - 1], b'\r' | b' ' | b'\t') {
+        end -= 1;
+    }
+    end
+}
+
+/// `# handle 42` (the form `nft -a` prints).
+fn is_handle_comment(c: &[u8]) -> bool {
+    handle_value(c).is_some()
+}
+
+/// The number of a `# handle N` comment.
+pub(crate) fn handle_value(c: &[u8]) -> Option<u64> {
+    let rest = c.strip_prefix(b"#")?;
+    let rest = trim_start(rest).strip_prefix(b"handle")?;
+    let digits = trim_start(rest);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) || digits.len() > 19 {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    &s[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(Kind, &str)> {
+        let mut d = Vec::new();
+        tokenize(text, &mut d)
+            .into_iter()
+            .map(|t| (t.kind, &text[t.start as usize..t.end as usize]))
+            .collect()
+    }
+
+    #[test]
+    fn words_punctuation_strings_and_handles() {
+        use Kind::*;
+        assert_eq!(
+            kinds("table ip x { # handle 1\n\tcomment \"a b\"\n1.2.3.4 . tcp : goto a/b,c}"),
+            vec![
+                (Word, "table"),
+                (Word, "ip"),
+                (Word, "x"),
+                (LBrace, "{"),
+                (Handle, "# handle 1"),
+                (Newline, "\n"),
+                (Word, "comment"),
+                (Str, "\"a b\""),
+                (Newline, "\n"),
+                (Word, "1.2.3.4"),
+                (Word, "."),
+                (Word, "tcp"),
+                (Word, ":"),
+                (Word, "goto"),
+                (Word, "a/b"),
+                (Comma, ","),
+                (Word, "c"),
+                (RBrace, "}"),
+            ]
+        );
+        assert_eq!(kinds("# Warning: x\n"), vec![(Kind::Newline, "\n")]);
+        assert_eq!(handle_value(b"# handle 42"), Some(42));
+        assert_eq!(handle_value(b"# handles"), None);
+    }
+
+    #[test]
+    fn unterminated_string_is_reported_and_ends_at_the_line() {
+        let mut d = Vec::new();
+        let toks = tokenize("comment \"abc\r\nx", &mut d);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, "RL156");
+        assert_eq!(toks[1].kind, Kind::Str);
+        assert_eq!((toks[1].start, toks[1].end), (8, 12));
+        assert_eq!(toks[3].kind, Kind::Word);
+    }
+}

@@ -1,0 +1,59 @@
+//! # rulelint-nft
+//!
+//! Reads the text that `nft list ruleset` (and `nft -a list ruleset`, `nft list table ...`,
+//! partial copies of them) prints into a [`Ruleset`] of tables, chains, sets, maps and rules,
+//! where every block, rule, statement and element carries a byte [`Span`] into the original
+//! text; prints rulesets back ([`print()`]); and builds the [`ChainGraph`] of jumps and gotos,
+//! including those written as verdict-map elements.
+//!
+//! Parsing never fails as a whole: [`parse`] returns the ruleset *and* its diagnostics
+//! (`RL151`..`RL169`, see [`codes`]). A statement the parser does not model is kept as
+//! [`Stmt::Opaque`] tokens.
+//!
+//! ```
+//! use rulelint_nft::{parse, ChainGraph, Family};
+//! let text = "table ip kube-proxy {
+//! \tmap service-ips {
+//! \t\ttype ipv4_addr . inet_proto . inet_service : verdict
+//! \t\telements = { 172.30.0.41 . tcp . 80 : goto service-A }
+//! \t}
+//! \tchain nat-prerouting {
+//! \t\ttype nat hook prerouting priority dstnat; policy accept;
+//! \t\tip daddr . meta l4proto . th dport vmap @service-ips
+//! \t}
+//! \tchain service-A {
+//! \t\tmeta l4proto tcp dnat to 10.180.0.1:80
+//! \t}
+//! }
+//! ";
+//! let parsed = parse(text);
+//! assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+//! let set = &parsed.ruleset;
+//! let graph = ChainGraph::build(set);
+//! let t = set.table(Family::Ip, "kube-proxy").unwrap();
+//! let entry = set.chain_in(t, "nat-prerouting").unwrap();
+//! let service = set.chain_in(t, "service-A").unwrap();
+//! assert!(graph.reachable_from(entry).any(|c| c == service));
+//! assert_eq!(graph.roots(set), vec![entry]);
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod codes;
+mod graph;
+mod lexer;
+mod model;
+mod parse;
+mod print;
+mod stmt;
+pub mod summary;
+
+pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
+pub use model::{
+    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
+    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    standard_priority,
+};
+pub use parse::{Parsed, parse};
+pub use print::print;
+pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};

@@ -1,0 +1,601 @@
+//! The syntax model of `nft list ruleset` text: tables, chains, sets and maps, rules as
+//! statements, expressions. Every name and literal is a slice of the original text, so its
+//! span is known ([`Ruleset::span_of`]); blocks, rules, statements and elements carry spans.
+//!
+//! Ids index the flat vectors of [`Ruleset`]: `ChainId(i)` is `ruleset.chains[i]`.
+
+use rulelint_parser::Span;
+use serde::Serialize;
+
+macro_rules! id {
+    ($name:ident, $doc:literal) => {
+        #[doc = $doc]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub struct $name(pub u32);
+        impl $name {
+            /// The index into the ruleset's vector.
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id!(TableId, "A table: index into [`Ruleset::tables`].");
+id!(ChainId, "A chain: index into [`Ruleset::chains`].");
+id!(SetId, "A named set or map: index into [`Ruleset::sets`].");
+id!(RuleId, "A rule: index into [`Ruleset::rules`].");
+
+/// A table's address family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// `ip` (IPv4; the default when a table names no family).
+    Ip,
+    /// `ip6`.
+    Ip6,
+    /// `inet` (IPv4 and IPv6).
+    Inet,
+    /// `arp`.
+    Arp,
+    /// `bridge`.
+    Bridge,
+    /// `netdev`.
+    Netdev,
+}
+
+impl Family {
+    /// The family named `word`.
+    pub fn from_word(word: &str) -> Option<Family> {
+        Some(match word {
+            "ip" => Family::Ip,
+            "ip6" => Family::Ip6,
+            "inet" => Family::Inet,
+            "arp" => Family::Arp,
+            "bridge" => Family::Bridge,
+            "netdev" => Family::Netdev,
+            _ => return None,
+        })
+    }
+
+    /// The keyword nft prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ip => "ip",
+            Family::Ip6 => "ip6",
+            Family::Inet => "inet",
+            Family::Arp => "arp",
+            Family::Bridge => "bridge",
+            Family::Netdev => "netdev",
+        }
+    }
+}
+
+/// The value of a standard priority name, as nft resolves it for `family` (`None`: unknown
+/// family, read like `inet`).
+///
+/// ```
+/// use rulelint_nft::{Family, standard_priority};
+/// assert_eq!(standard_priority(Some(Family::Ip), "dstnat"), Some(-100));
+/// assert_eq!(standard_priority(Some(Family::Bridge), "dstnat"), Some(-300));
+/// assert_eq!(standard_priority(None, "frobnicate"), None);
+/// ```
+pub fn standard_priority(family: Option<Family>, name: &str) -> Option<i32> {
+    if family == Some(Family::Bridge) {
+        return match name {
+            "dstnat" => Some(-300),
+            "filter" => Some(-200),
+            "out" => Some(100),
+            "srcnat" => Some(300),
+            _ => None,
+        };
+    }
+    match name {
+        "raw" => Some(-300),
+        "mangle" => Some(-150),
+        "dstnat" => Some(-100),
+        "filter" => Some(0),
+        "security" => Some(50),
+        "srcnat" => Some(100),
+        _ => None,
+    }
+}
+
+/// Everything read from one text. Tables, chains, sets and rules are in text order.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Ruleset<'a> {
+    /// The text the ruleset was read from.
+    #[serde(skip)]
+    pub text: &'a str,
+    /// Tables, in text order (a headerless fragment is one table with `family: None`).
+    pub tables: Vec<Table<'a>>,
+    /// Chains of every table.
+    pub chains: Vec<Chain<'a>>,
+    /// Named sets and maps of every table.
+    pub sets: Vec<Set<'a>>,
+    /// Rules of every chain.
+    pub rules: Vec<Rule<'a>>,
+}
+
+/// A `table FAMILY NAME { ... }` block, or the implicit table of headerless blocks.
+#[derive(Clone, Debug, Serialize)]
+pub struct Table<'a> {
+    /// The family; `None` for a headerless fragment or an unknown family word.
+    pub family: Option<Family>,
+    /// The family word as written (`None` when the header omits it, or for a fragment).
+    pub family_word: Option<&'a str>,
+    /// The name; `None` for a headerless fragment.
+    pub name: Option<&'a str>,
+    /// From the `table` keyword to the closing `}` (or the last block read).
+    pub span: Span,
+    /// `# handle N` on the header line.
+    pub handle: Option<u64>,
+    /// `comment "..."` (without quotes).
+    pub comment: Option<&'a str>,
+    /// `flags a,b`.
+    pub flags: Vec<&'a str>,
+    /// Chains, in text order.
+    pub chains: Vec<ChainId>,
+    /// Sets and maps, in text order.
+    pub sets: Vec<SetId>,
+    /// Named objects kept as text (`flowtable`, `counter`, `quota`, `ct helper`, `limit`, ...).
+    pub objects: Vec<Object<'a>>,
+    /// The closing `}` was read (false: a truncated paste, or a headerless fragment).
+    pub closed: bool,
+}
+
+impl Table<'_> {
+    /// True for the table of blocks pasted without their `table` line.
+    pub fn is_headerless(&self) -> bool {
+        self.name.is_none()
+    }
+}
+
+/// A named object the model keeps as text: `flowtable f { ... }`, `counter c { ... }`, ...
+#[derive(Clone, Debug, Serialize)]
+pub struct Object<'a> {
+    /// The keywords before the name (`flowtable`, `ct helper`).
+    pub kind: &'a str,
+    /// The name.
+    pub name: &'a str,
+    /// The whole block, from its first keyword to its `}`.
+    pub text: &'a str,
+}
+
+/// A `chain NAME { ... }` block.
+#[derive(Clone, Debug, Serialize)]
+pub struct Chain<'a> {
+    /// The table holding the chain.
+    pub table: TableId,
+    /// The name (unquoted).
+    pub name: &'a str,
+    /// From the `chain` keyword to the closing `}`.
+    pub span: Span,
+    /// `# handle N` on the header line.
+    pub handle: Option<u64>,
+    /// `comment "..."` inside the chain (without quotes).
+    pub comment: Option<&'a str>,
+    /// `type T hook H priority P; policy X;` of a base chain.
+    pub base: Option<BaseChain<'a>>,
+    /// Rules, in order.
+    pub rules: Vec<RuleId>,
+    /// The closing `}` was read.
+    pub closed: bool,
+}
+
+/// What makes a chain a base chain: where packets enter it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BaseChain<'a> {
+    /// `filter`, `nat` or `route`.
+    pub kind: &'a str,
+    /// `prerouting`, `input`, `forward`, `output`, `postrouting`, `ingress`, `egress`.
+    pub hook: &'a str,
+    /// `device "eth0"` / `devices = { ... }` as written.
+    pub device: Option<&'a str>,
+    /// The priority as written and its value.
+    pub priority: Priority<'a>,
+    /// `policy accept|drop`.
+    pub policy: Option<&'a str>,
+    /// The declaration line(s).
+    pub span: Span,
+}
+
+/// A base chain's priority: `dstnat - 10`, `filter`, `-110`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Priority<'a> {
+    /// As written (`dstnat - 10`).
+    pub text: &'a str,
+    /// The number nft resolves it to for the family (`dstnat - 10` in `ip`: -110); `None` when
+    /// the name is unknown (`RL157`).
+    pub value: Option<i32>,
+}
+
+/// A `set NAME { ... }` or `map NAME { ... }` block.
+#[derive(Clone, Debug, Serialize)]
+pub struct Set<'a> {
+    /// The table holding it.
+    pub table: TableId,
+    /// `map` (elements carry values) rather than `set`.
+    pub is_map: bool,
+    /// The name (unquoted).
+    pub name: &'a str,
+    /// From the keyword to the closing `}`.
+    pub span: Span,
+    /// `# handle N` on the header line.
+    pub handle: Option<u64>,
+    /// `type ...` or `typeof ...`.
+    pub key_type: Option<SetType<'a>>,
+    /// `flags a,b`.
+    pub flags: Vec<&'a str>,
+    /// `timeout 3h`.
+    pub timeout: Option<&'a str>,
+    /// `size 65535`.
+    pub size: Option<&'a str>,
+    /// `comment "..."` (without quotes).
+    pub comment: Option<&'a str>,
+    /// Other properties (`policy memory`, `gc-interval 1s`, `counter`, `auto-merge`) as words.
+    pub properties: Vec<Vec<&'a str>>,
+    /// `elements = { ... }`.
+    pub elements: Vec<Element<'a>>,
+    /// The closing `}` was read.
+    pub closed: bool,
+}
+
+impl Set<'_> {
+    /// A map whose values are verdicts (`: verdict`).
+    pub fn is_verdict_map(&self) -> bool {
+        self.key_type
+            .as_ref()
+            .is_some_and(|t| t.data.as_deref() == Some(&["verdict"][..]))
+    }
+}
+
+/// `type ipv4_addr . inet_proto . inet_service : verdict`, or `typeof ip daddr . tcp dport`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SetType<'a> {
+    /// Written with `typeof` (parts are expressions) rather than `type`.
+    pub typeof_: bool,
+    /// The concatenated key parts (`ipv4_addr`, `inet_proto`, ...).
+    pub key: Vec<&'a str>,
+    /// A map's value parts (`verdict`).
+    pub data: Option<Vec<&'a str>>,
+}
+
+/// One element of a set or map, named or anonymous.
+#[derive(Clone, Debug, Serialize)]
+pub struct Element<'a> {
+    /// The key: a literal, prefix, range or concatenation (or, in `update @s { ip saddr }`, an
+    /// expression).
+    pub key: Expr<'a>,
+    /// Options written after the key (`timeout 3h`, `expires 2h59m`, `counter ...`) as words.
+    pub options: Vec<&'a str>,
+    /// `comment "..."` (without quotes).
+    pub comment: Option<&'a str>,
+    /// A map element's value.
+    pub value: Option<Value<'a>>,
+    /// The element's text.
+    pub span: Span,
+}
+
+/// A map element's value.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Value<'a> {
+    /// A verdict (verdict maps).
+    Verdict(Verdict<'a>),
+    /// Data (`10.180.0.1 . 80`).
+    Data(Expr<'a>),
+}
+
+/// A verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict<'a> {
+    /// Which.
+    pub kind: VerdictKind,
+    /// The chain of `jump`/`goto` (`None`: missing, `RL162`).
+    pub target: Option<&'a str>,
+}
+
+/// The kinds of verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictKind {
+    /// `accept`.
+    Accept,
+    /// `drop`.
+    Drop,
+    /// `continue`.
+    Continue,
+    /// `return`.
+    Return,
+    /// `jump CHAIN`.
+    Jump,
+    /// `goto CHAIN`.
+    Goto,
+}
+
+impl VerdictKind {
+    /// The verdict named `word`.
+    pub fn from_word(word: &str) -> Option<VerdictKind> {
+        Some(match word {
+            "accept" => VerdictKind::Accept,
+            "drop" => VerdictKind::Drop,
+            "continue" => VerdictKind::Continue,
+            "return" => VerdictKind::Return,
+            "jump" => VerdictKind::Jump,
+            "goto" => VerdictKind::Goto,
+            _ => return None,
+        })
+    }
+
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Accept => "accept",
+            VerdictKind::Drop => "drop",
+            VerdictKind::Continue => "continue",
+            VerdictKind::Return => "return",
+            VerdictKind::Jump => "jump",
+            VerdictKind::Goto => "goto",
+        }
+    }
+
+    /// `jump` or `goto`: names a chain.
+    pub fn takes_chain(self) -> bool {
+        matches!(self, VerdictKind::Jump | VerdictKind::Goto)
+    }
+}
+
+/// An expression.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr<'a> {
+    /// A constant as written: `10.0.0.0/8`, `tcp`, `80-90`, `0x00004000`, `"eth0"` (quotes kept),
+    /// `10.180.0.1:80`.
+    Literal(&'a str),
+    /// A flag list: `established,related`.
+    List(Vec<&'a str>),
+    /// `@name`: a named set or map (name without `@`).
+    SetRef(&'a str),
+    /// `{ ... }`: an anonymous set or map.
+    Set(Vec<Element<'a>>),
+    /// `ip daddr`, `th dport`, `tcp flags`, ...
+    Payload {
+        /// `ip`, `ip6`, `tcp`, `udp`, `th`, `ether`, ...
+        proto: &'a str,
+        /// `daddr`, `dport`, ...
+        field: &'a str,
+    },
+    /// `meta l4proto`, or bare `mark`, `iifname`, ...
+    Meta {
+        /// The key.
+        key: &'a str,
+        /// Written without `meta`.
+        bare: bool,
+    },
+    /// `ct state`, `ct original saddr`.
+    Ct {
+        /// `original` / `reply`.
+        dir: Option<&'a str>,
+        /// The key.
+        key: &'a str,
+    },
+    /// `fib daddr type`, `fib saddr . iif oif`.
+    Fib {
+        /// `saddr`, `daddr`, `mark`, `iif`, `oif`.
+        flags: Vec<&'a str>,
+        /// `type`, `oif`, `oifname`.
+        result: &'a str,
+    },
+    /// `numgen random mod 2 [offset N]`.
+    Numgen {
+        /// `random` / `inc`.
+        mode: &'a str,
+        /// The modulus.
+        modulus: &'a str,
+        /// `offset N`.
+        offset: Option<&'a str>,
+    },
+    /// `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b`.
+    Binop {
+        /// The operator as written.
+        op: &'a str,
+        /// Left side.
+        left: Box<Expr<'a>>,
+        /// Right side.
+        right: Box<Expr<'a>>,
+    },
+    /// `a . b . c`.
+    Concat(Vec<Expr<'a>>),
+    /// `KEY map MAP`: a lookup whose value is data (`numgen random mod 2 map { 0 : a, 1 : b }`).
+    Map {
+        /// The key.
+        key: Box<Expr<'a>>,
+        /// The map (`@name` or `{ ... }`).
+        map: Box<Expr<'a>>,
+    },
+}
+
+/// A rule: statements in order.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rule<'a> {
+    /// The chain holding it.
+    pub chain: ChainId,
+    /// The rule's text (without its `# handle` comment).
+    pub span: Span,
+    /// `# handle N`.
+    pub handle: Option<u64>,
+    /// Statements, in order.
+    pub statements: Vec<Statement<'a>>,
+}
+
+/// A statement and its text.
+#[derive(Clone, Debug, Serialize)]
+pub struct Statement<'a> {
+    /// The statement's text.
+    pub span: Span,
+    /// What it is.
+    pub kind: Stmt<'a>,
+}
+
+/// What a statement does.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stmt<'a> {
+    /// `LEFT [OP] RIGHT`: `ip daddr != 10.0.0.0/8`, `ct state new`, `ip saddr @set`.
+    Match {
+        /// The selector.
+        left: Expr<'a>,
+        /// `==`, `!=`, `<`, ... (`None`: implicit equality or set membership).
+        op: Option<&'a str>,
+        /// The value.
+        right: Expr<'a>,
+    },
+    /// `KEY vmap MAP`: a verdict-map lookup.
+    Vmap {
+        /// The key.
+        key: Expr<'a>,
+        /// `@name` or `{ ... }`.
+        map: Expr<'a>,
+    },
+    /// `LEFT set VALUE`: `meta mark set meta mark | 0x00004000`.
+    Assign {
+        /// What is set.
+        left: Expr<'a>,
+        /// The new value.
+        value: Expr<'a>,
+    },
+    /// A verdict.
+    Verdict(Verdict<'a>),
+    /// `reject [with ...]`.
+    Reject {
+        /// The words after `with`.
+        with: Vec<&'a str>,
+    },
+    /// `counter [packets N bytes M]`.
+    Counter {
+        /// The words after `counter`.
+        args: Vec<&'a str>,
+    },
+    /// `comment "..."` (without quotes).
+    Comment(&'a str),
+    /// `dnat`, `snat`, `masquerade`, `redirect`.
+    Nat {
+        /// Which.
+        kind: &'a str,
+        /// `ip`/`ip6` after the keyword.
+        family: Option<&'a str>,
+        /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
+        spec: Vec<&'a str>,
+        /// The `to` expression.
+        to: Option<Expr<'a>>,
+        /// `fully-random`, `persistent`, `random`.
+        flags: Vec<&'a str>,
+    },
+    /// `update @set { ... }`, `add @set { ... }`, `delete @set { ... }`.
+    SetUpdate {
+        /// `update` / `add` / `delete`.
+        op: &'a str,
+        /// The set's name (without `@`).
+        set: &'a str,
+        /// The `{ ... }` with the element expression.
+        elements: Vec<Element<'a>>,
+    },
+    /// A statement recognised by its keyword whose arguments are kept as words: `log`, `limit`,
+    /// `queue`, `notrack`, `quota`, `xt`, `tproxy`, `dup`, `fwd`, `synproxy`, `flow`.
+    Keyword {
+        /// The keyword.
+        keyword: &'a str,
+        /// The words after it.
+        args: Vec<&'a str>,
+    },
+    /// Text the parser does not understand, kept as its tokens.
+    Opaque {
+        /// The tokens, as written.
+        words: Vec<&'a str>,
+    },
+}
+
+impl Stmt<'_> {
+    /// A short name of the statement's kind, for summaries.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Stmt::Match { .. } => "match",
+            Stmt::Vmap { .. } => "vmap",
+            Stmt::Assign { .. } => "assign",
+            Stmt::Verdict(_) => "verdict",
+            Stmt::Reject { .. } => "reject",
+            Stmt::Counter { .. } => "counter",
+            Stmt::Comment(_) => "comment",
+            Stmt::Nat { .. } => "nat",
+            Stmt::SetUpdate { .. } => "set_update",
+            Stmt::Keyword { .. } => "keyword",
+            Stmt::Opaque { .. } => "opaque",
+        }
+    }
+}
+
+impl<'a> Ruleset<'a> {
+    /// The span of `s` when it is a slice of [`Ruleset::text`] (every name and literal of the
+    /// model is).
+    pub fn span_of(&self, s: &str) -> Option<Span> {
+        let base = self.text.as_ptr() as usize;
+        let p = s.as_ptr() as usize;
+        (p >= base && p + s.len() <= base + self.text.len())
+            .then(|| Span::new(p - base, p - base + s.len()))
+    }
+
+    /// The chain `name` of `table`.
+    pub fn chain_in(&self, table: TableId, name: &str) -> Option<ChainId> {
+        self.tables[table.index()]
+            .chains
+            .iter()
+            .copied()
+            .find(|c| self.chains[c.index()].name == name)
+    }
+
+    /// The first table of `family` called `name`.
+    pub fn table(&self, family: Family, name: &str) -> Option<TableId> {
+        self.tables
+            .iter()
+            .position(|t| t.family == Some(family) && t.name == Some(name))
+            .map(|i| TableId(i as u32))
+    }
+
+    /// The rules of `chain`, in order.
+    pub fn rules_of(&self, chain: ChainId) -> impl Iterator<Item = &Rule<'a>> + '_ {
+        self.chains[chain.index()]
+            .rules
+            .iter()
+            .map(|r| &self.rules[r.index()])
+    }
+
+    /// The ruleset without spans, handles' positions or closing-brace flags: what a round trip
+    /// through the printer must keep. Two rulesets have the same content when these are equal.
+    pub fn content(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        strip(&mut v);
+        v
+    }
+
+    /// Same tables, chains, sets, elements, rules and statements (spans and `closed` ignored).
+    pub fn same_content(&self, other: &Ruleset<'_>) -> bool {
+        self.content() == other.content()
+    }
+}
+
+fn strip(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.remove("span");
+            map.remove("closed");
+            map.remove("family_word");
+            for x in map.values_mut() {
+                strip(x);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+        _ => {}
+    }
+}

@@ -1,0 +1,993 @@
+//! The block reader: tables, chains, sets and maps over the token stream, with recovery.
+//!
+//! Lines outside every block are stray text (`RL151`) unless they open a `chain`/`set`/`map`
+//! block, which then goes into one headerless table (`RL155`). Inside a block, a line that starts
+//! another `table` (or, inside a chain or set, a sibling `chain`/`set`/`map`) closes the blocks
+//! that are still open: the innermost reports `RL153` once, the others are marked not closed.
+
+use crate::codes;
+use crate::lexer::{self, Kind, Token};
+use crate::model::{
+    BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleId, Ruleset, Set, SetId,
+    SetType, Table, TableId, standard_priority,
+};
+use crate::stmt::{Cur, unquote};
+use rulelint_parser::{Diagnostic, Span};
+
+/// What [`parse`] returns: the ruleset and what was wrong with the text.
+#[derive(Clone, Debug)]
+pub struct Parsed<'a> {
+    /// Everything that could be read.
+    pub ruleset: Ruleset<'a>,
+    /// Problems found in the text, sorted by span, then code.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads `nft list ruleset` text (with or without `-a` handles, whole or partial, with prose
+/// around it). Never fails, never panics; time and memory are linear in the text.
+///
+/// ```
+/// use rulelint_nft::{parse, Family, Stmt};
+/// let text = "table ip kube-proxy {\n\tchain nat-prerouting {\n\t\t\
+///             type nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n\
+///             \tchain services {\n\t}\n}\n";
+/// let parsed = parse(text);
+/// assert!(parsed.diagnostics.is_empty());
+/// let set = &parsed.ruleset;
+/// let table = set.table(Family::Ip, "kube-proxy").unwrap();
+/// let chain = set.chain_in(table, "nat-prerouting").unwrap();
+/// let base = set.chains[chain.index()].base.as_ref().unwrap();
+/// assert_eq!((base.hook, base.priority.value), ("prerouting", Some(-100)));
+/// let rule = set.rules_of(chain).next().unwrap();
+/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// ```
+pub fn parse(text: &str) -> Parsed<'_> {
+    let mut diagnostics = Vec::new();
+    if text.len() >= u32::MAX as usize {
+        diagnostics.push(
+            Diagnostic::new(
+                &codes::INPUT_TOO_LARGE,
+                Span::default(),
+                "input is 4 GiB or larger",
+            )
+            .with_label("the input starts here")
+            .with_help("analyse one node's ruleset per file"),
+        );
+        return Parsed {
+            ruleset: Ruleset {
+                text,
+                ..Ruleset::default()
+            },
+            diagnostics,
+        };
+    }
+    let toks = lexer::tokenize(text, &mut diagnostics);
+    let mut p = Parser {
+        text,
+        toks,
+        pos: 0,
+        rs: Ruleset {
+            text,
+            ..Ruleset::default()
+        },
+        diags: diagnostics,
+    };
+    p.top();
+    let mut diagnostics = p.diags;
+    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    Parsed {
+        ruleset: p.rs,
+        diagnostics,
+    }
+}
+
+/// How a block ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// Its `}` was read.
+    Closed,
+    /// The text ended inside it (reported).
+    Eof,
+    /// A line that starts another block at an outer level (reported).
+    Interrupted,
+}
+
+const OBJECTS: &[&str] = &[
+    "flowtable",
+    "counter",
+    "quota",
+    "ct",
+    "limit",
+    "secmark",
+    "synproxy",
+    "tunnel",
+];
+
+struct Parser<'a> {
+    text: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+    rs: Ruleset<'a>,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<Token> {
+        self.toks.get(self.pos).copied()
+    }
+
+    fn s(&self, t: Token) -> &'a str {
+        &self.text[t.start as usize..t.end as usize]
+    }
+
+    fn word_at(&self, i: usize) -> Option<&'a str> {
+        self.toks
+            .get(i)
+            .filter(|t| t.kind == Kind::Word)
+            .map(|t| self.s(*t))
+    }
+
+    fn skip_blank(&mut self) {
+        while let Some(t) = self.peek() {
+            if matches!(t.kind, Kind::Newline | Kind::Semi | Kind::Handle) {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn line_end(&self, from: usize) -> usize {
+        self.toks[from..]
+            .iter()
+            .position(|t| t.kind == Kind::Newline)
+            .map_or(self.toks.len(), |p| from + p)
+    }
+
+    fn skip_line(&mut self) {
+        self.pos = self.line_end(self.pos);
+    }
+
+    fn take_handle(&mut self) -> Option<u64> {
+        let t = self.peek().filter(|t| t.kind == Kind::Handle)?;
+        self.pos += 1;
+        lexer::handle_value(self.s(t).as_bytes())
+    }
+
+    /// Whether the line at `i` opens a block: `KEYWORD words... {` (then at most a handle).
+    /// Returns the index of its `{`.
+    fn header_brace(&self, i: usize) -> Option<usize> {
+        let end = self.line_end(i);
+        let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind == Kind::LBrace)?;
+        let names_ok = self.toks[i + 1..brace]
+            .iter()
+            .all(|t| matches!(t.kind, Kind::Word | Kind::Str));
+        let rest_ok = self.toks[brace + 1..end]
+            .iter()
+            .all(|t| t.kind == Kind::Handle);
+        (brace > i + 1 && names_ok && rest_ok).then_some(brace)
+    }
+
+    /// `table ...{`, `chain X {`, `set X {` or `map X {` at `i`.
+    fn block_kw(&self, i: usize) -> Option<&'a str> {
+        let w = self.word_at(i)?;
+        (matches!(w, "table" | "chain" | "set" | "map") && self.header_brace(i).is_some())
+            .then_some(w)
+    }
+
+    fn at_line_start(&self, i: usize) -> bool {
+        i == 0 || self.toks[i - 1].kind == Kind::Newline
+    }
+
+    fn unclosed(&mut self, what: String, open: Span) {
+        self.diags.push(
+            Diagnostic::new(
+                &codes::UNCLOSED_BLOCK,
+                open,
+                format!("{what} is not closed"),
+            )
+            .with_label("this block has no matching `}`")
+            .with_help("the paste looks cut short: paste the whole output of `nft list ruleset`"),
+        );
+    }
+
+    // ---- top level ----
+
+    fn top(&mut self) {
+        let mut implicit: Option<TableId> = None;
+        let mut stray: Option<Span> = None;
+        loop {
+            self.skip_blank();
+            let Some(t) = self.peek() else { break };
+            let kw = self.block_kw(self.pos);
+            match (t.kind, kw) {
+                (_, Some("table")) => {
+                    self.flush_stray(&mut stray);
+                    implicit = None;
+                    self.table();
+                }
+                (_, Some(kw)) => {
+                    self.flush_stray(&mut stray);
+                    let tid = match implicit {
+                        Some(tid) => tid,
+                        None => {
+                            let tid = self.new_table(None, None, t.span());
+                            self.diags.push(
+                                Diagnostic::new(
+                                    &codes::HEADERLESS_BLOCK,
+                                    t.span(),
+                                    format!("`{kw}` block without its table"),
+                                )
+                                .with_label("this block is outside any `table { }`")
+                                .with_help("paste the whole table (`nft list table ip kube-proxy`) so family and table are known"),
+                            );
+                            implicit = Some(tid);
+                            tid
+                        }
+                    };
+                    self.member(tid, kw);
+                    let end = self.last_end();
+                    let table = &mut self.rs.tables[tid.index()];
+                    table.span.end = table.span.end.max(end);
+                }
+                (Kind::RBrace, _) => {
+                    self.flush_stray(&mut stray);
+                    self.diags.push(
+                        Diagnostic::new(&codes::UNMATCHED_CLOSE, t.span(), "`}` closes nothing")
+                            .with_label("no block is open here")
+                            .with_help("copy the block from its `table` line to its last `}`"),
+                    );
+                    self.pos += 1;
+                }
+                _ => {
+                    let end = self.line_end(self.pos);
+                    let last = self.toks[end - 1].end;
+                    let span = Span {
+                        start: t.start,
+                        end: last,
+                    };
+                    stray = Some(stray.map_or(span, |s| s.cover(span)));
+                    self.pos = end;
+                }
+            }
+        }
+        self.flush_stray(&mut stray);
+    }
+
+    fn last_end(&self) -> u32 {
+        self.toks[..self.pos]
+            .iter()
+            .rev()
+            .find(|t| t.kind != Kind::Newline)
+            .map_or(0, |t| t.end)
+    }
+
+    fn flush_stray(&mut self, stray: &mut Option<Span>) {
+        if let Some(span) = stray.take() {
+            self.diags.push(
+                Diagnostic::new(&codes::STRAY_TEXT, span, "text outside any table")
+                    .with_label("not part of an `nft list ruleset` listing")
+                    .with_help(
+                        "keep only the output of `nft list ruleset`; rulelint skips these lines",
+                    ),
+            );
+        }
+    }
+
+    fn new_table(&mut self, family: Option<Family>, name: Option<&'a str>, span: Span) -> TableId {
+        let tid = TableId(self.rs.tables.len() as u32);
+        self.rs.tables.push(Table {
+            family,
+            family_word: None,
+            name,
+            span,
+            handle: None,
+            comment: None,
+            flags: Vec::new(),
+            chains: Vec::new(),
+            sets: Vec::new(),
+            objects: Vec::new(),
+            closed: false,
+        });
+        tid
+    }
+
+    // ---- table ----
+
+    fn table(&mut self) {
+        let kw = self.toks[self.pos];
+        let brace = self.header_brace(self.pos).unwrap_or(self.pos);
+        let words: Vec<Token> = self.toks[self.pos + 1..brace].to_vec();
+        let family_word = (words.len() >= 2).then(|| self.s(words[0]));
+        let (family, name) = match words.as_slice() {
+            [name] => (Some(Family::Ip), Some(*name)),
+            [fam, name, ..] => {
+                let f = Family::from_word(self.s(*fam));
+                if f.is_none() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::UNKNOWN_FAMILY,
+                            fam.span(),
+                            format!("unknown table family `{}`", self.s(*fam)),
+                        )
+                        .with_label("not ip, ip6, inet, arp, bridge or netdev")
+                        .with_help("nft families are ip, ip6, inet, arp, bridge and netdev"),
+                    );
+                }
+                (f, Some(*name))
+            }
+            [] => (Some(Family::Ip), None),
+        };
+        let name = name.map(|t| unquote(self.s(t)));
+        let tid = self.new_table(family, name, kw.span());
+        self.rs.tables[tid.index()].family_word = family_word;
+        self.pos = brace + 1;
+        self.rs.tables[tid.index()].handle = self.take_handle();
+        let label = format!(
+            "table {} {}",
+            family.map_or("?", Family::as_str),
+            name.unwrap_or("?")
+        );
+        let end = self.table_body(tid, label, kw.span());
+        let last = self.last_end();
+        let table = &mut self.rs.tables[tid.index()];
+        table.closed = end == End::Closed;
+        table.span.end = last;
+    }
+
+    fn table_body(&mut self, tid: TableId, label: String, open: Span) -> End {
+        loop {
+            self.skip_blank();
+            let Some(t) = self.peek() else {
+                self.unclosed(format!("`{label}`"), open);
+                return End::Eof;
+            };
+            if t.kind == Kind::RBrace {
+                self.pos += 1;
+                return End::Closed;
+            }
+            match self.block_kw(self.pos) {
+                Some("table") => {
+                    self.unclosed(format!("`{label}`"), open);
+                    return End::Interrupted;
+                }
+                Some(kw) => match self.member(tid, kw) {
+                    End::Eof => return End::Eof,
+                    End::Interrupted if self.block_kw(self.pos) == Some("table") => {
+                        return End::Interrupted;
+                    }
+                    _ => continue,
+                },
+                None => {}
+            }
+            let w = self.word_at(self.pos);
+            match w {
+                Some("comment") => {
+                    if let Some(s) = self.toks.get(self.pos + 1).filter(|t| t.kind == Kind::Str) {
+                        self.rs.tables[tid.index()].comment = Some(unquote(self.s(*s)));
+                    }
+                    self.skip_line();
+                }
+                Some("flags") => {
+                    let flags = self.line_words(self.pos + 1);
+                    self.rs.tables[tid.index()].flags = flags;
+                    self.skip_line();
+                }
+                Some(w) if OBJECTS.contains(&w) && self.header_brace(self.pos).is_some() => {
+                    if self.object(tid) == End::Eof {
+                        return End::Eof;
+                    }
+                }
+                _ => {
+                    self.invalid_line("table");
+                }
+            }
+        }
+    }
+
+    /// Words of the line from `i`, commas dropped.
+    fn line_words(&self, i: usize) -> Vec<&'a str> {
+        let end = self.line_end(i);
+        self.toks[i.min(end)..end]
+            .iter()
+            .filter(|t| t.kind == Kind::Word)
+            .map(|t| self.s(*t))
+            .collect()
+    }
+
+    fn invalid_line(&mut self, block: &str) {
+        let start = self.toks[self.pos].start;
+        let end_i = self.line_end(self.pos);
+        let end = self.toks[end_i - 1].end;
+        self.pos = end_i;
+        if end_i == self.toks.len() && !self.text.ends_with('\n') {
+            // The last line of a text that stops inside a block, cut mid-line: the open
+            // block's `RL153` already says the paste is cut short.
+            return;
+        }
+        self.diags.push(
+            Diagnostic::new(
+                &codes::INVALID_LINE,
+                Span { start, end },
+                format!("line is not part of a {block} block"),
+            )
+            .with_label(format!("not a property or member of this {block}"))
+            .with_help(
+                "paste the ruleset as `nft list ruleset` prints it; rulelint skips this line",
+            ),
+        );
+        self.pos = end_i;
+    }
+
+    /// A named object kept as text; skips its balanced braces.
+    fn object(&mut self, tid: TableId) -> End {
+        let start = self.pos;
+        let brace = self.header_brace(start).unwrap_or(start);
+        let kind_end = brace.saturating_sub(1).max(start + 1);
+        let kind =
+            &self.text[self.toks[start].start as usize..self.toks[kind_end - 1].end as usize];
+        let name = self
+            .word_at(kind_end)
+            .or(self.word_at(brace - 1))
+            .unwrap_or("");
+        let mut depth = 0u32;
+        let mut i = brace;
+        while i < self.toks.len() {
+            match self.toks[i].kind {
+                Kind::LBrace => depth += 1,
+                Kind::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if i == self.toks.len() {
+            self.pos = i;
+            self.unclosed(format!("`{kind} {name}`"), self.toks[start].span());
+            return End::Eof;
+        }
+        let text = &self.text[self.toks[start].start as usize..self.toks[i].end as usize];
+        self.rs.tables[tid.index()].objects.push(Object {
+            kind,
+            name: unquote(name),
+            text,
+        });
+        self.pos = i + 1;
+        End::Closed
+    }
+
+    /// A `chain`/`set`/`map` block at the cursor.
+    fn member(&mut self, tid: TableId, kw: &str) -> End {
+        let kw_tok = self.toks[self.pos];
+        let brace = self.header_brace(self.pos).unwrap_or(self.pos + 1);
+        let name = self.toks[self.pos + 1..brace]
+            .last()
+            .map_or("", |t| unquote(self.s(*t)));
+        self.pos = brace + 1;
+        let handle = self.take_handle();
+        if kw == "chain" {
+            let cid = ChainId(self.rs.chains.len() as u32);
+            self.rs.chains.push(Chain {
+                table: tid,
+                name,
+                span: kw_tok.span(),
+                handle,
+                comment: None,
+                base: None,
+                rules: Vec::new(),
+                closed: false,
+            });
+            self.rs.tables[tid.index()].chains.push(cid);
+            let end = self.chain_body(tid, cid, name, kw_tok.span());
+            let last = self.last_end();
+            let chain = &mut self.rs.chains[cid.index()];
+            chain.closed = end == End::Closed;
+            chain.span.end = last;
+            end
+        } else {
+            let sid = SetId(self.rs.sets.len() as u32);
+            self.rs.sets.push(Set {
+                table: tid,
+                is_map: kw == "map",
+                name,
+                span: kw_tok.span(),
+                handle,
+                key_type: None,
+                flags: Vec::new(),
+                timeout: None,
+                size: None,
+                comment: None,
+                properties: Vec::new(),
+                elements: Vec::new(),
+                closed: false,
+            });
+            self.rs.tables[tid.index()].sets.push(sid);
+            let end = self.set_body(sid, kw, name, kw_tok.span());
+            let last = self.last_end();
+            let set = &mut self.rs.sets[sid.index()];
+            set.closed = end == End::Closed;
+            set.span.end = last;
+            end
+        }
+    }
+
+    /// A line inside a chain or set that starts another block closes it.
+    fn interrupted_by_block(&self) -> bool {
+        self.block_kw(self.pos).is_some()
+    }
+
+    // ---- chain ----
+
+    fn chain_body(&mut self, tid: TableId, cid: ChainId, name: &str, open: Span) -> End {
+        loop {
+            self.skip_blank();
+            let Some(t) = self.peek() else {
+                self.unclosed(format!("chain `{name}`"), open);
+                return End::Eof;
+            };
+            if t.kind == Kind::RBrace {
+                self.pos += 1;
+                return End::Closed;
+            }
+            if self.interrupted_by_block() {
+                self.unclosed(format!("chain `{name}`"), open);
+                return End::Interrupted;
+            }
+            let no_rules = self.rs.chains[cid.index()].rules.is_empty();
+            match self.word_at(self.pos) {
+                Some("type")
+                    if self.line_words(self.pos).contains(&"hook")
+                        || matches!(
+                            self.word_at(self.pos + 1),
+                            Some("filter" | "nat" | "route")
+                        ) =>
+                {
+                    self.base_chain(tid, cid);
+                    continue;
+                }
+                Some("policy") if self.rs.chains[cid.index()].base.is_some() => {
+                    let policy = self.word_at(self.pos + 1);
+                    if let Some(base) = self.rs.chains[cid.index()].base.as_mut() {
+                        base.policy = policy;
+                    }
+                    self.skip_line();
+                    continue;
+                }
+                Some("comment") if no_rules => {
+                    let end = self.line_end(self.pos);
+                    let rest = &self.toks[self.pos + 1..end];
+                    if let [s, tail @ ..] = rest
+                        && s.kind == Kind::Str
+                        && tail.is_empty()
+                    {
+                        self.rs.chains[cid.index()].comment = Some(unquote(self.s(*s)));
+                        self.pos = end;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            self.rule(cid);
+        }
+    }
+
+    fn base_chain(&mut self, tid: TableId, cid: ChainId) {
+        let start = self.pos;
+        let end = self.line_end(start);
+        let (mut kind, mut hook, mut device, mut policy) = (None, None, None, None);
+        let mut priority: Option<(usize, usize)> = None;
+        let mut unknown: Option<Token> = None;
+        let mut i = start;
+        while i < end {
+            let t = self.toks[i];
+            let w = if t.kind == Kind::Word { self.s(t) } else { "" };
+            let next = self.toks.get(i + 1).filter(|_| i + 1 < end).copied();
+            let next_word = next.filter(|n| matches!(n.kind, Kind::Word | Kind::Str));
+            match (t.kind, w) {
+                (Kind::Semi | Kind::Handle, _) => i += 1,
+                (_, "type" | "hook" | "policy" | "device") => {
+                    let v = next_word.map(|n| self.s(n)).filter(|v| {
+                        !matches!(
+                            *v,
+                            "type" | "hook" | "policy" | "device" | "devices" | "priority"
+                        )
+                    });
+                    if v.is_none() {
+                        // The value is missing: reported below as a missing part.
+                        i += 1;
+                        continue;
+                    }
+                    match w {
+                        "type" => kind = v,
+                        "hook" => hook = v,
+                        "policy" => policy = v,
+                        _ => device = v,
+                    }
+                    i += 2;
+                }
+                (_, "devices") => {
+                    let mut j = i + 1;
+                    while j < end && self.toks[j].kind != Kind::RBrace {
+                        j += 1;
+                    }
+                    let last = j.min(end - 1);
+                    device =
+                        Some(&self.text[self.toks[i].start as usize..self.toks[last].end as usize]);
+                    i = last + 1;
+                }
+                (_, "priority") => {
+                    let mut j = i + 1;
+                    while j < end && self.toks[j].kind == Kind::Word {
+                        j += 1;
+                    }
+                    priority = Some((i + 1, j));
+                    i = j;
+                }
+                _ => {
+                    unknown.get_or_insert(t);
+                    i += 1;
+                }
+            }
+        }
+        self.pos = end;
+        let line = Span {
+            start: self.toks[start].start,
+            end: self.toks[end - 1].end,
+        };
+        let family = self.rs.tables[tid.index()].family;
+        // The last line of a text cut mid-line: the open chain's `RL153` says it all.
+        let cut = end == self.toks.len() && !self.text.ends_with('\n');
+        let prio = priority.filter(|(a, b)| a < b).map(|(a, b)| {
+            let text = &self.text[self.toks[a].start as usize..self.toks[b - 1].end as usize];
+            let words: Vec<&str> = self.toks[a..b].iter().map(|t| self.s(*t)).collect();
+            let value = priority_value(family, &words);
+            if value.is_none() && !cut {
+                self.diags.push(
+                    Diagnostic::new(
+                        &codes::UNKNOWN_PRIORITY,
+                        Span {
+                            start: self.toks[a].start,
+                            end: self.toks[b - 1].end,
+                        },
+                        format!("unknown chain priority `{text}`"),
+                    )
+                    .with_label("not a number nor a priority name of this family")
+                    .with_help("use a number or raw, mangle, dstnat, filter, security, srcnat (bridge: dstnat, filter, out, srcnat), optionally `+ N` / `- N`"),
+                );
+            }
+            Priority { text, value }
+        });
+        let missing: Vec<&str> = [
+            ("type", kind.is_none()),
+            ("hook", hook.is_none()),
+            ("priority", prio.is_none()),
+        ]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(n, _)| *n)
+        .collect();
+        if (!missing.is_empty() || unknown.is_some()) && !cut {
+            let msg = if missing.is_empty() {
+                format!(
+                    "base chain declaration has an unknown word `{}`",
+                    unknown.map_or("", |t| self.s(t))
+                )
+            } else {
+                format!("base chain declaration lacks {}", missing.join(", "))
+            };
+            self.diags.push(
+                Diagnostic::new(&codes::INCOMPLETE_BASE_CHAIN, line, msg)
+                    .with_label("this declaration")
+                    .with_help("write `type T hook H priority P; policy accept|drop;`"),
+            );
+        }
+        self.rs.chains[cid.index()].base = Some(BaseChain {
+            kind: kind.unwrap_or(""),
+            hook: hook.unwrap_or(""),
+            device,
+            priority: prio.unwrap_or(Priority {
+                text: "",
+                value: None,
+            }),
+            policy,
+            span: line,
+        });
+    }
+
+    fn rule(&mut self, cid: ChainId) {
+        let start = self.pos;
+        let mut depth = 0u32;
+        let mut j = start;
+        while j < self.toks.len() {
+            let t = self.toks[j];
+            match t.kind {
+                Kind::Newline => {
+                    // An anonymous set written over several lines: the line ends in `{` or `,`,
+                    // or the next line closes the set. `{` then a line with `}` is a rule cut
+                    // short before the chain's `}` (empty anonymous sets do not exist).
+                    let prev = self.toks[j - 1].kind;
+                    let next = self.toks.get(j + 1).map(|t| t.kind);
+                    let wraps = match (prev, next) {
+                        (Kind::LBrace, Some(Kind::RBrace)) => false,
+                        (Kind::LBrace | Kind::Comma, _) => true,
+                        (_, Some(Kind::RBrace)) => true,
+                        _ => false,
+                    };
+                    if depth == 0 || !wraps || self.block_kw(j + 1).is_some() {
+                        break;
+                    }
+                }
+                Kind::Semi | Kind::Handle if depth == 0 => break,
+                Kind::RBrace if depth == 0 => break,
+                Kind::LBrace => depth += 1,
+                Kind::RBrace => depth -= 1,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j == start {
+            // A lone `;`/handle/`}` never reaches here; consume one token to make progress.
+            self.pos += 1;
+            return;
+        }
+        let mut end = j;
+        while end > start && self.toks[end - 1].kind == Kind::Newline {
+            end -= 1;
+        }
+        let span = Span {
+            start: self.toks[start].start,
+            end: self.toks[end - 1].end,
+        };
+        // A rule the text ends in, cut mid-line or inside `{`: the open chain's `RL153` reports
+        // the truncation once, and what the cut left half-written is not reported again.
+        let cut = j == self.toks.len() && (depth > 0 || !self.text.ends_with('\n'));
+        if depth > 0 && !cut {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::UNCLOSED_BLOCK,
+                    span,
+                    "`{` in this rule is not closed",
+                )
+                .with_label("this rule opens a set that never closes")
+                .with_help("close the anonymous set with `}`; the paste may be cut short"),
+            );
+        }
+        let before = self.diags.len();
+        let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags).statements();
+        if cut {
+            self.diags.truncate(before);
+        }
+        self.pos = j;
+        if self.peek().is_some_and(|t| t.kind == Kind::Semi) {
+            self.pos += 1;
+        }
+        let handle = self.take_handle();
+        let rid = RuleId(self.rs.rules.len() as u32);
+        self.rs.rules.push(Rule {
+            chain: cid,
+            span,
+            handle,
+            statements,
+        });
+        self.rs.chains[cid.index()].rules.push(rid);
+    }
+
+    // ---- set / map ----
+
+    fn set_body(&mut self, sid: SetId, kw: &str, name: &str, open: Span) -> End {
+        loop {
+            self.skip_blank();
+            let Some(t) = self.peek() else {
+                self.unclosed(format!("{kw} `{name}`"), open);
+                return End::Eof;
+            };
+            if t.kind == Kind::RBrace {
+                self.pos += 1;
+                return End::Closed;
+            }
+            if self.interrupted_by_block() {
+                self.unclosed(format!("{kw} `{name}`"), open);
+                return End::Interrupted;
+            }
+            let set = sid.index();
+            match self.word_at(self.pos) {
+                Some(w @ ("type" | "typeof")) => {
+                    let end = self.line_end(self.pos);
+                    match self.set_type(self.pos + 1, end, w == "typeof") {
+                        Some(ty) => {
+                            self.rs.sets[set].key_type = Some(ty);
+                            self.pos = end;
+                        }
+                        None => self.invalid_line(kw),
+                    }
+                }
+                Some("flags") => {
+                    self.rs.sets[set].flags = self.line_words(self.pos + 1);
+                    self.skip_line();
+                }
+                Some(w @ ("timeout" | "size")) if self.word_at(self.pos + 1).is_some() => {
+                    let v = self.word_at(self.pos + 1);
+                    if w == "timeout" {
+                        self.rs.sets[set].timeout = v;
+                    } else {
+                        self.rs.sets[set].size = v;
+                    }
+                    self.skip_line();
+                }
+                Some("comment")
+                    if self
+                        .toks
+                        .get(self.pos + 1)
+                        .is_some_and(|t| t.kind == Kind::Str) =>
+                {
+                    let s = self.toks[self.pos + 1];
+                    self.rs.sets[set].comment = Some(unquote(self.s(s)));
+                    self.skip_line();
+                }
+                Some("policy" | "gc-interval" | "counter" | "auto-merge" | "quota") => {
+                    let words = self.line_words(self.pos);
+                    self.rs.sets[set].properties.push(words);
+                    self.skip_line();
+                }
+                Some("elements")
+                    if self.word_at(self.pos + 1) == Some("=")
+                        && self
+                            .toks
+                            .get(self.pos + 2)
+                            .is_some_and(|t| t.kind == Kind::LBrace) =>
+                {
+                    let open_elems = self.toks[self.pos].span();
+                    match self.element_list(sid, self.pos + 2) {
+                        End::Closed => {}
+                        End::Eof => {
+                            self.unclosed(format!("elements of {kw} `{name}`"), open_elems);
+                            return End::Eof;
+                        }
+                        End::Interrupted => {
+                            self.unclosed(format!("elements of {kw} `{name}`"), open_elems);
+                            return End::Interrupted;
+                        }
+                    }
+                }
+                _ => self.invalid_line(kw),
+            }
+        }
+    }
+
+    fn set_type(&self, from: usize, end: usize, typeof_: bool) -> Option<SetType<'a>> {
+        let toks = &self.toks[from..end];
+        let colon = toks
+            .iter()
+            .position(|t| t.kind == Kind::Word && self.s(*t) == ":");
+        let (key, data) = match colon {
+            Some(c) => (&toks[..c], Some(&toks[c + 1..])),
+            None => (toks, None),
+        };
+        let key = self.parts(key)?;
+        let data = match data {
+            Some(d) => Some(self.parts(d)?),
+            None => None,
+        };
+        Some(SetType { typeof_, key, data })
+    }
+
+    /// Words split on `.`: each part is the text from its first to its last word.
+    fn parts(&self, toks: &[Token]) -> Option<Vec<&'a str>> {
+        let mut parts = Vec::new();
+        for group in toks
+            .iter()
+            .filter(|t| t.kind != Kind::Handle)
+            .collect::<Vec<_>>()
+            .split(|t| self.s(**t) == ".")
+        {
+            let (first, last) = (group.first()?, group.last()?);
+            if group.iter().any(|t| t.kind != Kind::Word) {
+                return None;
+            }
+            parts.push(&self.text[first.start as usize..last.end as usize]);
+        }
+        (!parts.is_empty()).then_some(parts)
+    }
+
+    /// `{ ... }` of `elements = { ... }` starting at `open`. Stops at the matching `}`, at the
+    /// end of the text, or at a line that starts a block (a truncated paste).
+    fn element_list(&mut self, sid: SetId, open: usize) -> End {
+        let mut depth = 0u32;
+        let mut j = open;
+        let mut end = End::Eof;
+        while j < self.toks.len() {
+            match self.toks[j].kind {
+                Kind::LBrace => depth += 1,
+                Kind::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = End::Closed;
+                        break;
+                    }
+                }
+                Kind::Word if self.at_line_start(j) && self.block_kw(j).is_some() => {
+                    end = End::Interrupted;
+                    break;
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let before = self.diags.len();
+        let elements =
+            Cur::new(self.text, &self.toks[open + 1..j], &mut self.diags).elements(false);
+        if end != End::Closed {
+            // The list is cut short: its last line may hold half an element, which the
+            // `RL153` of the list already explains.
+            let last_line = self.toks[open..j]
+                .iter()
+                .rev()
+                .find(|t| t.kind == Kind::Newline)
+                .map_or(0, |t| t.end);
+            let mut i = before;
+            while i < self.diags.len() {
+                if matches!(self.diags[i].code, "RL160" | "RL162")
+                    && self.diags[i].span.start >= last_line
+                {
+                    self.diags.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.rs.sets[sid.index()].elements = elements;
+        self.pos = if end == End::Closed { j + 1 } else { j };
+        end
+    }
+}
+
+/// Resolves `NUM`, `NAME`, `NAME + N`, `NAME - N` (also `NAME+N`) for `family`.
+fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
+    let number = |w: &str| w.parse::<i32>().ok();
+    match words {
+        [w] => number(w)
+            .or_else(|| standard_priority(family, w))
+            .or_else(|| {
+                let cut = w
+                    .char_indices()
+                    .skip(1)
+                    .find(|(_, c)| matches!(c, '+' | '-'))?
+                    .0;
+                priority_value(family, &[&w[..cut], &w[cut..cut + 1], &w[cut + 1..]])
+            }),
+        [name, sign @ ("+" | "-"), n] => {
+            let base = standard_priority(family, name)?;
+            let n = number(n)?;
+            if *sign == "+" {
+                base.checked_add(n)
+            } else {
+                base.checked_sub(n)
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_resolve_per_family() {
+        let ip = Some(Family::Ip);
+        assert_eq!(priority_value(ip, &["dstnat", "-", "10"]), Some(-110));
+        assert_eq!(priority_value(ip, &["-110"]), Some(-110));
+        assert_eq!(priority_value(ip, &["srcnat"]), Some(100));
+        assert_eq!(priority_value(ip, &["filter+5"]), Some(5));
+        assert_eq!(
+            priority_value(Some(Family::Bridge), &["filter"]),
+            Some(-200)
+        );
+        assert_eq!(priority_value(ip, &["dnat"]), None);
+        assert_eq!(priority_value(ip, &["filter", "-", "x"]), None);
+    }
+}
