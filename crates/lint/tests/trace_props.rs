@@ -329,7 +329,7 @@ fn a_spec() -> impl Strategy<Value = PacketSpec> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(300)))]
 
     #[test]
     fn random_dumps_never_panic(dump in a_dump(), spec in a_spec()) {
