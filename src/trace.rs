@@ -1,9 +1,7 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
 use crate::{EXIT_INPUT, load_all, no_content, parse_all, write_json};
-use rulelint_lint::trace::{
-    ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace,
-};
+use rulelint_lint::trace::{ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace};
 use std::io::{self, Write};
 
 /// Output formats.

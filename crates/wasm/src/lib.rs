@@ -186,7 +186,12 @@ mod tests {
         let empty = serde_json::json!([{"name": "e", "text": "hello"}]);
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace(&empty.to_string(), packet)).expect("JSON");
-        assert!(bad["error"].as_str().unwrap().contains("no iptables-save content"));
+        assert!(
+            bad["error"]
+                .as_str()
+                .unwrap()
+                .contains("no iptables-save content")
+        );
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace("[]", packet)).expect("JSON");
         assert!(bad["error"].is_string());
