@@ -1,9 +1,8 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
 use crate::{EXIT_INPUT, load_all, no_content, parse_all, write_json};
-use rulelint_lint::trace::{ConnState, Endpoint, Origin, PacketSpec, TraceNode, report, trace};
+use rulelint_lint::trace::{ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace};
 use std::io::{self, Write};
-use std::net::IpAddr;
 
 /// Output formats.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -73,38 +72,24 @@ pub struct TraceArgs {
 
 /// Reads the flags into a packet spec; the error is the message for stderr.
 fn spec(args: &TraceArgs) -> Result<PacketSpec, String> {
-    let dst: Endpoint = args.dst.parse().map_err(|e| format!("--dst: {e}"))?;
-    let mut spec = PacketSpec::to(dst);
-    if let Some(src) = &args.src {
-        let src: Endpoint = src.parse().map_err(|e| format!("--src: {e}"))?;
-        if src.ip.is_ipv4() != dst.ip.is_ipv4() {
-            return Err("--src and --dst must be of the same address family".into());
-        }
-        spec.src = Some(src);
+    PacketFields {
+        dst: args.dst.clone(),
+        src: args.src.clone(),
+        proto: args.proto.clone(),
+        from: args.from.map(|f| match f {
+            From::Pod => Origin::Pod,
+            From::Outside => Origin::Outside,
+            From::Host => Origin::Host,
+        }),
+        in_interface: args.in_interface.clone(),
+        out_interface: args.out_interface.clone(),
+        state: args.state.map(|s| match s {
+            State::New => ConnState::New,
+            State::Established => ConnState::Established,
+        }),
+        node_ips: args.node_ip.clone(),
     }
-    if let Some(p) = &args.proto {
-        spec.protocol = Some(PacketSpec::parse_protocol(p).ok_or_else(|| {
-            format!("--proto: `{p}` is not a protocol (tcp, udp, sctp, icmp, icmpv6, or a number)")
-        })?);
-    }
-    spec.from = args.from.map(|f| match f {
-        From::Pod => Origin::Pod,
-        From::Outside => Origin::Outside,
-        From::Host => Origin::Host,
-    });
-    spec.state = args.state.map(|s| match s {
-        State::New => ConnState::New,
-        State::Established => ConnState::Established,
-    });
-    spec.in_interface = args.in_interface.clone();
-    spec.out_interface = args.out_interface.clone();
-    for ip in &args.node_ip {
-        spec.node_ips.push(
-            ip.parse::<IpAddr>()
-                .map_err(|_| format!("--node-ip: `{ip}` is not an address"))?,
-        );
-    }
-    Ok(spec)
+    .spec(|field| format!("--{field}"))
 }
 
 /// Runs `rulelint trace`.

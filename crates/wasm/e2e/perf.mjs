@@ -6,7 +6,8 @@
 //
 // "page" is click to findings drawn (transfer to the worker, wasm check, JSON, DOM); "wasm" is
 // the `check` call alone inside the worker; "chains"/"services" are the first opening of those
-// views (each parses the dump again in the worker).
+// views (each parses the dump again in the worker); "trace" is a Service's cluster IP traced from
+// the Services view: the first trace prepares the dump (a wasm Tracer), later ones only walk.
 
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -38,6 +39,7 @@ try {
   const wasmTimes = [];
   let chains = 0;
   let services = 0;
+  let traces = [];
   for (let i = 0; i < runs; i++) {
     await openPage(page, server.url);
     await page.setInputFiles('[data-testid="open-files"]', dump);
@@ -54,6 +56,13 @@ try {
       await page.click('[data-testid="services-tab"]');
       await page.locator('[data-testid="service"]').first().waitFor({ timeout: 120000 });
       services = Date.now() - t0;
+      await page.locator('[data-testid="service-trace"]').first().click();
+      for (let k = 0; k < 6; k++) {
+        await page.evaluate(() => document.querySelector('[data-testid="trace-output"]').replaceChildren());
+        await page.click('[data-testid="trace-button"]');
+        await page.locator('[data-testid="trace-time"]').waitFor({ timeout: 120000 });
+        traces.push(Number(await page.getAttribute('[data-testid="trace-time"]', 'data-ms')));
+      }
     }
   }
   const findings = await page.locator('[data-testid="finding"]').count();
@@ -62,6 +71,7 @@ try {
   console.log(`  of which wasm check:   ${wasmTimes.map(ms).join(', ')} (median ${ms(median(wasmTimes))})`);
   console.log(`page / native: ${(median(pageTimes) / median(nativeTimes)).toFixed(2)}x; findings shown: ${findings}`);
   console.log(`first chain view: ${ms(chains)}; first services page: ${ms(services)}`);
+  console.log(`trace: first ${ms(traces[0])} (prepares the dump), then ${traces.slice(1).map(ms).join(', ')}`);
   if (errors.length) console.log(`console errors: ${errors.join('; ')}`);
 } finally {
   await browser.close();

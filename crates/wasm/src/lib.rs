@@ -1,11 +1,14 @@
 //! The WebAssembly surface of rulelint: strings in, JSON out, no file or network access.
 //! `parse`, `check` and `services` return the same JSON document as the CLI's `--format json`
-//! for one file; `chains` and `explain` serve the web page (`web/`). No function panics on any
+//! for one file, `diff` and `trace` the same as the CLI for several; `chains` and `explain` serve
+//! the web page (`web/`), and [`Tracer`] keeps dumps prepared for the page's repeated traces. No function panics on any
 //! input: a problem comes back as `{"error": "..."}`.
 
 mod chains;
+mod trace;
 
 pub use chains::{CHAINS_FORMAT_VERSION, ChainDoc, ChainsDoc, TableDoc, chains_doc};
+pub use trace::Tracer;
 
 use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::{Config, check as check_parsed};
@@ -99,11 +102,22 @@ pub fn services(name: &str, text: &str) -> String {
     ]))
 }
 
-/// One node for [`diff`].
+/// One node for [`diff`] and [`trace`].
 #[derive(serde::Deserialize)]
 struct NodeText {
     name: String,
     text: String,
+}
+
+/// Traces a packet on node dumps and returns the same JSON document as
+/// `rulelint trace --format json`. `nodes` is a JSON array of `{"name": ..., "text": ...}` (one
+/// or more); `packet` is the packet's fields as JSON (`{"dst": "10.96.0.10:53", "proto": "udp",
+/// "src", "from": "pod"|"outside"|"host", "in", "out", "state": "new"|"established",
+/// "node_ips": [...]}`, only `dst` required). A bad argument, a bad field or a dump without
+/// iptables-save content returns `{"error": "..."}`.
+#[wasm_bindgen]
+pub fn trace(nodes: &str, packet: &str) -> String {
+    trace::trace_once(nodes, packet)
 }
 
 /// Compares node dumps and returns the same JSON document as `rulelint diff --format json`.
@@ -141,6 +155,48 @@ pub fn diff(nodes: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trace_returns_the_cli_json_shape_and_the_tracer_keeps_nodes() {
+        let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n\
+                    :KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n:KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]\n\
+                    -A PREROUTING -j KUBE-SERVICES\n\
+                    -A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 443 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n\
+                    -A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-BBBBBBBBBBBBBBBB\n\
+                    -A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m tcp -j DNAT --to-destination 10.244.1.5:6443\nCOMMIT\n";
+        let nodes = serde_json::json!([{"name": "a", "text": dump}, {"name": "b", "text": dump}]);
+        let packet = r#"{"dst": "10.96.0.1:443", "proto": "tcp", "src": "", "node_ips": []}"#;
+        let value: serde_json::Value =
+            serde_json::from_str(&super::trace(&nodes.to_string(), packet)).expect("JSON");
+        assert_eq!(value["format_version"], 1);
+        assert_eq!(value["nodes"].as_array().unwrap().len(), 2);
+        let outcome = &value["nodes"][0]["outcomes"][0];
+        assert_eq!(outcome["destination"], "10.244.1.5:6443");
+        assert_eq!(outcome["probability"], 1.0);
+        assert!(value["first_difference"].is_null());
+        let tracer = super::Tracer::new(&nodes.to_string());
+        assert_eq!(tracer.nodes(), 2);
+        for _ in 0..2 {
+            let again: serde_json::Value =
+                serde_json::from_str(&tracer.trace(packet)).expect("JSON");
+            assert_eq!(again, value);
+        }
+        let bad: serde_json::Value =
+            serde_json::from_str(&tracer.trace(r#"{"dst": "nowhere"}"#)).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().starts_with("dst: "));
+        let empty = serde_json::json!([{"name": "e", "text": "hello"}]);
+        let bad: serde_json::Value =
+            serde_json::from_str(&super::trace(&empty.to_string(), packet)).expect("JSON");
+        assert!(
+            bad["error"]
+                .as_str()
+                .unwrap()
+                .contains("no iptables-save content")
+        );
+        let bad: serde_json::Value =
+            serde_json::from_str(&super::trace("[]", packet)).expect("JSON");
+        assert!(bad["error"].is_string());
+    }
+
     #[test]
     fn diff_returns_the_cli_json_shape() {
         let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";

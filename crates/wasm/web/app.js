@@ -118,6 +118,7 @@ function progressLabel(p) {
     case 'diff': return 'Comparing the nodes';
     case 'chains': return `Building the chain view of ${p.name}`;
     case 'services': return `Reading the Services of ${p.name}`;
+    case 'trace': return 'Preparing the dumps for tracing';
     default: return null;
   }
 }
@@ -292,7 +293,7 @@ function renderResults(result) {
   $('#results').hidden = false;
   clearSide();
   renderFindings();
-  for (const id of ['panel-chains', 'panel-services', 'panel-diff']) $(`#${id}`).replaceChildren();
+  for (const id of ['panel-chains', 'panel-services', 'panel-diff', 'trace-output']) $(`#${id}`).replaceChildren();
   const diffTab = $('[data-tab="diff"]');
   diffTab.hidden = !result.diff;
   if (result.diff) renderDiff($('#panel-diff'), result.diff.doc);
@@ -789,9 +790,209 @@ function serviceRow(fileIndex, s) {
   if (s.rejects_without_endpoints) notes.push('rejected: no endpoints');
   if (s.drops_without_local_endpoints) notes.push('dropped without local endpoints');
   const chains = Object.entries(s.chains).filter(([, c]) => c).map(([, c]) => c).join(' ');
+  const target = traceTarget(s);
+  const traceAction = target ? el('button', {
+    type: 'button',
+    class: 'link trace-action',
+    'data-testid': 'service-trace',
+    text: 'trace',
+    title: `Trace a packet to ${target.dst}/${target.proto}`,
+    onclick: () => prefillTrace(target),
+  }) : null;
   return el('tr', { 'data-testid': 'service', 'data-name': s.name || '' },
-    el('td', {}, el('strong', { text: name }), el('div', { class: 'hint mono', text: chains })),
+    el('td', {}, el('strong', { text: name }), ' ', traceAction, el('div', { class: 'hint mono', text: chains })),
     addresses, endpoints, el('td', { text: notes.join('; ') }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trace view: the packet's fields, then per node (side by side) the summary and each outcome
+// with its path, every step linked to its line. The worker keeps the dumps prepared (a wasm
+// Tracer per analysis), so a trace only walks.
+
+const traceField = (name) => $(`#trace-${name}`);
+
+/** A Service's cluster IP (else its first address with a port) as the trace form's fields. */
+function traceTarget(s) {
+  const usable = s.addresses.filter((a) => a.address && a.port);
+  const a = usable.find((x) => x.kind === 'cluster-ip') || usable[0];
+  if (!a) return null;
+  const ip = a.address.replace(/\/(32|128)$/, '');
+  if (ip.includes('/')) return null;
+  return { dst: ip.includes(':') ? `[${ip}]:${a.port}` : `${ip}:${a.port}`, proto: (a.protocol || 'tcp').toLowerCase() };
+}
+
+function prefillTrace(target) {
+  traceField('dst').value = target.dst;
+  traceField('proto').value = target.proto;
+  selectTab('trace');
+  traceField('dst').focus();
+}
+
+function tracePacket() {
+  const value = (name) => traceField(name).value.trim() || null;
+  return {
+    dst: traceField('dst').value.trim(),
+    proto: value('proto'),
+    src: value('src'),
+    from: traceField('from').value,
+    in: value('in'),
+    out: value('out'),
+    state: traceField('state').value,
+    node_ips: traceField('node-ips').value.split(/[\s,]+/).filter(Boolean),
+  };
+}
+
+async function runTrace() {
+  const output = $('#trace-output');
+  if (!analysis) return;
+  const packet = tracePacket();
+  if (!packet.dst) {
+    output.replaceChildren(el('p', { class: 'failed', 'data-testid': 'trace-error', text: 'Give a destination: IP or IP:PORT.' }));
+    return;
+  }
+  const button = $('#trace-button');
+  button.disabled = true;
+  const start = performance.now();
+  try {
+    const [res] = await withProgress('Tracing', (onProgress) => call('trace', { packet }, onProgress));
+    const elapsed = performance.now() - start;
+    renderTrace(output, res, elapsed);
+    const prepared = res.prepareMs !== null ? ` (first trace: dumps prepared in ${res.prepareMs.toFixed(0)} ms)` : '';
+    setStatus(`Traced ${packet.dst} on ${plural(res.doc.nodes.length, 'node')} in ${elapsed.toFixed(1)} ms${prepared}.`);
+    window.rulelintTraceTimings = { total: elapsed, wasm: res.wasmMs, prepare: res.prepareMs };
+  } catch (err) {
+    output.replaceChildren(el('p', { class: 'failed', 'data-testid': 'trace-error', text: err.message }));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$('#trace-button').addEventListener('click', runTrace);
+$('#trace-form').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && event.target.tagName === 'INPUT') {
+    event.preventDefault();
+    runTrace();
+  }
+});
+
+const HOOKS = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
+
+/** A probability as the CLI's summary reads it: 1/3, 50 %, … */
+function percent(p) {
+  if (p >= 0.99995) return '100 %';
+  return `${(p * 100).toFixed(p < 0.01 ? 2 : 1)} %`;
+}
+
+function renderTrace(output, res, elapsed) {
+  const { doc } = res;
+  const timing = el('p', {
+    class: 'summary',
+    'data-testid': 'trace-time',
+    'data-ms': elapsed.toFixed(1),
+    'data-wasm-ms': res.wasmMs.toFixed(1),
+    text: `Traced in ${elapsed.toFixed(1)} ms (walk ${res.wasmMs.toFixed(1)} ms` +
+      `${res.prepareMs !== null ? `; dumps prepared first in ${res.prepareMs.toFixed(0)} ms` : ''}).`,
+  });
+  const parts = [timing];
+  if (doc.first_difference) {
+    const d = doc.first_difference;
+    const diff = el('div', { class: 'trace-difference', 'data-testid': 'trace-difference' },
+      el('strong', { text: 'First difference: ' }), d.message);
+    // The two steps that differ, each linked to its line in its own dump.
+    const other = doc.nodes.findIndex((n) => n.node === d.node);
+    for (const [fileIndex, step] of [[0, d.first], [other, d.other]]) {
+      if (step && fileIndex >= 0 && step.line) {
+        diff.append(el('div', {}, `${doc.nodes[fileIndex].node}: `,
+          lineLink(fileIndex, step.line, `${doc.nodes[fileIndex].file}:${step.line}`, `${step.table} ${step.chain}`)));
+      }
+    }
+    parts.push(diff);
+  } else if (doc.nodes.length > 1) {
+    parts.push(el('p', { class: 'verdict ok', 'data-testid': 'trace-agree', text: 'The nodes agree: the same outcomes along the same paths.' }));
+  }
+  const columns = el('div', { class: 'trace-columns' });
+  columns.style.setProperty('--columns', String(doc.nodes.length));
+  doc.nodes.forEach((node, fileIndex) => columns.append(traceNode(node, fileIndex)));
+  parts.push(columns);
+  output.replaceChildren(...parts);
+}
+
+function traceNode(node, fileIndex) {
+  const column = el('section', { class: 'trace-node', 'data-testid': 'trace-node', 'data-node': node.node },
+    el('h3', { text: node.node === node.file ? node.node : `${node.node} (${node.file})` }),
+    el('p', { class: 'trace-summary', 'data-testid': 'trace-summary', text: node.summary }));
+  const inputs = el('ul', { class: 'trace-inputs' });
+  for (const i of node.inputs) {
+    inputs.append(el('li', {}, el('strong', { text: `${i.field}: ` }), el('span', { class: 'mono', text: i.value }),
+      el('span', { class: 'hint', text: ` (${i.how}${i.why ? `: ${i.why}` : ''})` })));
+  }
+  column.append(el('details', { class: 'trace-packet' }, el('summary', { text: 'The packet as traced' }), inputs));
+  for (const limit of node.limits) column.append(el('p', { class: 'failed', text: `Bound hit: ${limit}` }));
+  node.outcomes.forEach((o, k) => column.append(traceOutcome(o, k, fileIndex)));
+  return column;
+}
+
+function traceOutcome(o, k, fileIndex) {
+  const box = el('details', {
+    class: `trace-outcome verdict-${o.verdict}`,
+    open: k < 3,
+    'data-testid': 'trace-outcome',
+    'data-verdict': o.verdict,
+    'data-destination': o.destination,
+    'data-probability': String(o.probability),
+  });
+  const head = el('summary', {},
+    el('span', { class: 'prob', text: percent(o.probability) }), ' ',
+    el('strong', { text: o.verdict }), ' → ',
+    el('span', { class: 'mono', text: o.destination }),
+    o.translated ? el('span', { class: 'hint', text: ' (translated)' }) : null);
+  box.append(head);
+  if (o.masquerade) {
+    box.append(el('div', { class: 'trace-masq' }, 'masqueraded by ',
+      lineLink(fileIndex, o.masquerade.line, `${o.masquerade.table} ${o.masquerade.chain} line ${o.masquerade.line}`, `${o.masquerade.table} ${o.masquerade.chain}`)));
+  }
+  if (o.stopped) box.append(el('div', { class: 'failed', text: `stopped: ${o.stopped}` }));
+  if (o.assumptions.length) {
+    const list = el('ul', { class: 'trace-assumptions', 'data-testid': 'trace-assumptions' });
+    for (const a of o.assumptions) list.append(el('li', { text: a }));
+    box.append(el('div', { class: 'hint', text: 'assuming:' }), list);
+  }
+  box.append(traceSteps(o.steps, fileIndex));
+  return box;
+}
+
+/** The path as nested groups: hook, then table and chain, each step a rule with its line. */
+function traceSteps(steps, fileIndex) {
+  const root = el('div', { class: 'trace-path' });
+  const file = analysis.files[fileIndex] ? analysis.files[fileIndex].path : '';
+  let hook = null;
+  let hookBox = null;
+  let group = null;
+  let groupKey = null;
+  for (const step of steps) {
+    if (HOOKS.has(step.chain) && step.chain !== hook) {
+      hook = step.chain;
+      hookBox = el('div', { class: 'trace-hook', 'data-hook': hook }, el('div', { class: 'hook-name', text: hook }));
+      root.append(hookBox);
+      groupKey = null;
+    }
+    if (!hookBox) {
+      hookBox = el('div', { class: 'trace-hook' });
+      root.append(hookBox);
+    }
+    const key = `${step.table}\0${step.chain}`;
+    if (key !== groupKey) {
+      groupKey = key;
+      group = el('ol', { class: 'trace-steps' });
+      hookBox.append(el('div', { class: 'trace-chain' },
+        el('div', { class: 'chain-label mono', text: `${step.table} · ${step.chain}` }), group));
+    }
+    group.append(el('li', { 'data-testid': 'trace-step', 'data-line': step.line ?? '' },
+      lineLink(fileIndex, step.line, step.line ? `${file}:${step.line}` : '(policy)', `${step.table} ${step.chain}`),
+      ' ', el('span', { class: 'effect', text: step.effect }),
+      el('div', { class: 'rule mono', text: step.rule })));
+  }
+  return root;
 }
 
 // ---------------------------------------------------------------------------------------------

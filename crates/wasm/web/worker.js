@@ -26,7 +26,14 @@ const state = {
   byChain: [], // per input: Map "table\0chain" -> [diagnostic index]
   chains: [], // per input: the `chains` document, built on first use
   services: [], // per input: the `services` file document, built on first use
+  tracer: null, // every input prepared for tracing (a wasm Tracer), built on the first trace
 };
+
+/** Drops the prepared trace nodes (wasm memory) when the inputs change. */
+function dropTracer() {
+  if (state.tracer) state.tracer.free();
+  state.tracer = null;
+}
 
 const now = () => performance.now();
 
@@ -77,6 +84,7 @@ const handlers = {
   },
 
   analyse({ inputs, config }, progress) {
+    dropTracer();
     Object.assign(state, { inputs, config, checks: [], byChain: [], chains: [], services: [] });
     const timings = [];
     const files = inputs.map(({ name, text }, i) => {
@@ -162,6 +170,22 @@ const handlers = {
       unusedEndpointChains: doc.unused_endpoint_chains.length,
       items: page(matches, offset, limit),
     };
+  },
+
+  // The packet trace on every input: the document of `rulelint trace --format json`. The inputs
+  // are parsed and prepared once (the Tracer keeps them); each trace only walks.
+  trace({ packet }, progress) {
+    let prepareMs = null;
+    if (!state.tracer) {
+      progress({ stage: 'trace', file: 0, of: state.inputs.length });
+      const t0 = now();
+      state.tracer = new wasm.Tracer(JSON.stringify(state.inputs));
+      prepareMs = now() - t0;
+    }
+    const t0 = now();
+    const out = state.tracer.trace(JSON.stringify(packet));
+    const wasmMs = now() - t0;
+    return { doc: parseJson(out, 'trace'), wasmMs, prepareMs };
   },
 
   explain({ code }) {

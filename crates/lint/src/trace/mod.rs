@@ -43,7 +43,7 @@ use ipnet::IpNet;
 use rulelint_parser::views::{NatAddress, parse_address};
 use rulelint_parser::{ChainGraph, LineIndex, RuleId, Ruleset, TableKind};
 use rustc_hash::FxHashSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -64,7 +64,7 @@ pub const MAX_PATH_STEPS: usize = 1_000;
 pub const MIN_PROBABILITY: f64 = 1e-12;
 
 /// Where the packet comes from: which hook it enters at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Origin {
     /// A pod on this node: enters at `PREROUTING` from the pod's interface.
@@ -87,7 +87,7 @@ impl Origin {
 }
 
 /// The conntrack state the packet is traced in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConnState {
     /// The first packet of a connection: the nat tables are traversed.
@@ -183,6 +183,86 @@ impl PacketSpec {
     /// Reads `--proto`: `tcp`, `udp`, `sctp`, `icmp`, `icmpv6` or a number.
     pub fn parse_protocol(text: &str) -> Option<u8> {
         protocol_number(text).filter(|&n| n != 0)
+    }
+}
+
+/// The packet as text fields, before they are read: the CLI's flags and the web page's form
+/// (as JSON: `{"dst": "10.96.0.10:53", "proto": "udp", "src": null, "from": "pod", "in": null,
+/// "out": null, "state": "new", "node_ips": []}`; only `dst` is required). Empty strings count
+/// as not given.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PacketFields {
+    /// `IP`, `IP:PORT` or `[IPv6]:PORT`.
+    pub dst: String,
+    /// `IP` or `IP:PORT`.
+    pub src: Option<String>,
+    /// tcp, udp, sctp, icmp, icmpv6 or a number.
+    pub proto: Option<String>,
+    /// Where the packet comes from.
+    pub from: Option<Origin>,
+    /// The input interface.
+    #[serde(rename = "in")]
+    pub in_interface: Option<String>,
+    /// The output interface.
+    #[serde(rename = "out")]
+    pub out_interface: Option<String>,
+    /// The conntrack state.
+    pub state: Option<ConnState>,
+    /// Addresses of the node.
+    pub node_ips: Vec<String>,
+}
+
+impl PacketFields {
+    /// Reads the fields into a packet spec. `flag` names a field in an error message (`dst`,
+    /// `src`, `proto`, `node-ip`): the CLI passes `--dst`, the page the label.
+    pub fn spec(&self, flag: impl Fn(&str) -> String) -> Result<PacketSpec, String> {
+        let given = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
+        let dst: Endpoint = self
+            .dst
+            .trim()
+            .parse()
+            .map_err(|e| format!("{}: {e}", flag("dst")))?;
+        let mut spec = PacketSpec::to(dst);
+        if let Some(src) = given(&self.src) {
+            let src: Endpoint = src.parse().map_err(|e| format!("{}: {e}", flag("src")))?;
+            if src.ip.is_ipv4() != dst.ip.is_ipv4() {
+                return Err(format!(
+                    "{} and {} must be of the same address family",
+                    flag("src"),
+                    flag("dst")
+                ));
+            }
+            spec.src = Some(src);
+        }
+        if let Some(p) = given(&self.proto) {
+            spec.protocol = Some(PacketSpec::parse_protocol(&p).ok_or_else(|| {
+                format!(
+                    "{}: `{p}` is not a protocol (tcp, udp, sctp, icmp, icmpv6, or a number)",
+                    flag("proto")
+                )
+            })?);
+        }
+        spec.from = self.from;
+        spec.state = self.state;
+        spec.in_interface = given(&self.in_interface);
+        spec.out_interface = given(&self.out_interface);
+        for ip in &self.node_ips {
+            let ip = ip.trim();
+            if ip.is_empty() {
+                continue;
+            }
+            spec.node_ips.push(
+                ip.parse::<IpAddr>()
+                    .map_err(|_| format!("{}: `{ip}` is not an address", flag("node-ip")))?,
+            );
+        }
+        Ok(spec)
     }
 }
 
