@@ -58,13 +58,6 @@ impl<'r, 'a> LintContext<'r, 'a> {
             .flat_map(move |t| t.get().chains.iter().map(move |&c| set.chain(c)))
     }
 
-    /// Whether what a chain holds is unknown: a chain of a fragment (no `*table` header) that is
-    /// declared but shows no rule. A grep or a partial copy keeps declarations and may leave
-    /// out the rules, so "no rule" there proves nothing.
-    pub fn rules_unknown(&self, chain: ChainRef<'_, '_>) -> bool {
-        chain.table().get().implicit && chain.rules().next().is_none()
-    }
-
     /// Whether a table is a whole `iptables-save` table: written with its header, every
     /// built-in chain declared and its COMMIT, as iptables-save always prints them. Truncated
     /// pastes (no COMMIT), headerless fragments and

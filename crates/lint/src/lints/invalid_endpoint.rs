@@ -120,9 +120,6 @@ fn check_endpoint(
     jump: RuleRef<'_, '_>,
 ) -> bool {
     let set = cx.ruleset();
-    if cx.rules_unknown(set.chain(endpoint.chain)) {
-        return false;
-    }
     // The common case, a sound DNAT, returns before anything is formatted.
     let problem = match endpoint.dnat.map(|dnat| set.rule(dnat)) {
         Some(rule) if rule.has_unsupported_revision() => return false, // RL502's finding

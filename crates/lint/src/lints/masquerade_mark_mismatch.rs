@@ -119,16 +119,10 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let Some(nat) = table(cx, TableKind::Nat) else {
         return;
     };
-    // A fragment that declares a chain without its rules says nothing about what it does.
-    let postrouting = nat
-        .chain("KUBE-POSTROUTING")
-        .filter(|c| !cx.rules_unknown(*c));
+    let postrouting = nat.chain("KUBE-POSTROUTING");
     let Some(mark_masq) = nat.chain("KUBE-MARK-MASQ") else {
         return;
     };
-    if cx.rules_unknown(mark_masq) {
-        return;
-    }
     // Every MARK rule of the chain: kubelet and kube-proxy may each have written one.
     let mut setter: Option<(Mark, RuleRef<'_, '_>)> = None;
     for rule in mark_masq.rules() {

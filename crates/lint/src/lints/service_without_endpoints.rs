@@ -105,9 +105,6 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 continue;
             };
             let chain = set.chain(id);
-            if cx.rules_unknown(chain) {
-                continue;
-            }
             if chain
                 .rules()
                 .any(|r| r.target().is_some_and(|t| is_endpoint_chain(t.name())))
