@@ -125,6 +125,31 @@ Node-b's nat PREROUTING no longer jumps to KUBE-SERVICES: traffic from pods and 
 bypasses every Service. Expected: exit 1, drift `hook-jump`.
 """)
 
+# Four nodes: shop/legacy-api:http was deleted; node-a still rejects it for lack of endpoints.
+deleted = lambda text: drop_lines(text, "shop/legacy-api:http")
+def node_like_b(name, cidr, ip, seed):
+    """Another node shaped like node-b: its own pod CIDR and node IP (no local endpoint changes)."""
+    text = B.replace("# node: node-b", "# node: " + name)
+    text = text.replace("-s 10.244.2.0/24", "-s " + cidr).replace("-d 10.244.2.0/24", "-d " + cidr)
+    text = text.replace("-d 192.168.10.12/32 -p tcp", "-d %s/32 -p tcp" % ip)
+    return shuffle_dispatch(resample(text, seed), seed)
+
+
+C = node_like_b("node-c", "10.244.3.0/24", "192.168.10.13", 3)
+D = node_like_b("node-d", "10.244.4.0/24", "192.168.10.14", 4)
+# node-a also has a rule added by hand in filter FORWARD: its own change, shown at its own line.
+A_hand = A.replace('-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD\n',
+                   '-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD\n'
+                   '-A FORWARD -s 10.99.0.0/16 -j ACCEPT\n')
+write("group-rejected-service", {"node-a.txt": A_hand, "node-b.txt": deleted(B), "node-c.txt": deleted(C),
+                                 "node-d.txt": deleted(D)}, """
+Four nodes; the Service shop/legacy-api:http (no endpoints) was deleted, and node-a still rejects
+its traffic: kube-proxy's REJECT rules in filter KUBE-SERVICES and KUBE-EXTERNAL-SERVICES. Node-a
+also has a rule added by hand in filter FORWARD. The report names node-a, says the Service is
+rejected there (it has no chains on any node), and every location points into node-a's file.
+Expected: exit 1, drift `service` and `chain-rules`, node-a the only odd node.
+""")
+
 # The group: 12 nodes of a dumpgen cluster. On the eleven current nodes kube-proxy removed one
 # endpoint of a Service; node-07 still has it.
 def dumpgen(node):

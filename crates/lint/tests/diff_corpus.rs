@@ -32,6 +32,7 @@ fn expectation(case: &str) -> Expect {
         "changed-probability" => (false, &["weight"], &[], true),
         "missing-hook-jump" => (false, &["hook-jump"], &[], true),
         "group-odd-node" => (false, &["endpoint"], &["node-07"], true),
+        "group-rejected-service" => (false, &["service", "chain-rules"], &["node-a"], true),
         other => panic!("corpus/diff/{other}: add its expectation to this test"),
     };
     Expect {
@@ -128,6 +129,35 @@ fn every_case_shows_what_it_is_about() {
             assert_eq!(odd, expect.odd_nodes, "{case}: odd nodes");
         }
     }
+}
+
+/// In a group report, a sentence about some nodes shows lines of those nodes only: a location in
+/// another node's file would send the reader to a node that is fine.
+#[test]
+fn group_sentences_point_into_the_nodes_they_name() {
+    let mut checked = 0;
+    for (case, dumps) in cases().iter().filter(|(_, d)| d.len() > 2) {
+        let (text, _) = rendered(dumps);
+        for line in text.lines().filter(|l| l.trim_start().starts_with('≠')) {
+            let Some((sentence, locations)) = line.rsplit_once("  [") else {
+                continue;
+            };
+            // The nodes a sentence describes are named in it (before the colon with a
+            // majority, "on node-x" in the variants' list without one).
+            let named: Vec<&str> = sentence
+                .split(|c: char| c == ' ' || c == ',' || c == ':' || c == ';')
+                .collect();
+            for location in locations.trim_end_matches(']').split(", ") {
+                let path = location.split(':').next().unwrap_or(location);
+                assert!(
+                    named.contains(&stem(path).as_str()),
+                    "{case}: `{line}` points into {path}, a node it does not name"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no located group sentence to check");
 }
 
 #[test]

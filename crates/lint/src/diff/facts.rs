@@ -167,10 +167,16 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
         } else {
             STATUS_ORPHANED
         };
+        // A rejected Service has no chain; its REJECT rule is the line that shows it.
+        let reject_rule = if first_chain.is_none() {
+            service.no_endpoints_rules.first().copied()
+        } else {
+            None
+        };
         out.push(fact(
             Subject::Service { service: key },
             Value::Text(status),
-            None,
+            reject_rule,
             first_chain,
             None,
         ));

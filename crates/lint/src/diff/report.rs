@@ -80,6 +80,16 @@ impl Difference<'_> {
             .map(|(_, v)| {
                 let who = names(v);
                 let plural = if others == 1 { "node" } else { "nodes" };
+                // A Service port is present in one of three states; say which one this node has.
+                let doing = match (&self.subject, v.value) {
+                    (Subject::Service { .. }, Some(Value::Text(STATUS_REJECTED))) => {
+                        "is rejected for lack of endpoints".to_string()
+                    }
+                    (Subject::Service { .. }, Some(Value::Text(STATUS_ORPHANED))) => {
+                        "has chains that nothing jumps to".to_string()
+                    }
+                    _ => doing.clone(),
+                };
                 match (v.value, major_variant.value) {
                     // Expected differences have no history: no "still" or "dropped".
                     (Some(_), None) if self.expected.is_some() => {
@@ -89,9 +99,11 @@ impl Difference<'_> {
                         format!("{who}: not so on this node: {holder} {doing}")
                     }
                     (Some(_), None) => {
-                        format!(
-                            "{who}: {holder} still {doing}, which {others} other {plural} dropped"
-                        )
+                        let doing = match doing.strip_prefix("is ") {
+                            Some(rest) => format!("is still {rest}"),
+                            None => format!("still {doing}"),
+                        };
+                        format!("{who}: {holder} {doing}, which {others} other {plural} dropped")
                     }
                     (None, Some(_)) => {
                         format!("{who}: {holder} no longer {doing}, unlike {others} other {plural}")
@@ -592,10 +604,23 @@ pub fn human(doc: &DiffDocument<'_>, color: bool) -> String {
         Some(line) => format!("{}:{line}", path_of(doc, l.node)),
         None => path_of(doc, l.node).to_string(),
     };
-    let locations = |d: &DifferenceDoc<'_>| -> String {
-        let all: Vec<String> = d
-            .variants
-            .iter()
+    // With a majority, message `i` describes the `i`-th odd variant: its locations are that
+    // variant's lines only, never the majority's (they are in other nodes' files).
+    let locations = |d: &DifferenceDoc<'_>, message: usize| -> String {
+        let described: Vec<&VariantDoc<'_>> = match d.majority {
+            Some(major) => d
+                .variants
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != major)
+                .map(|(_, v)| v)
+                .skip(message)
+                .take(1)
+                .collect(),
+            None => d.variants.iter().collect(),
+        };
+        let all: Vec<String> = described
+            .into_iter()
             .flat_map(|v| v.nodes.iter())
             .filter(|l| l.line.is_some())
             .take(3)
@@ -618,8 +643,8 @@ pub fn human(doc: &DiffDocument<'_>, color: bool) -> String {
         }
         let _ = writeln!(out, "\n{}", p.bold(title));
         for d in drift {
-            for m in &d.messages {
-                let _ = writeln!(out, "  {} {m}{}", p.red("≠"), locations(d));
+            for (i, m) in d.messages.iter().enumerate() {
+                let _ = writeln!(out, "  {} {m}{}", p.red("≠"), locations(d, i));
             }
         }
     }
