@@ -144,9 +144,7 @@ fn group_sentences_point_into_the_nodes_they_name() {
             };
             // The nodes a sentence describes are named in it (before the colon with a
             // majority, "on node-x" in the variants' list without one).
-            let named: Vec<&str> = sentence
-                .split(|c: char| c == ' ' || c == ',' || c == ':' || c == ';')
-                .collect();
+            let named: Vec<&str> = sentence.split([' ', ',', ':', ';']).collect();
             for location in locations.trim_end_matches(']').split(", ") {
                 let path = location.split(':').next().unwrap_or(location);
                 assert!(
