@@ -23,7 +23,11 @@ pub struct FileStats<'a> {
     /// Groups of chains that jump to each other in a cycle.
     pub cycles: usize,
     pub kube: KubeStats,
+    /// The parser's diagnostics only (RL1xx).
     pub diagnostics: SeverityCounts,
+    /// Everything `rulelint check` reports with default settings: the parser's diagnostics and
+    /// the lints' findings.
+    pub findings: SeverityCounts,
 }
 
 #[derive(Serialize)]
@@ -60,7 +64,9 @@ pub struct SeverityCounts {
 }
 
 impl SeverityCounts {
-    pub fn of(diagnostics: &[rulelint_parser::Diagnostic]) -> SeverityCounts {
+    pub fn of<'d>(
+        diagnostics: impl IntoIterator<Item = &'d rulelint_parser::Diagnostic>,
+    ) -> SeverityCounts {
         let mut counts = SeverityCounts::default();
         for d in diagnostics {
             match d.severity {
@@ -136,6 +142,11 @@ pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
         cycles: graph.cycles().len(),
         kube,
         diagnostics: SeverityCounts::of(&parsed.diagnostics),
+        findings: SeverityCounts::of(&rulelint_lint::check_with_graph(
+            parsed,
+            &graph,
+            &rulelint_lint::Config::default(),
+        )),
     }
 }
 
@@ -187,10 +198,16 @@ pub fn human(stats: &FileStats<'_>) -> String {
             k.svc_chains, k.sep_chains, k.svl_chains, k.ext_chains, k.fw_chains
         );
     }
+    let f = &stats.findings;
+    let _ = writeln!(
+        out,
+        "  findings of `rulelint check` (default settings): {} errors, {} warnings, {} info",
+        f.error, f.warning, f.info
+    );
     let d = &stats.diagnostics;
     let _ = writeln!(
         out,
-        "  diagnostics: {} errors, {} warnings, {} info",
+        "    of which syntax (RL1xx): {} errors, {} warnings, {} info",
         d.error, d.warning, d.info
     );
     out

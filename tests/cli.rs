@@ -17,6 +17,28 @@ fn stats_reads_a_corpus_dump() {
     assert!(text.contains("KUBE-SVC"), "{text}");
 }
 
+/// `stats` counts what `check` reports (lints included), not only the parser's diagnostics.
+#[test]
+fn stats_counts_the_findings_of_check() {
+    let dump = "corpus/lints/RL401-bare-drop/fail-kube-firewall-bare-drop.txt";
+    let stats = rulelint(&["stats", "--format", "json", dump], None);
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats JSON");
+    let check = rulelint(&["check", "--format", "json", dump], None);
+    let check: serde_json::Value = serde_json::from_slice(&check.stdout).expect("check JSON");
+    let reported = check["files"][0]["diagnostics"]
+        .as_array()
+        .expect("findings");
+    let errors = reported.iter().filter(|d| d["severity"] == "error").count();
+    assert!(errors > 0, "the example has an error: {check:#}");
+    let findings = &stats["files"][0]["findings"];
+    assert_eq!(findings["error"].as_u64(), Some(errors as u64), "{stats:#}");
+    let total = ["error", "warning", "info"]
+        .iter()
+        .map(|s| findings[s].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    assert_eq!(total, reported.len() as u64, "{stats:#}");
+}
+
 #[test]
 fn parse_json_is_versioned_and_complete() {
     let out = rulelint(&["parse", "--format", "json", DUMP], None);
