@@ -77,7 +77,7 @@ fn expected(file: &str) -> &'static [(&'static str, usize)] {
         // no "has no endpoints" REJECT for it: kube-proxy of that age writes one or the other,
         // so the poster's edit ("removed grafana/heapster rules") lost a rule, and DNS over UDP
         // to the cluster IP would leave nat untranslated.
-        "praqma-flannel-node1-hand-wrapped-2016.txt" => &[("RL107", 20), ("RL406", 1)],
+        "praqma-flannel-node1-hand-wrapped-2016.txt" => &[("RL107", 1), ("RL406", 1)],
         _ => &[],
     }
 }

@@ -98,6 +98,9 @@ struct Parser<'a> {
     implicit_tables: [Option<TableId>; 6],
     stray: Option<Block>,
     fragment: Option<Block>,
+    /// The one RL107 diagnostic of a hand-wrapped paste and where the later wrapped rules are:
+    /// a paste wrapped by hand wraps many rules, and one finding with their lines says it.
+    wrapped_rules: Option<(usize, Vec<Span>)>,
     words: Vec<Span>,
     last_chain: Option<(TableId, &'a str, ChainId)>,
     /// The chain of the last rule read.
@@ -193,6 +196,7 @@ impl<'a> Parser<'a> {
             implicit_tables: [None; 6],
             stray: None,
             fragment: None,
+            wrapped_rules: None,
             words: Vec::with_capacity(64),
             last_chain: None,
             last_rule_chain: ChainId(0),
@@ -275,8 +279,42 @@ impl<'a> Parser<'a> {
             .map_or("", |t| self.set.text(self.set.tables[t.index()].name))
     }
 
+    /// Says in the first RL107 diagnostic how many more rules are wrapped, and on which lines.
+    fn count_wrapped_rules(&mut self) {
+        const LINES_SHOWN: usize = 10;
+        let Some((first, later)) = self.wrapped_rules.take() else {
+            return;
+        };
+        if later.is_empty() {
+            return;
+        }
+        // The spans come in text order: one pass counts the newlines before each.
+        let bytes = self.src.as_bytes();
+        let (mut line, mut counted_to) = (1usize, 0usize);
+        let mut lines = Vec::with_capacity(later.len().min(LINES_SHOWN));
+        for at in later.iter().take(LINES_SHOWN) {
+            let to = (at.start as usize).min(bytes.len());
+            line += bytecount::count(&bytes[counted_to..to], b'\n');
+            counted_to = to;
+            lines.push(line.to_string());
+        }
+        let more = later.len() - lines.len();
+        let mut where_ = lines.join(", ");
+        if more > 0 {
+            where_.push_str(&format!(" and {more} more"));
+        }
+        let n = later.len();
+        let diagnostic = &mut self.diags[first];
+        diagnostic.message = format!(
+            "rule is wrapped onto the next line with a backslash, and so {} {n} more rule{} (lines {where_})",
+            if n == 1 { "is" } else { "are" },
+            if n == 1 { "" } else { "s" }
+        );
+    }
+
     fn finish(mut self) -> Parsed<'a> {
         self.flush_blocks();
+        self.count_wrapped_rules();
         if let (Some(prefix), Some(first)) = (self.prefix, self.first_prefix) {
             let lines = self.prefixed_lines;
             self.diags.push(
@@ -966,11 +1004,17 @@ impl<'a> Parser<'a> {
             return;
         };
         if let Some(at) = wrapped_at {
-            self.diags.push(
-                Diagnostic::new(&codes::WRAPPED_RULE, at, "rule is wrapped onto the next line with a backslash")
-                    .with_label("line continues here")
-                    .with_help("join the lines: iptables-save writes one rule per line and iptables-restore rejects wrapped ones; rulelint read the joined rule"),
-            );
+            match &mut self.wrapped_rules {
+                Some((_, later)) => later.push(at),
+                None => {
+                    self.wrapped_rules = Some((self.diags.len(), Vec::new()));
+                    self.diags.push(
+                        Diagnostic::new(&codes::WRAPPED_RULE, at, "rule is wrapped onto the next line with a backslash")
+                            .with_label("line continues here")
+                            .with_help("join the lines: iptables-save writes one rule per line and iptables-restore rejects wrapped ones; rulelint read the joined rule"),
+                    );
+                }
+            }
         }
         let rule_span = Span::new(verb_span.start as usize, end);
         let Some(&chain_span) = self.words.get(1) else {
@@ -1479,5 +1523,49 @@ mod prefix_tests {
 
     fn codes(parsed: &Parsed<'_>) -> Vec<&'static str> {
         parsed.diagnostics.iter().map(|d| d.code).collect()
+    }
+}
+
+#[cfg(test)]
+mod wrapped_rule_tests {
+    use super::*;
+
+    fn wrapped(rules: usize) -> String {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+        for i in 0..rules {
+            text.push_str(&format!(
+                "-A INPUT -p tcp --dport {} \\\n  -j ACCEPT\n",
+                1000 + i
+            ));
+        }
+        text.push_str("-A INPUT -j DROP\nCOMMIT\n");
+        text
+    }
+
+    #[test]
+    fn a_hand_wrapped_paste_is_one_finding_that_counts_its_rules() {
+        for (rules, message) in [
+            (1, "rule is wrapped onto the next line with a backslash"),
+            (
+                2,
+                "rule is wrapped onto the next line with a backslash, and so is 1 more rule (lines 5)",
+            ),
+            (
+                13,
+                "rule is wrapped onto the next line with a backslash, and so are 12 more rules (lines 5, 7, 9, 11, 13, 15, 17, 19, 21, 23 and 2 more)",
+            ),
+        ] {
+            let text = wrapped(rules);
+            let parsed = parse(&text);
+            let found: Vec<&Diagnostic> = parsed
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == "RL107")
+                .collect();
+            assert_eq!(found.len(), 1, "{rules} wrapped rules: {found:?}");
+            assert_eq!(found[0].message, message);
+            // Every rule is still read, joined.
+            assert_eq!(parsed.ruleset.rules.len(), rules + 1);
+        }
     }
 }

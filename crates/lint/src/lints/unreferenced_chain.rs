@@ -70,10 +70,14 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 continue;
             }
             let rules = chain.rule_count();
+            // The table is named: `DOCKER` is in nat and in filter, often empty in both.
+            let table_name = table.name();
             let message = match rules {
-                0 => format!("chain `{name}` is empty and nothing jumps to it"),
-                1 => format!("nothing jumps to chain `{name}`: its rule never runs"),
-                n => format!("nothing jumps to chain `{name}`: its {n} rules never run"),
+                0 => format!("{table_name} chain `{name}` is empty and nothing jumps to it"),
+                1 => format!("nothing jumps to {table_name} chain `{name}`: its rule never runs"),
+                n => {
+                    format!("nothing jumps to {table_name} chain `{name}`: its {n} rules never run")
+                }
             };
             out.push(
                 out.diagnostic(cx.chain_span(chain), message)
