@@ -41,8 +41,10 @@ step "web: wasm build"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128" \
   cargo build -p rulelint-wasm --target wasm32-unknown-unknown --profile wasm-release
 rm -rf "$OUT"
+# Cargo's target directory as cargo resolves it ($CARGO_TARGET_DIR, config files), not `target/`.
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 wasm-bindgen --target web --no-typescript --out-dir "$OUT" \
-  target/wasm32-unknown-unknown/wasm-release/rulelint_wasm.wasm
+  "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/rulelint_wasm.wasm"
 
 if [ "$OPT" = 1 ]; then
   WASM_OPT=crates/wasm/e2e/node_modules/.bin/wasm-opt

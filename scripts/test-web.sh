@@ -22,6 +22,10 @@ node --version
 
 step "web: npm packages (playwright-core, binaryen)"
 (cd crates/wasm/e2e && npm ci --no-audit --no-fund)
+# The harness finds the binary through cargo's target directory, wherever CARGO_TARGET_DIR puts it.
+CARGO_TARGET_DIR=/tmp/rulelint-target-dir-check node --input-type=module -e "
+  const { TARGET } = await import('./crates/wasm/e2e/harness.mjs');
+  if (TARGET !== '/tmp/rulelint-target-dir-check') { console.error('harness target: ' + TARGET); process.exit(1); }"
 
 bash scripts/build-web.sh --opt
 

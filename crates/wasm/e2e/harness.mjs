@@ -8,10 +8,23 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const SCREENSHOTS = path.join(ROOT, 'target/e2e-screenshots');
+
+/** Cargo's target directory as cargo resolves it ($CARGO_TARGET_DIR, config files), never
+ *  assumed to be `target/`: CI caches often move it. */
+function targetDir() {
+  const run = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps'],
+    { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (run.status !== 0) {
+    throw new Error(`cargo metadata exited ${run.status}: ${run.stderr}`);
+  }
+  return JSON.parse(run.stdout).target_directory;
+}
+
+export const TARGET = targetDir();
+export const SCREENSHOTS = path.join(TARGET, 'e2e-screenshots');
 
 /** The CLI under test: $RULELINT_BIN, else the debug build scripts/test-web.sh makes. */
-export const BIN = process.env.RULELINT_BIN || path.join(ROOT, 'target/debug/rulelint');
+export const BIN = process.env.RULELINT_BIN || path.join(TARGET, 'debug/rulelint');
 
 /** The flags the issue lists, plus QUIC off: as root on a closed network. */
 export const CHROMIUM_ARGS = [
