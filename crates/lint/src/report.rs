@@ -182,11 +182,15 @@ pub fn github_annotations(file: &CheckedFile<'_, '_>) -> String {
     out
 }
 
-/// Escaping of a workflow command's message (GitHub's `escapeData`).
+/// Escaping of a workflow command's message (GitHub's `escapeData`), after the control
+/// characters a quoted input may hold (an escape sequence in a `--comment`) are written out:
+/// the workflow log is a terminal too.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    let s = s
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    rulelint_parser::escape_control(&s).into_owned()
 }
 
 /// Escaping of a workflow command's property value (GitHub's `escapeProperty`).
@@ -208,6 +212,11 @@ mod tests {
         assert_eq!(s.to_text(), "1 error, 2 warnings, 0 infos");
         assert_eq!(s.highest(), Some(Severity::Error));
         assert_eq!(Summary::default().highest(), None);
+    }
+
+    #[test]
+    fn github_messages_write_control_characters_out() {
+        assert_eq!(escape_data("a\x1b[31m%\n\x07"), "a\\x1b[31m%25%0A\\x07");
     }
 
     #[test]

@@ -127,13 +127,19 @@ impl Diagnostic {
         } else {
             GraphicalTheme::unicode_nocolor()
         };
-        let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(100)
+            .with_context_lines(CONTEXT_LINES);
+        let span = self.span;
+        let (from, to) = snippet_window(source, lines, span.start as usize, span.end as usize);
         let report = Report {
             diagnostic: self,
             source: NamedText {
                 name: file_name,
                 text: source,
                 lines,
+                window_start: from,
+                window: shown_bytes(&source.as_bytes()[from..to]),
             },
         };
         let mut out = String::new();
@@ -177,7 +183,14 @@ impl fmt::Debug for Report<'_> {
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.diagnostic;
-        write!(f, "{}[{} {}]: {}", d.severity, d.code, d.name, d.message)
+        write!(
+            f,
+            "{}[{} {}]: {}",
+            d.severity,
+            d.code,
+            d.name,
+            escape_control(&d.message)
+        )
     }
 }
 
@@ -196,7 +209,7 @@ impl miette::Diagnostic for Report<'_> {
         self.diagnostic
             .help
             .as_deref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+            .map(|h| Box::new(escape_control(h)) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -205,7 +218,8 @@ impl miette::Diagnostic for Report<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.diagnostic.span;
-        let label = (!self.diagnostic.label.is_empty()).then(|| self.diagnostic.label.clone());
+        let label = (!self.diagnostic.label.is_empty())
+            .then(|| escape_control(&self.diagnostic.label).into_owned());
         let source_span = SourceSpan::new((span.start as usize).into(), span.len());
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             label,
@@ -216,15 +230,89 @@ impl miette::Diagnostic for Report<'_> {
 
 /// Source text with a file name and its line index, borrowed: miette's own `NamedSource` wants
 /// owned `'static` text, and miette's reading of a `&str` counts lines from the first byte for
-/// every snippet (quadratic over many findings).
+/// every snippet (quadratic over many findings). The bytes shown come from `window`, the
+/// diagnostic's snippet with control characters made visible.
 struct NamedText<'a> {
     name: &'a str,
     text: &'a str,
     lines: &'a LineIndex,
+    /// Where `window` starts in `text`.
+    window_start: usize,
+    /// `text[window_start..]` as far as any snippet of this diagnostic reaches, escaped by
+    /// [`shown_bytes`] (same length, so spans keep their offsets).
+    window: Vec<u8>,
 }
+
+/// Context lines around a span; the window below is computed for this many.
+const CONTEXT_LINES: usize = 1;
 
 /// The most bytes of a line shown on each side of a span: a snippet of a 1 GB line stays small.
 const SNIPPET_REACH: usize = 1000;
+
+/// The bytes of `text` a snippet of `start..end` shows: its lines and [`CONTEXT_LINES`] around,
+/// each side cut at [`SNIPPET_REACH`] bytes from the span (a huge line, or a huge context line,
+/// is shown in part), on character boundaries.
+fn snippet_window(text: &str, lines: &LineIndex, start: usize, end: usize) -> (usize, usize) {
+    let start = start.min(text.len());
+    let end = end.min(text.len()).max(start);
+    let line = lines.line(start as u32);
+    let last_line = lines.line(end as u32);
+    let line_count = lines.line(text.len() as u32);
+    let first = line.saturating_sub(CONTEXT_LINES as u32).max(1);
+    let after = (last_line as usize + CONTEXT_LINES).min(line_count as usize) as u32;
+    let next_line_start = |l: u32| {
+        if l < line_count {
+            lines.line_start(l + 1) as usize
+        } else {
+            text.len()
+        }
+    };
+    let mut from = (lines.line_start(first) as usize).max(start.saturating_sub(SNIPPET_REACH));
+    let mut to = next_line_start(after).min(end.saturating_add(SNIPPET_REACH));
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    while !text.is_char_boundary(to) {
+        to += 1;
+    }
+    (from, to)
+}
+
+/// `bytes` as a terminal may show them: each control byte (other than tab, newline and carriage
+/// return) becomes `?`, one byte for one, so that a `--comment` holding an escape sequence cannot
+/// drive the terminal and every offset into the snippet still holds.
+fn shown_bytes(bytes: &[u8]) -> Vec<u8> {
+    bytes
+        .iter()
+        .map(|&b| {
+            if (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f {
+                b'?'
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// `text` with its control characters written as escapes (`\x1b`, `\u{9b}`), for messages,
+/// labels and help that quote the input. Newlines and tabs are kept.
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(shown) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if shown(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 impl SourceCode for NamedText<'_> {
     fn read_span<'b>(
@@ -236,37 +324,17 @@ impl SourceCode for NamedText<'_> {
         let text = self.text;
         let start = span.offset().min(text.len());
         let end = (span.offset() + span.len()).min(text.len()).max(start);
-        let line = self.lines.line(start as u32);
-        let last_line = self.lines.line(end as u32);
-        let line_count = self.lines.line(text.len() as u32);
-        let first = line.saturating_sub(context_lines_before as u32).max(1);
-        let after = (last_line as usize + context_lines_after).min(line_count as usize) as u32;
-        let next_line_start = |l: u32| {
-            if l < line_count {
-                self.lines.line_start(l + 1) as usize
-            } else {
-                text.len()
-            }
-        };
-        // A line much longer than the span is cut around it (without the context lines on that
-        // side), on character boundaries.
-        let mut from = if start - self.lines.line_start(line) as usize > SNIPPET_REACH {
-            start - SNIPPET_REACH
+        let (window_from, window_to) = (self.window_start, self.window_start + self.window.len());
+        // The snippet is the window, or (without context: the header) the span within it.
+        let (from, to) = if context_lines_before == 0 && context_lines_after == 0 {
+            (
+                start.clamp(window_from, window_to),
+                end.clamp(window_from, window_to),
+            )
         } else {
-            self.lines.line_start(first) as usize
+            (window_from, window_to)
         };
-        let mut to = if next_line_start(last_line).saturating_sub(end) > SNIPPET_REACH {
-            end + SNIPPET_REACH
-        } else {
-            next_line_start(after)
-        };
-        while !text.is_char_boundary(from) {
-            from -= 1;
-        }
-        while !text.is_char_boundary(to) {
-            to += 1;
-        }
-        let data = &text.as_bytes()[from..to];
+        let data = &self.window[from - window_from..to - window_from];
         let data_line = self.lines.line(from as u32);
         let line_start = self.lines.line_start(data_line) as usize;
         // Without context miette asks for the header's `file:line:column`: the span's own.
@@ -312,6 +380,50 @@ mod tests {
             "{out}"
         );
         assert!(out.len() < 8 * SNIPPET_REACH, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn a_huge_context_line_is_cut_too() {
+        let text = format!(
+            "*filter\n-A INPUT {} -j DROP\n-A INPUT -x 1\n",
+            "x".repeat(1 << 20)
+        );
+        let start = text.find("-x").expect("span");
+        let out = at(start, 2).render("big.txt", &text, false);
+        assert!(out.contains("big.txt:3:10"), "{out}");
+        assert!(out.len() < 8 * SNIPPET_REACH, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn control_characters_of_the_input_never_reach_the_terminal() {
+        let text =
+            "*filter\n-A INPUT -m comment --comment \"\x1b]0;owned\x07\x1b[31mred\" -x 1\nCOMMIT\n";
+        let start = text.find("-x").expect("span");
+        let finding = Diagnostic::new(
+            &crate::codes::UNEXPECTED_WORD,
+            Span::new(start, start + 2),
+            "after \"\x1b[31mred\u{9b}\"",
+        )
+        .with_label("a \x1b label")
+        .with_help("a \x07 help");
+        let plain = finding.render("t.txt", text, false);
+        assert!(
+            !plain.chars().any(|c| c.is_control() && c != '\n'),
+            "{plain:?}"
+        );
+        assert!(plain.contains("after \"\\x1b[31mred\\u{9b}\""), "{plain}");
+        assert!(plain.contains("?]0;owned??[31mred"), "{plain}");
+        assert!(
+            plain.contains("a \\x1b label") && plain.contains("a \\x07 help"),
+            "{plain}"
+        );
+        // In colour, the only escape sequences are the theme's (SGR `ESC [ ... m`).
+        let coloured = finding.render("t.txt", text, true);
+        assert!(
+            !coloured.contains('\x07') && !coloured.contains("\x1b]"),
+            "{coloured:?}"
+        );
+        assert!(!coloured.contains("\x1b[31mred"), "{coloured:?}");
     }
 
     #[test]
