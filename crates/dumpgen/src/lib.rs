@@ -27,7 +27,10 @@
 
 mod emit;
 mod model;
+mod nft;
 mod text;
+
+pub use nft::{NftForm, generate_nft, nft_rule_count};
 
 /// Which generation of kube-proxy and kubelet wrote the rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -121,6 +124,18 @@ impl Shape {
             ..Shape::default()
         };
         shape.fit_rules(rules)
+    }
+
+    /// A default-shaped cluster of exactly `services` Service ports, shaped
+    /// like [`Shape::with_rule_target`]'s: 4 endpoints per Service on
+    /// average, about 40 endpoints per node (3 to 256 nodes).
+    pub fn with_services(services: usize) -> Shape {
+        Shape {
+            services,
+            endpoints_per_service: 4,
+            nodes: (services / 10).clamp(3, 256) as u32,
+            ..Shape::default()
+        }
     }
 
     /// This shape with [`services`](Shape::services) chosen so the dump has
