@@ -20,6 +20,12 @@
 //! assert_eq!(dump, generate(&shape)); // deterministic
 //! ```
 //!
+//! [`generate_nft`] prints the same node with kube-proxy in nftables mode
+//! (`table ip kube-proxy` or `ip6`), as `nft list ruleset`, `nft -j list
+//! ruleset` or the `add ...` transaction kube-proxy writes: the same Services,
+//! endpoints and node, so an iptables node and an nftables node of one
+//! cluster can be compared Service by Service.
+//!
 //! Output is deterministic: the same [`Shape`] gives the same bytes. Several
 //! nodes of one cluster share a [`Shape::seed`] and differ in
 //! [`Shape::node`]: they see the same Services and endpoints, but each has

@@ -18,8 +18,8 @@ and node) with kube-proxy in nftables mode (table ip kube-proxy, or ip6).
 
   --rules N     size the cluster so its iptables dump has about N rules
                 (default 1000; the result is within 5%)
-  --services N  exactly N Service ports instead (4 endpoints each on
-                average, nodes grow with the cluster)
+  --services N  exactly N Service ports instead, up to 500000 (4
+                endpoints each on average, nodes grow with the cluster)
   --mode M      iptables (default) or nftables
   --form F      nftables mode only: list (default; as `nft list ruleset`
                 prints it), json (`nft -j list ruleset`) or transaction
@@ -81,18 +81,18 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--nodes" => args.nodes = Some(number(&flag, value())?),
             "--node" => args.node = number(&flag, value())?,
             "--services" => args.services = Some(number(&flag, value())?),
-            "--mode" => match value().as_deref() {
-                Some("iptables") => args.nft = None,
-                Some("nftables") => args.nft = Some(NftForm::List),
-                other => return Err(format!("--mode: iptables or nftables, not {other:?}")),
+            "--mode" => match value().ok_or("--mode needs a value")?.as_str() {
+                "iptables" => args.nft = None,
+                "nftables" => args.nft = Some(NftForm::List),
+                other => return Err(format!("--mode: iptables or nftables, not {other}")),
             },
             "--form" => {
-                args.form = Some(match value().as_deref() {
-                    Some("list") => NftForm::List,
-                    Some("json") => NftForm::Json,
-                    Some("transaction") => NftForm::Transaction,
+                args.form = Some(match value().ok_or("--form needs a value")?.as_str() {
+                    "list" => NftForm::List,
+                    "json" => NftForm::Json,
+                    "transaction" => NftForm::Transaction,
                     other => {
-                        return Err(format!("--form: list, json or transaction, not {other:?}"));
+                        return Err(format!("--form: list, json or transaction, not {other}"));
                     }
                 })
             }
@@ -109,6 +109,12 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
         && !(1..=256).contains(&nodes)
     {
         return Err(format!("--nodes must be 1 to 256, not {nodes}"));
+    }
+    // Cluster IPs stay unique up to about 500,000 Service ports (a /12).
+    if let Some(services) = args.services
+        && services > 500_000
+    {
+        return Err(format!("--services must be at most 500000, not {services}"));
     }
     if let Some(form) = args.form {
         match args.nft {
