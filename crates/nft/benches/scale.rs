@@ -107,6 +107,20 @@ fn main() {
         "ns/rule",
         "peak/in"
     );
+    // Both families' text must parse cleanly, or the figures measure error recovery.
+    for ipv6 in [false, true] {
+        let shape = Shape {
+            ipv6,
+            ..Shape::with_services(500)
+        };
+        let text = generate_nft(&shape, NftForm::List);
+        let parsed = rulelint_nft::parse(&text);
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "dumpgen's nft text (ipv6: {ipv6}) should parse cleanly: {:?}",
+            parsed.diagnostics.first()
+        );
+    }
     for services in [50usize, 500, 5_000, 20_000]
         .into_iter()
         .filter(|&n| n <= max)
