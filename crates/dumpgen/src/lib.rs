@@ -20,6 +20,12 @@
 //! assert_eq!(dump, generate(&shape)); // deterministic
 //! ```
 //!
+//! [`generate_nft`] prints the same node with kube-proxy in nftables mode
+//! (`table ip kube-proxy` or `ip6`), as `nft list ruleset`, `nft -j list
+//! ruleset` or the `add ...` transaction kube-proxy writes: the same Services,
+//! endpoints and node, so an iptables node and an nftables node of one
+//! cluster can be compared Service by Service.
+//!
 //! Output is deterministic: the same [`Shape`] gives the same bytes. Several
 //! nodes of one cluster share a [`Shape::seed`] and differ in
 //! [`Shape::node`]: they see the same Services and endpoints, but each has
@@ -27,7 +33,10 @@
 
 mod emit;
 mod model;
+mod nft;
 mod text;
+
+pub use nft::{NftForm, generate_nft, nft_rule_count};
 
 /// Which generation of kube-proxy and kubelet wrote the rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -121,6 +130,18 @@ impl Shape {
             ..Shape::default()
         };
         shape.fit_rules(rules)
+    }
+
+    /// A default-shaped cluster of exactly `services` Service ports, shaped
+    /// like [`Shape::with_rule_target`]'s: 4 endpoints per Service on
+    /// average, about 40 endpoints per node (3 to 256 nodes).
+    pub fn with_services(services: usize) -> Shape {
+        Shape {
+            services,
+            endpoints_per_service: 4,
+            nodes: (services / 10).clamp(3, 256) as u32,
+            ..Shape::default()
+        }
     }
 
     /// This shape with [`services`](Shape::services) chosen so the dump has

@@ -1,13 +1,13 @@
-//! Scale report: parse + graph time, throughput and peak heap of `rulelint-nft` on generated
-//! kube-proxy nftables rulesets (1k to 20k Services, three endpoints each), next to the iptables
-//! parser on `dumpgen` dumps of about the same size in bytes. It asserts nothing: it measures
-//! and prints.
+//! Scale report: parse + graph time, throughput, time per Service and peak heap of
+//! `rulelint-nft` on `dumpgen` nodes in nftables mode (`nft list ruleset` text of 50 to 20,000
+//! Service ports), next to the iptables parser on the iptables-save dump of the *same* cluster
+//! (same Services, endpoints and node). It asserts nothing but that the nft text parses
+//! cleanly: it measures and prints.
 //!
 //! `cargo bench -p rulelint-nft --bench scale` (`RULELINT_BENCH_MAX=5000` to stop earlier).
 
-use rulelint_dumpgen::{Shape, generate};
+use rulelint_dumpgen::{NftForm, Shape, generate, generate_nft};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::fmt::Write;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -48,65 +48,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// A kube-proxy (layout L3) `nft list ruleset` for `services` Services with 3 endpoints each.
-fn nft_ruleset(services: usize) -> String {
-    let mut o = String::with_capacity(services * 1200);
-    let ip = |i: usize| format!("172.30.{}.{}", (i / 250) % 250, i % 250 + 1);
-    let ep = |i: usize, e: usize| format!("10.{}.{}.{}", 180 + e, (i / 250) % 250, i % 250 + 1);
-    o.push_str("table ip kube-proxy {\n\tcomment \"rules for kube-proxy\"\n");
-    o.push_str("\tset cluster-ips {\n\t\ttype ipv4_addr\n\t\tcomment \"Active ClusterIPs\"\n\t\telements = { ");
-    for i in 0..services {
-        let sep = if i + 1 < services {
-            if i % 2 == 1 { ",\n\t\t\t     " } else { ", " }
-        } else {
-            " }\n\t}\n"
-        };
-        let _ = write!(o, "{}{sep}", ip(i));
-    }
-    o.push_str("\n\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t\tcomment \"ClusterIP, ExternalIP and LoadBalancer IP traffic\"\n\t\telements = { ");
-    for i in 0..services {
-        let sep = if i + 1 < services {
-            ",\n\t\t\t     "
-        } else {
-            " }\n\t}\n"
-        };
-        let _ = write!(
-            o,
-            "{} . tcp . 80 : goto service-H{i:07}-ns{}/svc{i}/tcp/p80{sep}",
-            ip(i),
-            i % 50
-        );
-    }
-    o.push_str("\n\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n");
-    o.push_str("\n\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\tjump masquerading\n\t}\n");
-    o.push_str("\n\tchain masquerading {\n\t\tmeta mark & 0x00004000 == 0x00000000 return\n\t\tmeta mark set meta mark ^ 0x00004000\n\t\tmasquerade fully-random\n\t}\n");
-    o.push_str("\n\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x00004000\n\t}\n");
-    o.push_str("\n\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t\tfib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports\n\t}\n");
-    for i in 0..services {
-        let name = format!("H{i:07}-ns{}/svc{i}/tcp/p80", i % 50);
-        let _ = write!(
-            o,
-            "\n\tchain service-{name} {{\n\t\tip daddr {} ip saddr != 10.0.0.0/8 jump mark-for-masquerade\n\t\tnumgen random mod 3 vmap {{ ",
-            ip(i)
-        );
-        for e in 0..3 {
-            let sep = if e < 2 { ", " } else { " }\n\t}\n" };
-            let _ = write!(o, "{e} : goto endpoint-{name}__{}/80{sep}", ep(i, e));
-        }
-        for e in 0..3 {
-            let _ = write!(
-                o,
-                "\n\tchain endpoint-{name}__{}/80 {{\n\t\tip saddr {} jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to {}:80\n\t}}\n",
-                ep(i, e),
-                ep(i, e),
-                ep(i, e)
-            );
-        }
-    }
-    o.push_str("}\n");
-    o
-}
-
 struct Measure {
     parse: f64,
     total: f64,
@@ -134,14 +75,15 @@ fn measure<F: FnMut() -> (usize, f64)>(runs: usize, mut f: F) -> Measure {
     m
 }
 
-fn row(kind: &str, bytes: usize, m: &Measure) {
+fn row(kind: &str, services: usize, bytes: usize, m: &Measure) {
     println!(
-        "{kind:>9} {:>9} {:>11} {:>10.2} {:>10.2} {:>8.0} {:>9.1} {:>8.2}",
+        "{kind:>9} {services:>8} {:>8} {:>10} {:>9.2} {:>10.2} {:>6.0} {:>9.2} {:>8.0} {:>8.2}",
         m.rules,
         bytes,
         m.parse * 1e3,
         m.total * 1e3,
         bytes as f64 / m.total / 1e6,
+        m.total * 1e6 / services.max(1) as f64,
         m.total * 1e9 / m.rules.max(1) as f64,
         (m.peak + bytes) as f64 / bytes as f64
     );
@@ -152,32 +94,60 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(usize::MAX);
-    // Bytes per rule of dumpgen dumps, to size the iptables dump like the nft text.
-    let sample = generate(&Shape::with_rule_target(10_000));
-    let per_rule = sample.len() as f64 / rulelint_dumpgen::rule_count(&sample) as f64;
     println!(
-        "{:>9} {:>9} {:>11} {:>10} {:>10} {:>8} {:>9} {:>8}",
-        "parser", "rules", "bytes", "parse ms", "+graph ms", "MB/s", "ns/rule", "peak/in"
+        "{:>9} {:>8} {:>8} {:>10} {:>9} {:>10} {:>6} {:>9} {:>8} {:>8}",
+        "parser",
+        "services",
+        "rules",
+        "bytes",
+        "parse ms",
+        "+graph ms",
+        "MB/s",
+        "us/svc",
+        "ns/rule",
+        "peak/in"
     );
-    for services in [1_000usize, 5_000, 20_000]
+    // Both families' text must parse cleanly, or the figures measure error recovery.
+    for ipv6 in [false, true] {
+        let shape = Shape {
+            ipv6,
+            ..Shape::with_services(500)
+        };
+        let text = generate_nft(&shape, NftForm::List);
+        let parsed = rulelint_nft::parse(&text);
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "dumpgen's nft text (ipv6: {ipv6}) should parse cleanly: {:?}",
+            parsed.diagnostics.first()
+        );
+    }
+    for services in [50usize, 500, 5_000, 20_000]
         .into_iter()
         .filter(|&n| n <= max)
     {
-        let text = nft_ruleset(services);
-        let runs = if services >= 20_000 { 5 } else { 15 };
+        // One cluster, seen from the same node in both modes.
+        let shape = Shape::with_services(services);
+        let runs = match services {
+            0..=500 => 50,
+            501..=5_000 => 10,
+            _ => 3,
+        };
+        let text = generate_nft(&shape, NftForm::List);
         let m = measure(runs, || {
             let start = Instant::now();
             let parsed = rulelint_nft::parse(black_box(&text));
             let at = start.elapsed().as_secs_f64();
-            assert!(parsed.diagnostics.is_empty());
+            assert!(
+                parsed.diagnostics.is_empty(),
+                "dumpgen's nft text should parse cleanly: {:?}",
+                parsed.diagnostics.first()
+            );
             let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
             black_box(&graph);
             (parsed.ruleset.rules.len(), at)
         });
-        row("nft", text.len(), &m);
-        let ipt = generate(&Shape::with_rule_target(
-            (text.len() as f64 / per_rule) as usize,
-        ));
+        row("nft", services, text.len(), &m);
+        let ipt = generate(&shape);
         let m = measure(runs, || {
             let start = Instant::now();
             let parsed = rulelint_parser::parse(black_box(&ipt));
@@ -186,6 +156,6 @@ fn main() {
             black_box(&graph);
             (parsed.ruleset.rules.len(), at)
         });
-        row("iptables", ipt.len(), &m);
+        row("iptables", services, ipt.len(), &m);
     }
 }

@@ -1,18 +1,29 @@
-//! `dumpgen`: print a kube-proxy-shaped `iptables-save` dump to stdout.
+//! `dumpgen`: print a kube-proxy-shaped `iptables-save` dump, or the same
+//! cluster's node in nftables mode, to stdout.
 
 use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
 
-use rulelint_dumpgen::{Layout, Shape, generate};
+use rulelint_dumpgen::{Layout, NftForm, Shape, generate, generate_nft};
 
 const USAGE: &str = "\
-usage: dumpgen [--rules N] [--ipv6] [--legacy] [--counters] [--seed N]
-               [--nodes N] [--node I]
+usage: dumpgen [--rules N | --services N] [--ipv6] [--legacy] [--counters]
+               [--seed N] [--nodes N] [--node I]
+               [--mode iptables|nftables] [--form list|json|transaction]
 
 Prints to stdout an iptables-save dump of one node of a Kubernetes cluster
-whose kube-proxy runs in iptables mode, sized to about N rules.
+whose kube-proxy runs in iptables mode, sized to about N rules; or, with
+--mode nftables, the same node of the same cluster (same Services, endpoints
+and node) with kube-proxy in nftables mode (table ip kube-proxy, or ip6).
 
-  --rules N     target rule count (default 1000; the result is within 5%)
+  --rules N     size the cluster so its iptables dump has about N rules
+                (default 1000; the result is within 5%)
+  --services N  exactly N Service ports instead, up to 500000 (4
+                endpoints each on average, nodes grow with the cluster)
+  --mode M      iptables (default) or nftables
+  --form F      nftables mode only: list (default; as `nft list ruleset`
+                prints it), json (`nft -j list ruleset`) or transaction
+                (the `add ...` lines kube-proxy pipes to `nft -f -`)
   --ipv6        an ip6tables-save dump of an IPv6 cluster
   --legacy      Kubernetes 1.23 layout (KUBE-MARK-DROP, KUBE-XLB-*) instead
                 of the 1.27+ one (KUBE-EXT-*, KUBE-SVL-*, KUBE-PROXY-FIREWALL)
@@ -31,6 +42,9 @@ struct Args {
     seed: u64,
     nodes: Option<u32>,
     node: u32,
+    services: Option<usize>,
+    nft: Option<NftForm>,
+    form: Option<NftForm>,
 }
 
 fn number<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
@@ -50,6 +64,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
         seed: 1,
         nodes: None,
         node: 0,
+        services: None,
+        nft: None,
+        form: None,
     };
     while let Some(arg) = argv.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -63,6 +80,22 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--seed" => args.seed = number(&flag, value())?,
             "--nodes" => args.nodes = Some(number(&flag, value())?),
             "--node" => args.node = number(&flag, value())?,
+            "--services" => args.services = Some(number(&flag, value())?),
+            "--mode" => match value().ok_or("--mode needs a value")?.as_str() {
+                "iptables" => args.nft = None,
+                "nftables" => args.nft = Some(NftForm::List),
+                other => return Err(format!("--mode: iptables or nftables, not {other}")),
+            },
+            "--form" => {
+                args.form = Some(match value().ok_or("--form needs a value")?.as_str() {
+                    "list" => NftForm::List,
+                    "json" => NftForm::Json,
+                    "transaction" => NftForm::Transaction,
+                    other => {
+                        return Err(format!("--form: list, json or transaction, not {other}"));
+                    }
+                })
+            }
             "--ipv6" | "--legacy" | "--counters" if inline.is_some() => {
                 return Err(format!("{flag} takes no value"));
             }
@@ -76,6 +109,21 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
         && !(1..=256).contains(&nodes)
     {
         return Err(format!("--nodes must be 1 to 256, not {nodes}"));
+    }
+    // Cluster IPs stay unique up to about 500,000 Service ports (a /12).
+    if let Some(services) = args.services
+        && services > 500_000
+    {
+        return Err(format!("--services must be at most 500000, not {services}"));
+    }
+    if let Some(form) = args.form {
+        match args.nft {
+            Some(_) => args.nft = Some(form),
+            None => return Err("--form needs --mode nftables".to_owned()),
+        }
+    }
+    if args.nft.is_some() && (args.legacy || args.counters) {
+        return Err("--legacy and --counters are iptables-mode flags".to_owned());
     }
     Ok(Some(args))
 }
@@ -92,7 +140,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut shape = Shape::with_rule_target(args.rules);
+    let mut shape = match args.services {
+        Some(services) => Shape::with_services(services),
+        None => Shape::with_rule_target(args.rules),
+    };
     shape.ipv6 = args.ipv6;
     shape.layout = if args.legacy {
         Layout::Legacy
@@ -112,9 +163,14 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     shape.node = args.node;
-    let shape = shape.fit_rules(args.rules);
+    if args.services.is_none() {
+        shape = shape.fit_rules(args.rules);
+    }
 
-    let dump = generate(&shape);
+    let dump = match args.nft {
+        Some(form) => generate_nft(&shape, form),
+        None => generate(&shape),
+    };
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(dump.as_bytes())
