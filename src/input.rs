@@ -1,4 +1,5 @@
-//! Reading dumps: files, `-` for stdin, `.gz` transparently.
+//! Reading dumps: files, `-` for stdin, `.gz` transparently; bounded in size, binary refused,
+//! UTF-16 decoded, and what was replaced said.
 
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
@@ -12,32 +13,243 @@ pub struct Input {
     pub text: String,
 }
 
+/// The largest dump read, in MiB, unless `RULELINT_MAX_DUMP_MB` says otherwise: a 1M-rule node
+/// is about 250 MB; a gzip bomb stops here instead of filling memory.
+const DEFAULT_MAX_DUMP_MB: u64 = 4096;
+
+/// The environment variable that sets the largest dump read, in MiB.
+pub const MAX_DUMP_ENV: &str = "RULELINT_MAX_DUMP_MB";
+
+/// How much of the start is looked at to tell text from binary and UTF-16 from UTF-8.
+const SNIFF_BYTES: usize = 8192;
+
+fn max_dump_bytes() -> u64 {
+    std::env::var(MAX_DUMP_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_MAX_DUMP_MB)
+        .saturating_mul(1 << 20)
+}
+
 /// Reads `path` (`-` for stdin). A `.gz` file, or any input starting with the gzip magic, is
-/// decompressed.
+/// decompressed. Notes about the encoding (UTF-16, NUL bytes, invalid UTF-8) go to stderr.
 pub fn read(path: &str) -> Result<Input, String> {
+    let limit = max_dump_bytes();
+    let too_big = |name: &str, what: &str| {
+        format!(
+            "`{name}` {what} more than {} MiB, the largest dump rulelint reads (set {MAX_DUMP_ENV} to read more)",
+            limit >> 20
+        )
+    };
     let mut bytes = Vec::new();
     let name = if path == "-" {
         io::stdin()
             .lock()
+            .take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| format!("cannot read standard input: {e}"))?;
         String::from("<stdin>")
     } else {
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
+        let mut file = File::open(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+        if file.metadata().is_ok_and(|m| m.len() > limit) {
+            return Err(too_big(path, "holds"));
+        }
+        file.by_ref()
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
             .map_err(|e| format!("cannot read `{path}`: {e}"))?;
         path.to_string()
     };
+    if bytes.len() as u64 > limit {
+        return Err(too_big(&name, "holds"));
+    }
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(bytes.len() * 8);
+        let mut out = Vec::with_capacity((bytes.len() * 8).min(limit as usize + 1));
         MultiGzDecoder::new(&bytes[..])
+            .take(limit + 1)
             .read_to_end(&mut out)
             .map_err(|e| format!("cannot decompress `{name}`: {e}"))?;
+        if out.len() as u64 > limit {
+            return Err(too_big(&name, "decompresses to"));
+        }
         bytes = out;
+    }
+    let text = decode(&name, bytes)?;
+    Ok(Input { name, text })
+}
+
+/// The text of `bytes`: UTF-8 (invalid sequences replaced) or UTF-16 (by byte-order mark or by
+/// its zero bytes, as a Windows shell redirect writes it); binary input is refused.
+fn decode(name: &str, bytes: Vec<u8>) -> Result<String, String> {
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    if let Some(utf16) = utf16_kind(head) {
+        eprintln!("rulelint: `{name}`: read as {} text", utf16.describe());
+        return Ok(utf16.decode(&bytes));
+    }
+    if let Some(kind) = binary_kind(head) {
+        return Err(format!(
+            "`{name}` is {kind}, not a text dump (iptables-save or nft list ruleset output)"
+        ));
     }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        Err(e) => {
+            let first = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let (line, column) = line_column(e.as_bytes(), first);
+            eprintln!(
+                "rulelint: `{name}`: invalid UTF-8 (first at line {line}, column {column}) read as U+FFFD"
+            );
+            text
+        }
     };
-    Ok(Input { name, text })
+    if let Some(at) = memchr::memchr(0, text.as_bytes()) {
+        let (line, column) = line_column(text.as_bytes(), at);
+        let count = bytecount::count(text.as_bytes(), 0);
+        eprintln!(
+            "rulelint: `{name}`: {count} NUL byte{} (first at line {line}, column {column}): the file may be corrupt",
+            if count == 1 { "" } else { "s" }
+        );
+    }
+    Ok(text)
+}
+
+/// 1-based line and column (in bytes) of `offset`.
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = bytecount::count(before, b'\n') + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    (line, offset - line_start + 1)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Utf16 {
+    Little,
+    Big,
+}
+
+impl Utf16 {
+    fn describe(self) -> &'static str {
+        match self {
+            Utf16::Little => "UTF-16LE",
+            Utf16::Big => "UTF-16BE",
+        }
+    }
+
+    /// The text, without a byte-order mark; unpaired surrogates become U+FFFD.
+    fn decode(self, bytes: &[u8]) -> String {
+        let units = bytes.chunks_exact(2).map(|pair| match self {
+            Utf16::Little => u16::from_le_bytes([pair[0], pair[1]]),
+            Utf16::Big => u16::from_be_bytes([pair[0], pair[1]]),
+        });
+        let text: String = char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        }
+    }
+}
+
+/// UTF-16 by its byte-order mark, or (without one) by ASCII text's zero high bytes: most even
+/// (little-endian) or odd (big-endian) bytes zero, the others not.
+fn utf16_kind(head: &[u8]) -> Option<Utf16> {
+    if head.starts_with(&[0xff, 0xfe]) {
+        return Some(Utf16::Little);
+    }
+    if head.starts_with(&[0xfe, 0xff]) {
+        return Some(Utf16::Big);
+    }
+    let pairs = head.len() / 2;
+    if pairs < 8 {
+        return None;
+    }
+    let (mut zero_odd, mut zero_even) = (0, 0);
+    for pair in head.chunks_exact(2) {
+        zero_even += usize::from(pair[0] == 0);
+        zero_odd += usize::from(pair[1] == 0);
+    }
+    if zero_odd * 10 >= pairs * 9 && zero_even * 10 <= pairs {
+        Some(Utf16::Little)
+    } else if zero_even * 10 >= pairs * 9 && zero_odd * 10 <= pairs {
+        Some(Utf16::Big)
+    } else {
+        None
+    }
+}
+
+/// What a binary start of input is, if it is one: known magic numbers, else more than 1 in 100
+/// bytes NUL or another control character that text does not hold (a dump with one corrupt byte
+/// is still read, and the byte named).
+fn binary_kind(head: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x7fELF", "an ELF executable"),
+        (b"MZ", "a Windows executable"),
+        (b"%PDF", "a PDF document"),
+        (b"\x89PNG", "a PNG image"),
+        (b"PK\x03\x04", "a zip archive"),
+        (b"\x28\xb5\x2f\xfd", "a zstd archive"),
+        (b"\xfd7zXZ", "an xz archive"),
+        (b"BZh", "a bzip2 archive"),
+    ];
+    if let Some((_, kind)) = MAGIC.iter().find(|(magic, _)| head.starts_with(magic)) {
+        // `MZ` and `BZh` are also the start of words: only binary if the rest agrees.
+        if !matches!(*kind, "a Windows executable" | "a bzip2 archive") || controls(head) > 0 {
+            return Some(kind);
+        }
+    }
+    (controls(head) * 100 > head.len()).then_some("binary data")
+}
+
+/// Bytes of `head` that text does not hold: NUL and the C0 controls other than tab, newline,
+/// vertical tab, form feed, carriage return and escape.
+fn controls(head: &[u8]) -> usize {
+    head.iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1b))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMP: &str = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n";
+
+    #[test]
+    fn utf16_with_and_without_a_byte_order_mark_reads_as_the_text() {
+        let le: Vec<u8> = DUMP.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = DUMP.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for (bytes, kind) in [
+            ([&[0xff, 0xfe][..], &le].concat(), Utf16::Little),
+            (le.clone(), Utf16::Little),
+            ([&[0xfe, 0xff][..], &be].concat(), Utf16::Big),
+            (be.clone(), Utf16::Big),
+        ] {
+            assert_eq!(utf16_kind(&bytes), Some(kind));
+            assert_eq!(decode("t", bytes).expect("text"), DUMP);
+        }
+        assert_eq!(utf16_kind(DUMP.as_bytes()), None);
+    }
+
+    #[test]
+    fn binary_input_is_refused_and_a_corrupt_byte_is_not() {
+        let elf = [&b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0"[..], &[0u8; 64]].concat();
+        assert!(decode("ls", elf).unwrap_err().contains("ELF executable"));
+        let random: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        assert!(decode("r", random).unwrap_err().contains("binary data"));
+        let mut corrupt = DUMP.repeat(50).into_bytes();
+        corrupt[100] = 0;
+        assert!(decode("c", corrupt).is_ok());
+        // Words that start like magic numbers are text.
+        assert!(decode("m", b"MZ rules\n*filter\nCOMMIT\n".to_vec()).is_ok());
+    }
+
+    #[test]
+    fn line_and_column_of_an_offset() {
+        assert_eq!(line_column(b"ab\ncd\n", 4), (2, 2));
+        assert_eq!(line_column(b"ab", 0), (1, 1));
+    }
 }

@@ -247,3 +247,47 @@ fn services_of_a_non_kubernetes_dump_and_of_no_dump() {
     let out = rulelint(&["services", "-"], Some(b"hello\n"));
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Binary input is refused by name; UTF-16 is read; a gzip bomb stops at the size limit.
+#[test]
+fn binary_utf16_and_oversized_input() {
+    let exe = std::env::var("CARGO_BIN_EXE_rulelint").expect("binary");
+    let out = rulelint(&[&exe], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("ELF executable"),
+        "{out:?}"
+    );
+
+    let text = std::fs::read_to_string(DUMP).expect("dump");
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let read = rulelint(&["stats", "--format", "json", "-"], Some(&utf16));
+    let plain = rulelint(&["stats", "--format", "json", "-"], Some(text.as_bytes()));
+    assert_eq!(read.status.code(), Some(0));
+    assert_eq!(read.stdout, plain.stdout);
+    assert!(String::from_utf8_lossy(&read.stderr).contains("UTF-16LE"));
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&vec![b'\n'; 3 << 20]).expect("gzip");
+    let bomb = gz.finish().expect("gzip");
+    let out = Command::new(&exe)
+        .args(["stats", "-"])
+        .env("RULELINT_MAX_DUMP_MB", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().expect("stdin").write_all(&bomb)?;
+            child.wait_with_output()
+        })
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("decompresses to more than 2 MiB"),
+        "{out:?}"
+    );
+}
