@@ -90,16 +90,13 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-/// Reads what kube-proxy programmed and returns the same JSON document as
-/// `rulelint services --format json` for one file named `name`.
+/// Reads what kube-proxy programmed (iptables-save or `nft list ruleset` text) and returns the
+/// same JSON document as `rulelint services --format json` for one file named `name`.
 #[wasm_bindgen]
 pub fn services(name: &str, text: &str) -> String {
-    let parsed = rulelint_parser::parse(text);
-    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
-    let model = rulelint_lint::kube::KubeModel::build(&parsed.ruleset, &graph);
-    to_json(&json::Document::new(vec![
-        rulelint_lint::kube::doc::services_file(name, &parsed.ruleset, &model),
-    ]))
+    rulelint_lint::kube::doc::with_services_file(name, text, |doc, _| {
+        to_json(&json::Document::new(vec![doc]))
+    })
 }
 
 /// One node for [`diff`] and [`trace`].
