@@ -342,7 +342,10 @@ pub fn human(file: &ServicesFile<'_>) -> String {
             if !policies.is_empty() {
                 let _ = writeln!(out, "    policy     {}", policies.join(", "));
             }
-            if s.drops_without_local_endpoints && s.local_endpoints.is_empty() {
+            if s.drops_without_local_endpoints
+                && s.local_endpoints.is_empty()
+                && !s.endpoints.is_empty()
+            {
                 let _ = writeln!(
                     out,
                     "    {:<10} external traffic dropped here: no local endpoints",
