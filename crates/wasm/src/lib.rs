@@ -225,6 +225,21 @@ mod tests {
     }
 
     #[test]
+    fn services_reads_an_nft_listing() {
+        let listing = "table ip kube-proxy {\n\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t\t\
+                       elements = { 10.96.0.1 . tcp . 443 : goto service-AAAAAAAA-default/kubernetes/tcp/https }\n\t}\n\t\
+                       chain service-AAAAAAAA-default/kubernetes/tcp/https {\n\t\tnumgen random mod 1 vmap { 0 : goto endpoint-BBBBBBBB-default/kubernetes/tcp/https__192.168.1.5/6443 }\n\t}\n\t\
+                       chain endpoint-BBBBBBBB-default/kubernetes/tcp/https__192.168.1.5/6443 {\n\t\tmeta l4proto tcp dnat to 192.168.1.5:6443\n\t}\n}\n";
+        let value: serde_json::Value =
+            serde_json::from_str(&super::services("node.nft", listing)).expect("valid JSON");
+        let file = &value["files"][0];
+        assert_eq!(file["layout"]["proxy_mode"], "nftables");
+        let service = &file["services"][0];
+        assert_eq!(service["name"], "default/kubernetes:https");
+        assert_eq!(service["endpoints"][0]["destination"], "192.168.1.5:6443");
+    }
+
+    #[test]
     fn chains_give_hooks_callees_and_finding_counts() {
         let dump = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
                     :KUBE-FIREWALL - [0:0]\n:LEFTOVER - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A INPUT -s 10.0.0.1/32 -j KUBE-FIREWALL\n\

@@ -277,14 +277,14 @@ fn literal<'a>(e: &Expr<'a>) -> Option<&'a str> {
 }
 
 /// A map element's key as `[address,] protocol, port`.
-fn key_parts<'e, 'a>(element: &'e Element<'a>) -> Vec<&'a str> {
+fn key_parts<'a>(element: &Element<'a>) -> Vec<&'a str> {
     match &element.key {
         Expr::Concat(parts) => parts.iter().filter_map(literal).collect(),
         e => literal(e).into_iter().collect(),
     }
 }
 
-fn verdict<'e, 'a>(element: &'e Element<'a>) -> Option<(VerdictKind, Option<&'a str>)> {
+fn verdict<'a>(element: &Element<'a>) -> Option<(VerdictKind, Option<&'a str>)> {
     match &element.value {
         Some(Value::Verdict(v)) => Some((v.kind, v.target)),
         _ => None,
