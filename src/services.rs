@@ -1,22 +1,15 @@
 //! `rulelint services`: the Service catalogue of each dump, iptables-save or `nft list ruleset`.
 
 use crate::{EXIT_INPUT, Loaded, StatsFormat, write_json};
-use rulelint_lint::kube::doc::{human, is_nft_listing, with_services_file};
+use rulelint_lint::kube::doc::{catalog_of, human, is_nft_listing, services_file};
 use rulelint_parser::json;
 use std::io::{self, Write};
 
 pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) -> io::Result<u8> {
     let mut status = 0;
-    let mut texts = Vec::new();
-    let mut documents = Vec::new();
+    let mut catalogs = Vec::with_capacity(loaded.len());
     for file in loaded {
-        let has_content = with_services_file(&file.name, &file.text, |doc, has_content| {
-            match format {
-                StatsFormat::Json => documents.push(serde_json::to_value(doc)),
-                StatsFormat::Human => texts.push(human(doc)),
-            }
-            has_content
-        });
+        let (catalog, has_content) = catalog_of(&file.text);
         if !has_content {
             let kind = if is_nft_listing(&file.text) {
                 "nft list ruleset"
@@ -29,18 +22,18 @@ pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) 
             );
             status = EXIT_INPUT;
         }
+        catalogs.push(catalog);
     }
+    let docs: Vec<_> = loaded
+        .iter()
+        .zip(&catalogs)
+        .map(|(l, c)| services_file(&l.name, c))
+        .collect();
     match format {
-        StatsFormat::Json => {
-            let documents: Vec<serde_json::Value> = documents
-                .into_iter()
-                .collect::<Result<_, _>>()
-                .map_err(io::Error::other)?;
-            write_json(out, &json::Document::new(documents))?
-        }
+        StatsFormat::Json => write_json(out, &json::Document::new(docs))?,
         StatsFormat::Human => {
-            for text in &texts {
-                out.write_all(text.as_bytes())?;
+            for d in &docs {
+                out.write_all(human(d).as_bytes())?;
             }
         }
     }

@@ -393,28 +393,32 @@ pub fn is_nft_listing(text: &str) -> bool {
         .is_some_and(|l| l.starts_with("table "))
 }
 
-/// The `rulelint services` document of one text, read as iptables-save or, for an nft listing
-/// ([`is_nft_listing`]), as nftables. `with` gets the document and whether the text held any
-/// ruleset content at all.
+/// The catalogue of one text, read as iptables-save or, for an nft listing
+/// ([`is_nft_listing`]), as nftables; and whether the text held any ruleset content at all.
+pub fn catalog_of(text: &str) -> (Catalog<'_>, bool) {
+    if is_nft_listing(text) {
+        let parsed = rulelint_nft::parse(text);
+        let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
+        let model = crate::nft::kube::NftKubeModel::build(&parsed.ruleset, &graph);
+        (Catalog::from_nft(&model), !parsed.ruleset.tables.is_empty())
+    } else {
+        let parsed = rulelint_parser::parse(text);
+        let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+        let model = super::KubeModel::build(&parsed.ruleset, &graph);
+        (
+            Catalog::from_iptables(&parsed.ruleset, &graph, &model),
+            !parsed.has_no_content(),
+        )
+    }
+}
+
+/// The `rulelint services` document of one text ([`catalog_of`]): `with` gets the document
+/// and whether the text held any ruleset content at all.
 pub fn with_services_file<R>(
     path: &str,
     text: &str,
     with: impl FnOnce(&ServicesFile<'_>, bool) -> R,
 ) -> R {
-    if is_nft_listing(text) {
-        let parsed = rulelint_nft::parse(text);
-        let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
-        let model = crate::nft::kube::NftKubeModel::build(&parsed.ruleset, &graph);
-        let catalog = Catalog::from_nft(&model);
-        with(
-            &services_file(path, &catalog),
-            !parsed.ruleset.tables.is_empty(),
-        )
-    } else {
-        let parsed = rulelint_parser::parse(text);
-        let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
-        let model = super::KubeModel::build(&parsed.ruleset, &graph);
-        let catalog = Catalog::from_iptables(&parsed.ruleset, &graph, &model);
-        with(&services_file(path, &catalog), !parsed.has_no_content())
-    }
+    let (catalog, has_content) = catalog_of(text);
+    with(&services_file(path, &catalog), has_content)
 }
