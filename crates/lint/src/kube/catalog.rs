@@ -247,9 +247,10 @@ impl<'a> Catalog<'a> {
         let chain_name = |c: Option<ChainId>| c.map(|c| set.chain(c).name());
         let hairpin = |chain: Option<ChainId>| {
             chain.is_some_and(|c| {
+                // The target first: it is cheaper to read than the source address.
                 set.chain(c).rules().any(|r| {
-                    r.source().is_some_and(|s| !s.negated)
-                        && r.target().is_some_and(|t| t.name() == "KUBE-MARK-MASQ")
+                    r.target().is_some_and(|t| t.name() == "KUBE-MARK-MASQ")
+                        && r.source().is_some_and(|s| !s.negated)
                 })
             })
         };

@@ -16,8 +16,8 @@ use crate::kube::catalog::{
 };
 use ipnet::IpNet;
 use rulelint_nft::{
-    ChainGraph, ChainId, Element, Expr, Family, LineIndex, Node, Ruleset, Set, Stmt, TableId,
-    Value, VerdictKind,
+    ChainGraph, ChainId, Element, Expr, Family, LineIndex, Node, Ruleset, Set, SetId, Stmt,
+    TableId, Value, VerdictKind,
 };
 use rulelint_parser::views::Mark;
 use rustc_hash::FxHashMap;
@@ -355,6 +355,10 @@ struct Builder<'r, 'a> {
     by_name: FxHashMap<Cow<'a, str>, usize>,
     /// Per chain: the Service port index of a per-Service or endpoint chain.
     service_of_chain: FxHashMap<ChainId, usize>,
+    /// Chains and sets by table and name: `Ruleset::chain_in` scans a table, and a node of
+    /// 5,000 Services looks up tens of thousands of names.
+    chain_index: FxHashMap<(TableId, &'a str), ChainId>,
+    set_index: FxHashMap<(TableId, &'a str), SetId>,
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
@@ -376,11 +380,12 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn map(&self, table: TableId, name: &str) -> Option<&'r Set<'a>> {
-        self.set.tables[table.index()]
-            .sets
-            .iter()
-            .map(|s| &self.set.sets[s.index()])
-            .find(|s| s.name == name)
+        let set = *self.set_index.get(&(table, name))?;
+        Some(&self.set.sets[set.index()])
+    }
+
+    fn chain_in(&self, table: TableId, name: &str) -> Option<ChainId> {
+        self.chain_index.get(&(table, name)).copied()
     }
 
     fn read_chains(&mut self, table: TableId) {
@@ -429,7 +434,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 let Some((_, Some(target))) = verdict(element) else {
                     continue;
                 };
-                let Some(target_id) = self.set.chain_in(table, target) else {
+                let Some(target_id) = self.chain_in(table, target) else {
                     continue;
                 };
                 let Some(&i) = self.service_of_chain.get(&target_id) else {
@@ -564,7 +569,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         affinity_check: bool,
         span: rulelint_parser::Span,
     ) -> CatalogEndpoint<'a> {
-        let chain = self.set.chain_in(table, target);
+        let chain = self.chain_in(table, target);
         let (destination, hairpin_masquerade) = chain
             .map(|c| self.endpoint_chain(c))
             .unwrap_or((None, false));
@@ -782,7 +787,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             _ => None,
         };
         for name in ["mark-for-masquerade", "masquerading"] {
-            let Some(chain) = self.set.chain_in(table, name) else {
+            let Some(chain) = self.chain_in(table, name) else {
                 continue;
             };
             for rule in self.set.rules_of(chain) {
@@ -818,7 +823,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                     .collect(),
             );
         }
-        let all_local = self.set.chain_in(table, "services").is_some_and(|c| {
+        let all_local = self.chain_in(table, "services").is_some_and(|c| {
             self.set.rules_of(c).any(|r| {
                 r.statements.iter().any(|s| {
                     matches!(
@@ -859,7 +864,22 @@ impl<'a> NftKubeModel<'a> {
             chains: Vec::new(),
             by_name: FxHashMap::default(),
             service_of_chain: FxHashMap::default(),
+            chain_index: FxHashMap::default(),
+            set_index: FxHashMap::default(),
         };
+        for &t in &tables {
+            let table = &set.tables[t.index()];
+            for &c in &table.chains {
+                b.chain_index
+                    .entry((t, set.chains[c.index()].name))
+                    .or_insert(c);
+            }
+            for &s in &table.sets {
+                b.set_index
+                    .entry((t, set.sets[s.index()].name))
+                    .or_insert(s);
+            }
+        }
         for &t in &tables {
             b.read_chains(t);
         }
@@ -869,18 +889,30 @@ impl<'a> NftKubeModel<'a> {
         }
         // A Service port with chains none of which anything else leads to, and no way in, is a
         // deleted one's leftovers.
+        let live: Vec<bool> = b
+            .services
+            .iter()
+            .zip(&b.chains)
+            .map(|(service, own)| {
+                !service.addresses.is_empty()
+                    || !service.rejects_without_endpoints.is_empty()
+                    || own
+                        .service_chains
+                        .iter()
+                        .any(|&c| b.referenced(c, &own.service_chains))
+            })
+            .collect();
+        let name = |c: &ChainId| set.chains[c.index()].name;
         let mut stale_chains = Vec::new();
         let mut unused_endpoint_chains = Vec::new();
         let mut services = Vec::new();
         let mut chains = Vec::new();
-        for (service, own) in b.services.iter().zip(&b.chains) {
-            let live = !service.addresses.is_empty()
-                || !service.rejects_without_endpoints.is_empty()
-                || own
-                    .service_chains
-                    .iter()
-                    .any(|&c| b.referenced(c, &own.service_chains));
-            let name = |c: &ChainId| set.chains[c.index()].name;
+        let all_chains = std::mem::take(&mut b.chains);
+        for ((service, own), live) in std::mem::take(&mut b.services)
+            .into_iter()
+            .zip(all_chains)
+            .zip(live)
+        {
             if !live {
                 stale_chains.extend(
                     own.service_chains
@@ -890,13 +922,14 @@ impl<'a> NftKubeModel<'a> {
                 );
                 continue;
             }
-            for c in &own.endpoint_chains {
-                if !b.referenced(*c, &[]) {
-                    unused_endpoint_chains.push(name(c));
-                }
-            }
-            services.push(service.clone());
-            chains.push(own.clone());
+            unused_endpoint_chains.extend(
+                own.endpoint_chains
+                    .iter()
+                    .filter(|&&c| !b.referenced(c, &[]))
+                    .map(name),
+            );
+            services.push(service);
+            chains.push(own);
         }
         let first = tables.first().copied();
         NftKubeModel {
