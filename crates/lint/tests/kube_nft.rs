@@ -280,7 +280,7 @@ fn nft_facts(text: &str) -> (Vec<String>, Option<u32>) {
 fn iptables_and_nftables_catalogues_of_one_cluster_agree() {
     let iptables = iptables_facts(&read("corpus/kube-pairs/small-cluster/iptables.txt"));
     let nft = nft_facts(&read("corpus/kube-pairs/small-cluster/nft.txt"));
-    assert_eq!(iptables.0.len(), 5, "{:#?}", iptables.0);
+    assert_eq!(iptables.0.len(), 6, "{:#?}", iptables.0);
     assert_eq!(iptables, nft);
 }
 
