@@ -396,3 +396,54 @@ fn iptables_documents_have_no_nftables_fields() {
         assert!(!json.contains(field), "{field} in {json}");
     }
 }
+
+/// An IPv6 node (`table ip6 kube-proxy`, as nft 1.0.6 lists it): `ip6` selectors, endpoint
+/// chain names with `.` for `:`, bracketed DNAT destinations.
+#[test]
+fn ipv6_listing() {
+    let listing = r#"table ip6 kube-proxy {
+	comment "rules for kube-proxy"
+	map service-ips {
+		type ipv6_addr . inet_proto . inet_service : verdict
+		elements = { fd00:10:96::a . tcp . 80 : goto service-V6WEBAAA-default/web/tcp/http }
+	}
+
+	chain nat-prerouting {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip6 daddr . meta l4proto . th dport vmap @service-ips
+	}
+
+	chain filter-prerouting-pre-dnat {
+		type filter hook prerouting priority dstnat - 10; policy accept;
+	}
+
+	chain mark-for-masquerade {
+		meta mark set meta mark | 0x00004000
+	}
+
+	chain service-V6WEBAAA-default/web/tcp/http {
+		ip6 daddr fd00:10:96::a ip6 saddr != fd00:10:244::/64 jump mark-for-masquerade
+		numgen random mod 1 vmap { 0 : goto endpoint-V6EPAAAA-default/web/tcp/http__fd00.10.244..5/8080 }
+	}
+
+	chain endpoint-V6EPAAAA-default/web/tcp/http__fd00.10.244..5/8080 {
+		ip6 saddr fd00:10:244::5 jump mark-for-masquerade
+		meta l4proto tcp dnat to [fd00:10:244::5]:8080
+	}
+}
+"#;
+    nft_model(listing, |model| {
+        assert_eq!(model.mode, NftMode::Nftables);
+        let web = service(&model.services, "default/web:http");
+        assert_eq!(
+            web.addresses[0].address,
+            Some("fd00:10:96::a/128".parse().unwrap())
+        );
+        assert_eq!(
+            web.endpoints[0].destination.as_deref(),
+            Some("[fd00:10:244::5]:8080")
+        );
+        assert!(web.endpoints[0].hairpin_masquerade);
+        assert_eq!(model.masquerade_mark.map(|m| m.value), Some(0x4000));
+    });
+}
