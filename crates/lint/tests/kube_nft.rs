@@ -447,3 +447,102 @@ fn ipv6_listing() {
         assert_eq!(model.masquerade_mark.map(|m| m.value), Some(0x4000));
     });
 }
+
+mod properties {
+    use super::nft_model;
+    use proptest::prelude::*;
+
+    /// Words of kube-proxy listings, shuffled into any order: the model must never panic.
+    const WORDS: &[&str] = &[
+        "table",
+        "ip",
+        "ip6",
+        "kube-proxy",
+        "{",
+        "}",
+        "\n",
+        ";",
+        ",",
+        ":",
+        ".",
+        "chain",
+        "map",
+        "set",
+        "service-ips",
+        "service-nodeports",
+        "no-endpoint-services",
+        "firewall-ips",
+        "elements",
+        "=",
+        "type",
+        "ipv4_addr",
+        "inet_proto",
+        "inet_service",
+        "verdict",
+        "goto",
+        "jump",
+        "drop",
+        "comment",
+        "\"ns/a:p\"",
+        "service-AAAAAAAA-ns/a/tcp/p",
+        "external-AAAAAAAA-ns/a/tcp/p",
+        "local-AAAAAAAA-ns/a/tcp/p",
+        "firewall-AAAAAAAA-ns/a/tcp/p",
+        "endpoint-BBBBBBBB-ns/a/tcp/p__10.0.0.1/80",
+        "affinity-BBBBBBBB-ns/a/tcp/p__10.0.0.1/80",
+        "numgen",
+        "random",
+        "mod",
+        "0",
+        "1",
+        "2",
+        "vmap",
+        "dnat",
+        "to",
+        "10.0.0.1:80",
+        "10.0.0.1",
+        "tcp",
+        "80",
+        "ip saddr",
+        "!=",
+        "10.0.0.0/8",
+        "@affinity-BBBBBBBB-ns/a/tcp/p__10.0.0.1/80",
+        "update",
+        "timeout",
+        "3h",
+        "meta mark set meta mark | 0x4000",
+        "mark-for-masquerade",
+        "hook",
+        "prerouting",
+        "priority",
+        "dstnat",
+        "-",
+        "10",
+        "policy",
+        "accept",
+        "filter",
+        "nat",
+        "map",
+        "#",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        #[test]
+        fn any_arrangement_of_kube_words_gives_a_model(
+            words in proptest::collection::vec(proptest::sample::select(WORDS), 0..120)
+        ) {
+            let text = format!("table ip kube-proxy {{\n{}\n", words.join(" "));
+            nft_model(&text, |model| {
+                for s in &model.services {
+                    for e in s.endpoints.iter().chain(&s.local_endpoints) {
+                        if let Some(share) = e.share {
+                            prop_assert!((0.0..=1.0).contains(&share));
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        }
+    }
+}
