@@ -385,12 +385,17 @@ pub fn human(file: &ServicesFile<'_>) -> String {
 }
 
 /// Whether `text` is an `nft list ruleset` listing: its first line that is neither blank nor a
-/// `#` comment starts with `table `. (A stand-in for the input detection of issue 18.)
+/// `#` comment starts with `table `, or opens a `chain`, `map` or `set` block (a pasted
+/// fragment; no iptables-save line looks like that). A stand-in for the input detection of
+/// issue 18.
 pub fn is_nft_listing(text: &str) -> bool {
     text.lines()
-        .map(str::trim_start)
+        .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .is_some_and(|l| l.starts_with("table "))
+        .is_some_and(|l| {
+            l.starts_with("table ")
+                || (["chain ", "map ", "set "].iter().any(|k| l.starts_with(k)) && l.ends_with('{'))
+        })
 }
 
 /// The catalogue of one text, read as iptables-save or, for an nft listing

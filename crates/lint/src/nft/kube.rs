@@ -208,16 +208,56 @@ fn chain_name(name: &str) -> Option<ChainName<'_>> {
     })
 }
 
-/// kube-proxy's tables.
+/// The names only kube-proxy's nftables mode gives its maps and fixed chains.
+const KUBE_PROXY_OBJECTS: &[&str] = &[
+    "service-ips",
+    "service-nodeports",
+    "no-endpoint-services",
+    "no-endpoint-nodeports",
+    "firewall-ips",
+    "cluster-ips",
+    "nodeport-ips",
+    "filter-prerouting-pre-dnat",
+    "filter-output-pre-dnat",
+    "filter-output-post-dnat",
+    "service-endpoints-check",
+    "nodeport-endpoints-check",
+    "cluster-ips-check",
+    "mark-for-masquerade",
+];
+
+/// kube-proxy's tables: `table ip kube-proxy`, `table ip6 kube-proxy`, and a pasted fragment
+/// without its `table` line whose chains or maps carry kube-proxy's names (users paste one map
+/// or one chain).
 fn kube_tables(set: &Ruleset<'_>) -> Vec<TableId> {
     set.tables
         .iter()
         .enumerate()
         .filter(|(_, t)| {
-            t.name == Some("kube-proxy") && matches!(t.family, Some(Family::Ip | Family::Ip6))
+            (t.name == Some("kube-proxy") && matches!(t.family, Some(Family::Ip | Family::Ip6)))
+                || (t.is_headerless()
+                    && (t.chains.iter().any(|&c| {
+                        let name = set.chains[c.index()].name;
+                        KUBE_PROXY_OBJECTS.contains(&name)
+                            || chain_name(name).is_some()
+                            || jumps_to_kube_proxy_chain(set, c)
+                    }) || t
+                        .sets
+                        .iter()
+                        .any(|m| KUBE_PROXY_OBJECTS.contains(&set.sets[m.index()].name))))
         })
         .map(|(i, _)| TableId(i as u32))
         .collect()
+}
+
+/// A rule of `chain` jumps to one of kube-proxy's fixed chains (`ct state new jump
+/// nodeport-endpoints-check` in a pasted `filter-input`).
+fn jumps_to_kube_proxy_chain(set: &Ruleset<'_>, chain: ChainId) -> bool {
+    set.rules_of(chain).any(|r| {
+        r.statements.iter().any(|s| {
+            matches!(&s.kind, Stmt::Verdict(v) if v.target.is_some_and(|t| KUBE_PROXY_OBJECTS.contains(&t)))
+        })
+    })
 }
 
 /// An iptables-nft listing of kube-proxy's iptables mode: `KUBE-SERVICES` or `KUBE-SVC-*`
