@@ -4,6 +4,7 @@ mod check;
 mod diff;
 mod input;
 mod serve;
+mod services;
 mod stats;
 mod trace;
 
@@ -414,29 +415,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let parsed = parse_all(&loaded);
-            let models: Vec<_> = parsed
-                .iter()
-                .map(|p| {
-                    let graph = rulelint_parser::ChainGraph::build(&p.ruleset);
-                    rulelint_lint::kube::KubeModel::build(&p.ruleset, &graph)
-                })
-                .collect();
-            let docs: Vec<_> = loaded
-                .iter()
-                .zip(&parsed)
-                .zip(&models)
-                .map(|((l, p), m)| rulelint_lint::kube::doc::services_file(&l.name, &p.ruleset, m))
-                .collect();
-            match format {
-                StatsFormat::Json => write_json(out, &json::Document::new(docs))?,
-                StatsFormat::Human => {
-                    for d in &docs {
-                        out.write_all(rulelint_lint::kube::doc::human(d).as_bytes())?;
-                    }
-                }
-            }
-            Ok(content_status(&loaded, &parsed))
+            services::run(&loaded, format, out)
         }
         Command::Serve(args) => serve::run(args, out),
         Command::Trace(args) => trace::run(&args, out),

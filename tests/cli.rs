@@ -291,3 +291,39 @@ fn binary_utf16_and_oversized_input() {
         "{out:?}"
     );
 }
+
+#[test]
+fn services_reads_nft_listings_beside_iptables_dumps() {
+    let out = rulelint(
+        &["services", "corpus/nft/ok/01-overall-rules.txt", DUMP],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("kube-proxy nftables mode"), "{text}");
+    assert!(text.contains("ns4/svc4:p80"), "{text}");
+    assert!(text.contains("10.180.0.5:80"), "{text}");
+    assert!(text.contains("default/kubernetes:https"), "{text}");
+    let out = rulelint(&["services", "-"], Some(b"# a comment\ntable ip t {\n"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a cut listing still has a table"
+    );
+    let out = rulelint(
+        &[
+            "services",
+            "--format",
+            "json",
+            "corpus/nft/ok/02-stale-chains-after-service-delete.txt",
+        ],
+        None,
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let file = &doc["files"][0];
+    assert_eq!(file["services"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        file["stale_chains"][0],
+        "service-MHHHYRWA-ns2/svc2/tcp/p8080"
+    );
+}

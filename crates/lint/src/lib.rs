@@ -41,6 +41,7 @@ pub mod known;
 pub mod kube;
 pub mod lints;
 pub mod matchset;
+pub mod nft;
 mod registry;
 pub mod report;
 pub mod sarif;

@@ -3,6 +3,7 @@
 //! dump (`rulelint services` as text and JSON) is pinned in `corpus/kube/snapshots/`.
 
 use rulelint_lint::kube::KubeModel;
+use rulelint_lint::kube::catalog::Catalog;
 use rulelint_lint::kube::doc::{human, services_file};
 use rulelint_lint::{ChainGraph, Config, Severity, check};
 use rulelint_parser::{json, parse};
@@ -86,7 +87,8 @@ fn snapshots_of_the_model() {
             let graph = ChainGraph::build(&parsed.ruleset);
             let model = KubeModel::build(&parsed.ruleset, &graph);
             let path = format!("{name}.txt");
-            let file = services_file(&path, &parsed.ruleset, &model);
+            let catalog = Catalog::from_iptables(&parsed.ruleset, &graph, &model);
+            let file = services_file(&path, &catalog);
             let mut out = human(&file);
             out.push_str("--- json ---\n");
             out.push_str(

@@ -90,16 +90,13 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-/// Reads what kube-proxy programmed and returns the same JSON document as
-/// `rulelint services --format json` for one file named `name`.
+/// Reads what kube-proxy programmed (iptables-save or `nft list ruleset` text) and returns the
+/// same JSON document as `rulelint services --format json` for one file named `name`.
 #[wasm_bindgen]
 pub fn services(name: &str, text: &str) -> String {
-    let parsed = rulelint_parser::parse(text);
-    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
-    let model = rulelint_lint::kube::KubeModel::build(&parsed.ruleset, &graph);
-    to_json(&json::Document::new(vec![
-        rulelint_lint::kube::doc::services_file(name, &parsed.ruleset, &model),
-    ]))
+    rulelint_lint::kube::doc::with_services_file(name, text, |doc, _| {
+        to_json(&json::Document::new(vec![doc]))
+    })
 }
 
 /// One node for [`diff`] and [`trace`].
@@ -225,6 +222,21 @@ mod tests {
         let service = &value["files"][0]["services"][0];
         assert_eq!(service["name"], "default/kubernetes:https");
         assert_eq!(service["addresses"][0]["address"], "10.96.0.1/32");
+    }
+
+    #[test]
+    fn services_reads_an_nft_listing() {
+        let listing = "table ip kube-proxy {\n\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t\t\
+                       elements = { 10.96.0.1 . tcp . 443 : goto service-AAAAAAAA-default/kubernetes/tcp/https }\n\t}\n\t\
+                       chain service-AAAAAAAA-default/kubernetes/tcp/https {\n\t\tnumgen random mod 1 vmap { 0 : goto endpoint-BBBBBBBB-default/kubernetes/tcp/https__192.168.1.5/6443 }\n\t}\n\t\
+                       chain endpoint-BBBBBBBB-default/kubernetes/tcp/https__192.168.1.5/6443 {\n\t\tmeta l4proto tcp dnat to 192.168.1.5:6443\n\t}\n}\n";
+        let value: serde_json::Value =
+            serde_json::from_str(&super::services("node.nft", listing)).expect("valid JSON");
+        let file = &value["files"][0];
+        assert_eq!(file["layout"]["proxy_mode"], "nftables");
+        let service = &file["services"][0];
+        assert_eq!(service["name"], "default/kubernetes:https");
+        assert_eq!(service["endpoints"][0]["destination"], "192.168.1.5:6443");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `rulelint services`: the Kubernetes model of a dump as a stable JSON document (format
 //! version 1, inside the common `{format_version, files}` envelope) and as text for humans.
 
-use super::{AddressKind, EndpointJump, Generation, KubeModel, ProxyMode, Service};
-use rulelint_parser::{LineIndex, Ruleset};
+use super::AddressKind;
+use super::catalog::{Backend, Catalog, CatalogEndpoint, CatalogService, NodePortAddresses};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -17,17 +17,22 @@ pub struct ServicesFile<'m> {
     pub services: Vec<ServiceDoc<'m>>,
     /// `KUBE-SEP-*` chains no service chain jumps to.
     pub unused_endpoint_chains: Vec<&'m str>,
+    /// The chains of deleted Services kube-proxy has not removed yet (nftables: flushed and
+    /// unreferenced until its next sync); left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_chains: Vec<&'m str>,
 }
 
 /// The layout facts.
 #[derive(Debug, Serialize)]
 pub struct LayoutDoc {
-    /// `iptables`, `ipvs`, `userspace`, `kube-router` or `none`.
-    pub proxy_mode: ProxyMode,
+    /// `iptables`, `ipvs`, `userspace`, `kube-router`, `nftables`, `iptables-nft` or `none`.
+    pub proxy_mode: &'static str,
     /// kubelet's chains are present.
     pub kubelet: bool,
-    /// `none`, `legacy` or `modern`.
-    pub generation: Generation,
+    /// iptables: `none`, `legacy` or `modern`; nftables: `alpha`, `post-dnat-filter`,
+    /// `pre-dnat-filter`, `inline-masquerade`, `direct-dnat` or `unrecognised`.
+    pub generation: &'static str,
     /// What the generation means.
     pub description: &'static str,
     /// nat holds `KUBE-MARK-DROP`.
@@ -42,6 +47,9 @@ pub struct LayoutDoc {
     pub ipvs: bool,
     /// The mark `KUBE-MARK-MASQ` sets, `0x4000/0x4000`.
     pub masquerade_mark: Option<String>,
+    /// nftables only: the addresses NodePorts are accepted on (`local`: every local address).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_port_addresses: Option<Vec<String>>,
 }
 
 /// One Service port.
@@ -63,6 +71,24 @@ pub struct ServiceDoc<'m> {
     pub rejects_without_endpoints: bool,
     /// filter holds "has no local endpoints" DROP rules for it (Local traffic policy).
     pub drops_without_local_endpoints: bool,
+    /// nftables only: affinity, source ranges and traffic policies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyDoc>,
+}
+
+/// A Service port's session affinity, source ranges and traffic policies.
+#[derive(Debug, Serialize)]
+pub struct PolicyDoc {
+    /// ClientIP session affinity.
+    pub affinity: bool,
+    /// Its timeout, when the dump shows it.
+    pub affinity_timeout_seconds: Option<u64>,
+    /// `loadBalancerSourceRanges`.
+    pub source_ranges: Vec<String>,
+    /// `internalTrafficPolicy: Local`.
+    pub internal_local: bool,
+    /// `externalTrafficPolicy: Local`.
+    pub external_local: bool,
 }
 
 /// The chains of a Service port.
@@ -102,44 +128,47 @@ pub struct EndpointDoc<'m> {
     pub destination: Option<&'m str>,
     /// `--probability`, or null for the last rule.
     pub probability: Option<f64>,
-    /// A session-affinity rule (`-m recent --rcheck`).
+    /// A session-affinity rule (`-m recent --rcheck`, `ip saddr @affinity-...`).
     pub affinity: bool,
     /// The line of the jump.
     pub line: u32,
+    /// nftables only: the endpoint chain marks hairpin traffic for masquerading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hairpin_masquerade: Option<bool>,
 }
 
-/// Builds the document of one file.
-pub fn services_file<'m>(
-    path: &'m str,
-    set: &'m Ruleset<'m>,
-    model: &'m KubeModel<'m>,
-) -> ServicesFile<'m> {
-    let lines = LineIndex::new(set.source());
-    let line = |rule: rulelint_parser::RuleId| lines.line(set.rule(rule).get().span.start);
-    let chain_name = |c: Option<rulelint_parser::ChainId>| c.map(|c| set.chain(c).name());
-    let endpoint_docs = |jumps: &[EndpointJump]| -> Vec<EndpointDoc<'m>> {
-        jumps
+/// Builds the document of one file from its catalogue.
+///
+/// The document of an iptables dump is the one `rulelint services` has always printed
+/// (format version 1): the facts the catalogue adds (affinity timeout, source ranges, traffic
+/// policies, hairpin marking, stale chains) are written only for nftables dumps, so iptables
+/// output stays byte for byte what it was.
+pub fn services_file<'m>(path: &'m str, catalog: &'m Catalog<'m>) -> ServicesFile<'m> {
+    let extended = catalog.node.backend == Backend::Nftables;
+    let endpoint_docs = |entries: &'m [CatalogEndpoint<'m>]| -> Vec<EndpointDoc<'m>> {
+        entries
             .iter()
-            .map(|j| EndpointDoc {
-                chain: chain_name(j.chain),
-                destination: model.endpoint(j).and_then(|e| e.destination),
-                probability: j.probability,
-                affinity: j.affinity,
-                line: line(j.rule),
+            .map(|e| EndpointDoc {
+                chain: e.chain,
+                destination: e.destination.as_deref(),
+                probability: e.probability,
+                affinity: e.affinity_check,
+                line: e.origin.line,
+                hairpin_masquerade: extended.then_some(e.hairpin_masquerade),
             })
             .collect()
     };
-    let mut services: Vec<ServiceDoc<'m>> = model
+    let mut services: Vec<ServiceDoc<'m>> = catalog
         .services
         .iter()
-        .map(|s: &'m Service<'m>| ServiceDoc {
+        .map(|s: &'m CatalogService<'m>| ServiceDoc {
             name: s.name.as_deref(),
             hash: s.hash,
             chains: ChainsDoc {
-                cluster: chain_name(s.chains.cluster),
-                local: chain_name(s.chains.local),
-                external: chain_name(s.chains.external),
-                firewall: chain_name(s.chains.firewall),
+                cluster: s.chains.cluster,
+                local: s.chains.local,
+                external: s.chains.external,
+                firewall: s.chains.firewall,
             },
             addresses: s
                 .addresses
@@ -148,54 +177,72 @@ pub fn services_file<'m>(
                     kind: a.kind,
                     address: a.address.map(|n| n.to_string()),
                     protocol: a.protocol,
-                    port: a.port.map(|p| p.first),
-                    line: line(a.rule),
+                    port: a.port,
+                    line: a.origin.line,
                 })
                 .collect(),
             endpoints: endpoint_docs(&s.endpoints),
             local_endpoints: endpoint_docs(&s.local_endpoints),
-            rejects_without_endpoints: !s.no_endpoints_rules.is_empty(),
-            drops_without_local_endpoints: !s.no_local_endpoints_rules.is_empty(),
+            rejects_without_endpoints: !s.rejects_without_endpoints.is_empty(),
+            drops_without_local_endpoints: !s.drops_without_local_endpoints.is_empty(),
+            policy: extended.then(|| PolicyDoc {
+                affinity: s.affinity.is_some(),
+                affinity_timeout_seconds: s.affinity.and_then(|a| a.timeout_seconds),
+                source_ranges: s
+                    .source_ranges
+                    .iter()
+                    .map(|r| r.network.to_string())
+                    .collect(),
+                internal_local: s.internal_local,
+                external_local: s.external_local,
+            }),
         })
         .collect();
     // By name (unnamed last, by hash): the order users look things up in.
     services.sort_by(|a, b| {
         (a.name.is_none(), a.name, a.hash).cmp(&(b.name.is_none(), b.name, b.hash))
     });
-    let mut used = vec![false; model.endpoints.len()];
-    for s in &model.services {
-        for j in s.endpoints.iter().chain(&s.local_endpoints) {
-            if let Some(i) = j.chain.and_then(|c| model.endpoint_index(c)) {
-                used[i] = true;
-            }
-        }
-    }
-    let layout = model.layout;
+    let node = &catalog.node;
+    let iptables = node.iptables;
     ServicesFile {
         path,
         layout: LayoutDoc {
-            proxy_mode: layout.mode,
-            kubelet: layout.kubelet,
-            generation: layout.generation,
-            description: layout.describe(),
-            mark_drop: layout.mark_drop,
-            proxy_firewall: layout.proxy_firewall,
-            nfacct: layout.nfacct,
-            large_cluster: layout.large_cluster,
-            ipvs: layout.ipvs,
-            masquerade_mark: layout
+            proxy_mode: node.proxy_mode,
+            kubelet: iptables.is_some_and(|l| l.kubelet),
+            generation: node.generation,
+            description: node.description,
+            mark_drop: iptables.is_some_and(|l| l.mark_drop),
+            proxy_firewall: iptables.is_some_and(|l| l.proxy_firewall),
+            nfacct: iptables.is_some_and(|l| l.nfacct),
+            large_cluster: node.large_cluster,
+            ipvs: iptables.is_some_and(|l| l.ipvs),
+            masquerade_mark: node
                 .masquerade_mark
                 .map(|m| format!("{:#x}/{:#x}", m.value, m.mask)),
+            node_port_addresses: extended
+                .then(|| match &node.node_port_addresses {
+                    NodePortAddresses::Unknown => None,
+                    NodePortAddresses::AllLocal => Some(vec!["local".to_string()]),
+                    NodePortAddresses::Listed(list) => Some(
+                        list.iter()
+                            .map(|n| host(&n.to_string()).to_string())
+                            .collect(),
+                    ),
+                })
+                .flatten(),
         },
         services,
-        unused_endpoint_chains: model
-            .endpoints
-            .iter()
-            .zip(&used)
-            .filter(|(_, used)| !**used)
-            .map(|(e, _)| set.chain(e.chain).name())
-            .collect(),
+        unused_endpoint_chains: catalog.unused_endpoint_chains.clone(),
+        stale_chains: catalog.stale_chains.clone(),
     }
+}
+
+/// `10.0.0.1/32` as `10.0.0.1`.
+fn host(address: &str) -> &str {
+    address
+        .strip_suffix("/32")
+        .or_else(|| address.strip_suffix("/128"))
+        .unwrap_or(address)
 }
 
 /// The text view: one block per Service port.
@@ -214,6 +261,9 @@ pub fn human(file: &ServicesFile<'_>) -> String {
             ""
         }
     );
+    if let Some(addresses) = &l.node_port_addresses {
+        let _ = writeln!(out, "  node ports on {}", addresses.join(" "));
+    }
     for s in &file.services {
         let name = s
             .name
@@ -265,6 +315,42 @@ pub fn human(file: &ServicesFile<'_>) -> String {
                     e.chain.unwrap_or("(undeclared)"),
                     e.line
                 );
+                if e.hairpin_masquerade == Some(false) && e.chain.is_some() {
+                    let _ = writeln!(out, "    {:<10} no hairpin masquerade in its chain", "");
+                }
+            }
+        }
+        if let Some(p) = &s.policy {
+            if p.affinity {
+                let _ = writeln!(
+                    out,
+                    "    affinity   ClientIP{}",
+                    p.affinity_timeout_seconds
+                        .map_or(String::new(), |t| format!(", timeout {t}s"))
+                );
+            }
+            if !p.source_ranges.is_empty() {
+                let _ = writeln!(out, "    sources    {}", p.source_ranges.join(" "));
+            }
+            let policies: Vec<&str> = [
+                (p.internal_local, "internal Local"),
+                (p.external_local, "external Local"),
+            ]
+            .into_iter()
+            .filter_map(|(on, text)| on.then_some(text))
+            .collect();
+            if !policies.is_empty() {
+                let _ = writeln!(out, "    policy     {}", policies.join(", "));
+            }
+            if s.drops_without_local_endpoints
+                && s.local_endpoints.is_empty()
+                && !s.endpoints.is_empty()
+            {
+                let _ = writeln!(
+                    out,
+                    "    {:<10} external traffic dropped here: no local endpoints",
+                    ""
+                );
             }
         }
         if s.endpoints.is_empty() && s.local_endpoints.is_empty() {
@@ -288,5 +374,56 @@ pub fn human(file: &ServicesFile<'_>) -> String {
             file.unused_endpoint_chains.join(" ")
         );
     }
+    if !file.stale_chains.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n  stale chains of deleted Services (kube-proxy removes them on a later sync): {}",
+            file.stale_chains.join(" ")
+        );
+    }
     out
+}
+
+/// Whether `text` is an `nft list ruleset` listing: its first line that is neither blank nor a
+/// `#` comment starts with `table `, or opens a `chain`, `map` or `set` block (a pasted
+/// fragment; no iptables-save line looks like that). A stand-in for the input detection of
+/// issue 18.
+pub fn is_nft_listing(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| {
+            l.starts_with("table ")
+                || (["chain ", "map ", "set "].iter().any(|k| l.starts_with(k)) && l.ends_with('{'))
+        })
+}
+
+/// The catalogue of one text, read as iptables-save or, for an nft listing
+/// ([`is_nft_listing`]), as nftables; and whether the text held any ruleset content at all.
+pub fn catalog_of(text: &str) -> (Catalog<'_>, bool) {
+    if is_nft_listing(text) {
+        let parsed = rulelint_nft::parse(text);
+        let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
+        let model = crate::nft::kube::NftKubeModel::build(&parsed.ruleset, &graph);
+        (Catalog::from_nft(&model), !parsed.ruleset.tables.is_empty())
+    } else {
+        let parsed = rulelint_parser::parse(text);
+        let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+        let model = super::KubeModel::build(&parsed.ruleset, &graph);
+        (
+            Catalog::from_iptables(&parsed.ruleset, &graph, &model),
+            !parsed.has_no_content(),
+        )
+    }
+}
+
+/// The `rulelint services` document of one text ([`catalog_of`]): `with` gets the document
+/// and whether the text held any ruleset content at all.
+pub fn with_services_file<R>(
+    path: &str,
+    text: &str,
+    with: impl FnOnce(&ServicesFile<'_>, bool) -> R,
+) -> R {
+    let (catalog, has_content) = catalog_of(text);
+    with(&services_file(path, &catalog), has_content)
 }

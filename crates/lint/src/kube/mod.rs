@@ -24,6 +24,7 @@
 //! assert_eq!(endpoint.destination, Some("192.168.1.5:6443"));
 //! ```
 
+pub mod catalog;
 pub mod doc;
 pub mod names;
 pub mod owners;

@@ -1,0 +1,3 @@
+//! nftables-mode analysis (issue 18).
+
+pub mod kube;

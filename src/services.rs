@@ -1,0 +1,41 @@
+//! `rulelint services`: the Service catalogue of each dump, iptables-save or `nft list ruleset`.
+
+use crate::{EXIT_INPUT, Loaded, StatsFormat, write_json};
+use rulelint_lint::kube::doc::{catalog_of, human, is_nft_listing, services_file};
+use rulelint_parser::json;
+use std::io::{self, Write};
+
+pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) -> io::Result<u8> {
+    let mut status = 0;
+    let mut catalogs = Vec::with_capacity(loaded.len());
+    for file in loaded {
+        let (catalog, has_content) = catalog_of(&file.text);
+        if !has_content {
+            let kind = if is_nft_listing(&file.text) {
+                "nft list ruleset"
+            } else {
+                "iptables-save"
+            };
+            eprintln!(
+                "rulelint: `{}` holds no {kind} content (no table, chain or rule)",
+                file.name
+            );
+            status = EXIT_INPUT;
+        }
+        catalogs.push(catalog);
+    }
+    let docs: Vec<_> = loaded
+        .iter()
+        .zip(&catalogs)
+        .map(|(l, c)| services_file(&l.name, c))
+        .collect();
+    match format {
+        StatsFormat::Json => write_json(out, &json::Document::new(docs))?,
+        StatsFormat::Human => {
+            for d in &docs {
+                out.write_all(human(d).as_bytes())?;
+            }
+        }
+    }
+    Ok(status)
+}
