@@ -30,7 +30,7 @@ pub mod owners;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
-use rulelint_parser::views::{Mark, PortRange};
+use rulelint_parser::views::{Mark, PortRange, unquote};
 use rulelint_parser::{
     ChainGraph, ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef,
 };
@@ -532,12 +532,12 @@ impl<'r, 'a> Builder<'r, 'a> {
             if lookup(&self.endpoint_by_chain, to).is_none() {
                 continue;
             }
-            let rule = self.set.rule(rule);
+            let (probability, affinity) = jump_balance(self.set.rule(rule));
             let jump = EndpointJump {
-                rule: rule.id,
+                rule,
                 chain: Some(to),
-                probability: rule.probability(),
-                affinity: rule.option(Some("recent"), &["--rcheck"]).is_some(),
+                probability,
+                affinity,
             };
             match kind {
                 ServiceChainKind::Cluster => self.services[i].endpoints.push(jump),
@@ -804,8 +804,17 @@ pub fn is_kube_proxy_chain(name: &str) -> bool {
 }
 
 fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
-    let comment = rule.comment()?;
-    match comment {
+    let raw = rule.option(Some("comment"), &["--comment"])?.value;
+    // kube-proxy's comments are one quoted text without escapes: borrow it rather than go
+    // through `unquote`'s character-wise checks (this runs for every kube-proxy chain).
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.bytes().any(|b| b == b'"' || b == b'\\'));
+    if let Some(text) = inner {
+        return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
+    }
+    match unquote(raw) {
         Cow::Borrowed(text) => {
             service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role))
         }
@@ -813,6 +822,29 @@ fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, Comment
             service_comment(&text).map(|(name, role)| (Cow::Owned(name.to_string()), role))
         }
     }
+}
+
+/// A balanced jump's `-m statistic --probability` and whether it is a session-affinity rule
+/// (`-m recent --rcheck`), read in one pass over its matches.
+fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
+    let mut probability = None;
+    let mut seen_probability = false;
+    let mut affinity = false;
+    for m in rule.matches() {
+        match m.module() {
+            Some("statistic") if !seen_probability => {
+                if let Some(o) = m.options().find(|o| o.name() == "--probability") {
+                    seen_probability = true;
+                    probability = o.args().next().unwrap_or("").parse().ok();
+                }
+            }
+            Some("recent") if !affinity => {
+                affinity = m.options().any(|o| o.name() == "--rcheck");
+            }
+            _ => {}
+        }
+    }
+    (probability, affinity)
 }
 
 fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {

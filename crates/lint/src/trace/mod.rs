@@ -320,7 +320,8 @@ impl<'a> TraceNode<'a> {
     pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
         let graph = ChainGraph::build(set);
         let model = KubeModel::build(set, &graph);
-        let facts = node_facts(set, &model);
+        let lines = LineIndex::new(set.source());
+        let facts = node_facts(set, &model, &lines);
         let index = ChainIndexes::build(set);
         TraceNode {
             name: name.into(),
@@ -328,7 +329,7 @@ impl<'a> TraceNode<'a> {
             graph,
             model,
             facts,
-            lines: LineIndex::new(set.source()),
+            lines,
             index,
         }
     }
@@ -352,7 +353,7 @@ impl<'a> TraceNode<'a> {
 /// Reads the node facts: addresses from `-d <ip> -j KUBE-NODEPORTS`, the pod network from the
 /// `! -s <cidr> ... -j KUBE-MARK-MASQ` rules of `KUBE-SVC-*` chains (else a /16 or /64 around
 /// the most common endpoint network), Service and endpoint addresses from the model.
-fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>) -> NodeFacts {
+fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>, lines: &LineIndex) -> NodeFacts {
     let mut facts = NodeFacts::default();
     if let Some(nat) = set.table_by_kind(TableKind::Nat)
         && let Some(services) = nat.chain("KUBE-SERVICES")
@@ -391,7 +392,7 @@ fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>) -> NodeFacts {
                             "from `! -s {}` in {}, line {}",
                             s.value,
                             set.chain(chain).name(),
-                            LineIndex::new(set.source()).line(rule.get().span.start)
+                            lines.line(rule.get().span.start)
                         ),
                     ));
                     break;

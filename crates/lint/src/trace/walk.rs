@@ -102,7 +102,7 @@ enum End {
 
 struct Walker<'n, 'a> {
     node: &'n TraceNode<'a>,
-    env: Env,
+    env: Env<'n>,
     origin: Origin,
     in_given: Option<String>,
     out_given: Option<String>,
@@ -695,10 +695,10 @@ fn mark_target(target: &rulelint_parser::TargetRef<'_, '_>, mark: u32) -> Option
 }
 
 /// Decides every field of the packet on this node: given, default or inferred.
-fn resolve(
-    node: &TraceNode<'_>,
+fn resolve<'n>(
+    node: &'n TraceNode<'_>,
     spec: &PacketSpec,
-) -> (Vec<Input>, Packet, Env, Origin, TracedPacket) {
+) -> (Vec<Input>, Packet, Env<'n>, Origin, TracedPacket) {
     let facts = &node.facts;
     let mut inputs = Vec::new();
     let given_or = |given: bool| if given { How::Given } else { How::Default };
@@ -742,7 +742,7 @@ fn resolve(
     }
     let mode = node.proxy_mode();
     if matches!(mode, ProxyMode::Iptables | ProxyMode::None) {
-        env.not_local = facts.service_ips.clone();
+        env.not_local = Some(&facts.service_ips);
     }
     let mut node_value = if addresses.is_empty() {
         "none known (the dump shows none; give --node-ip)".to_string()
@@ -867,7 +867,7 @@ fn resolve(
 /// The source a user would expect: a pod address, an outside address, or the node's.
 fn default_source(
     node: &TraceNode<'_>,
-    env: &Env,
+    env: &Env<'_>,
     origin: Origin,
     v4: bool,
     spec: &PacketSpec,
