@@ -171,6 +171,8 @@ def copies():
         "lb-source-out-of-range: --dst 203.0.113.10:443 --from outside --src 192.0.2.99 --node-ip 192.168.10.21",
         "nodeport-local-with-endpoint: --dst 192.168.10.21:32443 --from outside --node-ip 192.168.10.21",
         "session-affinity: --dst 10.104.77.3:8080",
+        "session-affinity-hit: --dst 10.104.77.3:8080 --affinity hit",
+        "session-affinity-miss: --dst 10.104.77.3:8080 --affinity miss",
         "external-ip: --dst 192.0.2.50:80 --from outside --node-ip 192.168.10.21",
         "host-to-api-server: --dst 10.96.0.1:443 --from host --node-ip 192.168.10.21",
         "unknown-locality: --dst 192.168.10.21:30080 --from outside",

@@ -4,7 +4,7 @@
 //! its shape. `corpus/trace/make.py` writes the dumps.
 
 use rulelint_lint::trace::report::{TraceDocument, document, human, node_doc};
-use rulelint_lint::trace::{ConnState, Endpoint, Origin, PacketSpec, TraceNode, trace};
+use rulelint_lint::trace::{Affinity, ConnState, Endpoint, Origin, PacketSpec, TraceNode, trace};
 use rulelint_parser::parse;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +50,13 @@ pub fn spec(flags: &str) -> PacketSpec {
                 })
             }
             "--node-ip" => spec.node_ips.push(value.parse().expect("--node-ip")),
+            "--affinity" => {
+                spec.affinity = Some(match value {
+                    "hit" => Affinity::Hit,
+                    "miss" => Affinity::Miss,
+                    other => panic!("--affinity {other}"),
+                })
+            }
             other => panic!("unknown flag {other}"),
         }
     }

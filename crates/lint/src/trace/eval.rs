@@ -97,6 +97,19 @@ impl Env<'_> {
     }
 }
 
+/// What a session-affinity question ends with (see [`affinity_question`]).
+const AFFINITY_QUESTION_END: &str = " holds the source (session affinity)";
+
+/// The question a `recent --rcheck` (or `--update`, `--remove`) match asks.
+pub fn affinity_question(list: &str) -> String {
+    format!("the `recent` list {list}{AFFINITY_QUESTION_END}")
+}
+
+/// Whether a question is a session-affinity question, which `--affinity` answers.
+pub fn is_affinity_question(question: &str) -> bool {
+    question.starts_with("the `recent` list ") && question.ends_with(AFFINITY_QUESTION_END)
+}
+
 /// A match's value before negation.
 enum Tri {
     Yes,
@@ -420,12 +433,7 @@ fn module_match(
                 .find(|o| o.name() == "--name")
                 .map_or("DEFAULT", |o| arg(&o));
             let negated = m.options().any(|o| o.negated());
-            acc.add(
-                Tri::Ask(format!(
-                    "the `recent` list {name} holds the source (session affinity)"
-                )),
-                negated,
-            )
+            acc.add(Tri::Ask(affinity_question(name)), negated)
         }
         "set" => {
             for o in m.options() {

@@ -96,6 +96,29 @@ pub enum ConnState {
     Established,
 }
 
+/// What the session-affinity lists (`-m recent`, kube-proxy's `sessionAffinity: ClientIP`) hold
+/// for the packet's source: the dump does not say, so unless asked a `recent --rcheck` forks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Affinity {
+    /// The source is in a list (a returning client): each list it may be in forks, and paths
+    /// on which no list holds it are left out.
+    Hit,
+    /// No list holds the source (a first connection): every `recent --rcheck` fails, one
+    /// assumption says so, and the `statistic` rules decide.
+    Miss,
+}
+
+impl Affinity {
+    /// `hit`, `miss`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Affinity::Hit => "hit",
+            Affinity::Miss => "miss",
+        }
+    }
+}
+
 /// An address with an optional port: `10.96.0.10`, `10.96.0.10:53`, `[fd00::1]:80`, `fd00::1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
@@ -163,6 +186,8 @@ pub struct PacketSpec {
     pub state: Option<ConnState>,
     /// `--node-ip`: addresses of the node, besides those the dump shows.
     pub node_ips: Vec<IpAddr>,
+    /// `--affinity`: what the session-affinity lists hold; unknown (forks) when not given.
+    pub affinity: Option<Affinity>,
 }
 
 impl PacketSpec {
@@ -177,6 +202,7 @@ impl PacketSpec {
             out_interface: None,
             state: None,
             node_ips: Vec::new(),
+            affinity: None,
         }
     }
 
@@ -188,7 +214,7 @@ impl PacketSpec {
 
 /// The packet as text fields, before they are read: the CLI's flags and the web page's form
 /// (as JSON: `{"dst": "10.96.0.10:53", "proto": "udp", "src": null, "from": "pod", "in": null,
-/// "out": null, "state": "new", "node_ips": []}`; only `dst` is required). Empty strings count
+/// "out": null, "state": "new", "node_ips": [], "affinity": null}`; only `dst` is required). Empty strings count
 /// as not given.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
@@ -211,6 +237,8 @@ pub struct PacketFields {
     pub state: Option<ConnState>,
     /// Addresses of the node.
     pub node_ips: Vec<String>,
+    /// What the session-affinity lists hold.
+    pub affinity: Option<Affinity>,
 }
 
 impl PacketFields {
@@ -250,6 +278,7 @@ impl PacketFields {
         }
         spec.from = self.from;
         spec.state = self.state;
+        spec.affinity = self.affinity;
         spec.in_interface = given(&self.in_interface);
         spec.out_interface = given(&self.out_interface);
         for ip in &self.node_ips {
@@ -635,4 +664,6 @@ pub struct TracedPacket {
     pub out_interface: Option<String>,
     /// Conntrack state.
     pub state: ConnState,
+    /// What the session-affinity lists hold (`null`: unknown, `recent` matches fork).
+    pub affinity: Option<Affinity>,
 }

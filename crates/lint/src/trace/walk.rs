@@ -3,9 +3,9 @@
 
 use super::eval::{self, Env, Eval, Packet};
 use super::{
-    Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES, MAX_DEPTH,
-    MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome, PacketSpec, Step,
-    StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
+    Affinity, Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES,
+    MAX_DEPTH, MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome,
+    PacketSpec, Step, StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
@@ -94,6 +94,10 @@ impl Branch {
     }
 }
 
+/// The one assumption a path rests on under `--affinity miss`, in place of one per list.
+const AFFINITY_MISS: &str =
+    "no session-affinity (`recent`) list holds the source (--affinity miss: a first connection)";
+
 /// How a branch ended.
 enum End {
     Verdict(Verdict),
@@ -106,6 +110,7 @@ struct Walker<'n, 'a> {
     origin: Origin,
     in_given: Option<String>,
     out_given: Option<String>,
+    affinity: Option<Affinity>,
     visits: usize,
     branches: usize,
     limits: Vec<Limit>,
@@ -121,6 +126,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         origin,
         in_given: spec.in_interface.clone(),
         out_given: spec.out_interface.clone(),
+        affinity: spec.affinity,
         visits: 0,
         branches: 1,
         limits: Vec::new(),
@@ -157,6 +163,16 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     }
     walker.limits.sort();
     walker.limits.dedup();
+    let mut inputs = inputs;
+    let met_affinity = walker.outcomes.iter().any(|o| {
+        o.assumptions
+            .iter()
+            .any(|a| eval::is_affinity_question(&a.question))
+    });
+    if spec.affinity.is_none() && !met_affinity {
+        // No path met a session-affinity list: the line would only be noise.
+        inputs.retain(|i| i.field != "affinity");
+    }
     NodeTrace {
         inputs,
         packet: traced,
@@ -222,7 +238,30 @@ impl<'n, 'a> Walker<'n, 'a> {
         b.pkt.out_interface = o;
     }
 
-    fn finish(&mut self, b: Branch, end: End) {
+    fn finish(&mut self, mut b: Branch, end: End) {
+        let affinity_asked = b
+            .assumptions
+            .iter()
+            .any(|a| eval::is_affinity_question(&a.question));
+        match self.affinity {
+            // A path on which no list holds the source contradicts `--affinity hit`.
+            Some(Affinity::Hit)
+                if affinity_asked
+                    && !b
+                        .assumptions
+                        .iter()
+                        .any(|a| a.holds && eval::is_affinity_question(&a.question)) =>
+            {
+                return;
+            }
+            // One assumption for all the lists the path found empty.
+            Some(Affinity::Miss) if affinity_asked => {
+                b.assumptions
+                    .retain(|a| !eval::is_affinity_question(&a.question));
+                b.assume(AFFINITY_MISS.into(), true);
+            }
+            _ => {}
+        }
         let (verdict, stopped) = match end {
             End::Verdict(v) => (v, None),
             End::Stopped(l) => {
@@ -302,6 +341,13 @@ impl<'n, 'a> Walker<'n, 'a> {
                     if let Some(end) = self.apply(b, rule, None) {
                         return end;
                     }
+                }
+                Eval::Ask(question)
+                    if self.affinity == Some(Affinity::Miss)
+                        && eval::is_affinity_question(&question) =>
+                {
+                    // No list holds the source: answer and read the rule again.
+                    b.assume(question, false);
                 }
                 Eval::Ask(question) => {
                     if !self.fork() {
@@ -801,6 +847,23 @@ fn resolve<'n>(
         },
         how: given_or(spec.state.is_some()),
     });
+    inputs.push(Input {
+        field: "affinity",
+        value: match spec.affinity {
+            None => "unknown: `recent` (session affinity) matches fork".into(),
+            Some(Affinity::Hit) => "hit: the source is in a session-affinity list; each list \
+                                    forks, paths on which none holds it are left out"
+                .into(),
+            Some(Affinity::Miss) => {
+                "miss: no session-affinity list holds the source (a first connection)".into()
+            }
+        },
+        how: if spec.affinity.is_some() {
+            How::Given
+        } else {
+            How::Unknown
+        },
+    });
     let iface = |given: &Option<String>, what: &str| match given {
         Some(i) => (i.clone(), How::Given),
         None => (
@@ -860,6 +923,7 @@ fn resolve<'n>(
         in_interface: spec.in_interface.clone(),
         out_interface: spec.out_interface.clone(),
         state,
+        affinity: spec.affinity,
     };
     (inputs, pkt, env, origin, traced)
 }
