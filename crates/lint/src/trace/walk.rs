@@ -181,8 +181,26 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     }
 }
 
-/// Merges outcomes that agree in everything but probability, and sorts: most probable first.
+/// Merges outcomes that agree in everything but probability (summed), then outcomes that an
+/// assumption split without deciding anything, and sorts: most probable first.
 fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    let outcomes = merge_same(outcomes);
+    let outcomes = merge_undecided(outcomes);
+    let mut merged = merge_same(outcomes);
+    merged.sort_by(|a, b| {
+        b.probability
+            .total_cmp(&a.probability)
+            .then(a.verdict.cmp(&b.verdict))
+            .then(a.assumptions.len().cmp(&b.assumptions.len()))
+            .then_with(|| a.destination.to_string().cmp(&b.destination.to_string()))
+            .then_with(|| a.assumptions.cmp(&b.assumptions))
+    });
+    merged
+}
+
+/// Merges outcomes equal in everything but probability: they are disjoint `statistic`
+/// branches under the same assumptions, so their probabilities add up.
+fn merge_same(outcomes: Vec<Outcome>) -> Vec<Outcome> {
     let mut merged: Vec<Outcome> = Vec::with_capacity(outcomes.len());
     for o in outcomes {
         match merged.iter_mut().find(|m| {
@@ -197,15 +215,103 @@ fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
             None => merged.push(o),
         }
     }
-    merged.sort_by(|a, b| {
-        b.probability
-            .total_cmp(&a.probability)
-            .then(a.verdict.cmp(&b.verdict))
-            .then(a.assumptions.len().cmp(&b.assumptions.len()))
-            .then_with(|| a.destination.to_string().cmp(&b.destination.to_string()))
-            .then_with(|| a.assumptions.cmp(&b.assumptions))
-    });
     merged
+}
+
+/// Merges two outcomes that end the same way (verdict, destination, masquerade, bound,
+/// probability) and rest on the same assumptions but one, which one holds and the other does
+/// not: that question decided nothing, so the merged outcome drops it. Its probability is
+/// either one's, not their sum: each is the probability given its assumptions, and they are
+/// the two answers to one question, not two random branches. The steps both paths took are
+/// kept once; the steps only one took are kept, marked with the answer they need. Repeated
+/// until nothing merges (an outcome split by two such questions merges twice).
+///
+/// Two outcomes that differ in more than one assumption are left alone: `-i cali+ -m set
+/// --match-set S src -j DROP` forks into {cali+, S} -> drop, {cali+, not S} -> on, {not cali+}
+/// -> on, and the last two hold on "not (cali+ and S)", which no single assumption states.
+fn merge_undecided(mut outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    // Each merge removes an outcome, so this ends; a merged outcome can pair with one passed
+    // before, hence the passes.
+    let mut merged_any = true;
+    while merged_any {
+        merged_any = false;
+        let mut i = 0;
+        while i < outcomes.len() {
+            let found = (i + 1..outcomes.len())
+                .find_map(|j| undecided(&outcomes[i], &outcomes[j]).map(|k| (j, k)));
+            match found {
+                Some((j, k)) => {
+                    let other = outcomes.remove(j);
+                    join_undecided(&mut outcomes[i], other, k);
+                    merged_any = true;
+                }
+                None => i += 1,
+            }
+        }
+    }
+    outcomes
+}
+
+/// The index of the only assumption `a` and `b` answer differently, when they end the same way
+/// and agree on everything else.
+fn undecided(a: &Outcome, b: &Outcome) -> Option<usize> {
+    let same_end = a.verdict == b.verdict
+        && a.destination == b.destination
+        && a.masquerade == b.masquerade
+        && a.stopped == b.stopped
+        && a.assumptions.len() == b.assumptions.len()
+        && (a.probability - b.probability).abs() <= 1e-12 * a.probability.max(b.probability);
+    if !same_end {
+        return None;
+    }
+    let mut split = None;
+    for (k, (x, y)) in a.assumptions.iter().zip(&b.assumptions).enumerate() {
+        if x == y {
+            continue;
+        }
+        // Sorted by question first: the split question sits at the same index in both.
+        if x.question != y.question || split.is_some() {
+            return None;
+        }
+        split = Some(k);
+    }
+    split
+}
+
+/// Merges `other` into `kept`, which differ only in assumption `k` (see [`merge_undecided`]).
+fn join_undecided(kept: &mut Outcome, other: Outcome, k: usize) {
+    let question = kept.assumptions.remove(k);
+    let (holds, holds_not) = if question.holds {
+        (std::mem::take(&mut kept.steps), other.steps)
+    } else {
+        (other.steps, std::mem::take(&mut kept.steps))
+    };
+    let prefix = holds
+        .iter()
+        .zip(&holds_not)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let suffix = holds[prefix..]
+        .iter()
+        .rev()
+        .zip(holds_not[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let only = |steps: &[Step], holds: bool| {
+        let when = if holds { "only when" } else { "only when not" };
+        steps
+            .iter()
+            .map(|s| Step {
+                at: s.at,
+                effect: format!("{} ({when}: {})", s.effect, question.question),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut steps = holds[..prefix].to_vec();
+    steps.extend(only(&holds[prefix..holds.len() - suffix], true));
+    steps.extend(only(&holds_not[prefix..holds_not.len() - suffix], false));
+    steps.extend_from_slice(&holds[holds.len() - suffix..]);
+    kept.steps = steps;
 }
 
 impl<'n, 'a> Walker<'n, 'a> {
