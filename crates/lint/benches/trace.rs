@@ -1,5 +1,5 @@
 //! Trace report: on generated nodes of 10k to 250k rules, measures the parse, the preparation
-//! (`TraceNode::new`: chain graph, Kubernetes model, node facts, the index of large chains) and
+//! (`TraceNode::new`: Kubernetes model, node facts, the index of large chains, the line index) and
 //! one trace (a pod to a cluster IP, the last Service dispatched; outside to a node port), best
 //! of several runs; then the same trace with the index switched off (a scan of KUBE-SERVICES),
 //! to show what the index buys. It asserts nothing: it measures and prints.

@@ -41,7 +41,7 @@ use crate::matchset::protocol_number;
 use index::ChainIndexes;
 use ipnet::IpNet;
 use rulelint_parser::views::{NatAddress, parse_address};
-use rulelint_parser::{ChainGraph, LineIndex, RuleId, Ruleset, TableKind};
+use rulelint_parser::{LineIndex, RuleId, Ruleset, TableKind};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -334,8 +334,6 @@ pub struct TraceNode<'a> {
     pub name: String,
     /// The parsed dump.
     pub set: &'a Ruleset<'a>,
-    /// Its chain graph.
-    pub graph: ChainGraph,
     /// What kube-proxy programmed.
     pub model: KubeModel<'a>,
     /// What the dump says about the node.
@@ -345,17 +343,16 @@ pub struct TraceNode<'a> {
 }
 
 impl<'a> TraceNode<'a> {
-    /// Builds the graph, the Kubernetes model, the node facts and the index of large chains.
+    /// Builds the Kubernetes model, the node facts and the index of large chains. (No chain
+    /// graph: the walk follows each rule's resolved target, and the model needs none.)
     pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
-        let graph = ChainGraph::build(set);
-        let model = KubeModel::build(set, &graph);
+        let model = KubeModel::read(set);
         let lines = LineIndex::new(set.source());
         let facts = node_facts(set, &model, &lines);
         let index = ChainIndexes::build(set);
         TraceNode {
             name: name.into(),
             set,
-            graph,
             model,
             facts,
             lines,
