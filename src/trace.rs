@@ -1,7 +1,9 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
 use crate::{EXIT_INPUT, load_all, no_content, parse_all, write_json};
-use rulelint_lint::trace::{ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace};
+use rulelint_lint::trace::{
+    Affinity, ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace,
+};
 use std::io::{self, Write};
 
 /// Output formats.
@@ -31,6 +33,17 @@ pub enum State {
     New,
     /// A packet of a known connection: the nat tables do not run.
     Established,
+}
+
+/// `--affinity`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum AffinityFlag {
+    /// The source is in a session-affinity list (a returning client): each list forks, paths
+    /// on which none holds it are left out.
+    Hit,
+    /// No session-affinity list holds the source (a first connection): `recent --rcheck`
+    /// fails and the random balancing decides.
+    Miss,
 }
 
 /// The flags of `rulelint trace`.
@@ -65,6 +78,10 @@ pub struct TraceArgs {
     /// node's; without it, only what the dump shows is.
     #[arg(long = "node-ip", value_name = "IP")]
     pub node_ip: Vec<String>,
+    /// What the session-affinity lists (`-m recent`, `sessionAffinity: ClientIP`) hold for the
+    /// source [default: unknown: each `recent --rcheck` forks, labelled].
+    #[arg(long, value_enum)]
+    pub affinity: Option<AffinityFlag>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -88,6 +105,10 @@ fn spec(args: &TraceArgs) -> Result<PacketSpec, String> {
             State::Established => ConnState::Established,
         }),
         node_ips: args.node_ip.clone(),
+        affinity: args.affinity.map(|a| match a {
+            AffinityFlag::Hit => Affinity::Hit,
+            AffinityFlag::Miss => Affinity::Miss,
+        }),
     }
     .spec(|field| format!("--{field}"))
 }

@@ -171,6 +171,8 @@ def copies():
         "lb-source-out-of-range: --dst 203.0.113.10:443 --from outside --src 192.0.2.99 --node-ip 192.168.10.21",
         "nodeport-local-with-endpoint: --dst 192.168.10.21:32443 --from outside --node-ip 192.168.10.21",
         "session-affinity: --dst 10.104.77.3:8080",
+        "session-affinity-hit: --dst 10.104.77.3:8080 --affinity hit",
+        "session-affinity-miss: --dst 10.104.77.3:8080 --affinity miss",
         "external-ip: --dst 192.0.2.50:80 --from outside --node-ip 192.168.10.21",
         "host-to-api-server: --dst 10.96.0.1:443 --from host --node-ip 192.168.10.21",
         "unknown-locality: --dst 192.168.10.21:30080 --from outside",
@@ -298,6 +300,20 @@ COMMIT
 -A D -g C
 COMMIT
 """)
+    write("merge-undecided", "node.txt", """# case: a question that decided nothing is dropped (the docker0 LOG: both answers end alike, its step is marked); a rule with two unknown matches and a DROP is not merged (its other two outcomes hold on "not both", which no single assumption states)
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:DOCKER-USER - [0:0]
+-A FORWARD -j DOCKER-USER
+-A FORWARD -i cali+ -m set --match-set blocked src -j DROP
+-A FORWARD -s 10.244.0.0/16 -j ACCEPT
+-A DOCKER-USER -i docker0 -j LOG --log-prefix "docker: "
+-A DOCKER-USER -j RETURN
+COMMIT
+""")
+    write("merge-undecided", "packets", "pod-to-remote: --dst 172.16.5.5:443 --src 10.244.1.9 --node-ip 192.168.0.1\nknown-interface: --dst 172.16.5.5:443 --src 10.244.1.9 --node-ip 192.168.0.1 --in eth0\n")
     write("limits", "packets", "jump-loop: --dst 192.168.0.1:80 --from outside --src 192.0.2.7 --node-ip 192.168.0.1\ngoto-loop: --dst 192.168.0.1:53 --proto udp --from outside --src 192.0.2.7 --node-ip 192.168.0.1\n")
 
 

@@ -1,5 +1,5 @@
 //! Trace report: on generated nodes of 10k to 250k rules, measures the parse, the preparation
-//! (`TraceNode::new`: chain graph, Kubernetes model, node facts, the index of large chains) and
+//! (`TraceNode::new`: Kubernetes model, node facts, the index of large chains, the line index) and
 //! one trace (a pod to a cluster IP, the last Service dispatched; outside to a node port), best
 //! of several runs; then the same trace with the index switched off (a scan of KUBE-SERVICES),
 //! to show what the index buys. It asserts nothing: it measures and prints.
@@ -7,9 +7,10 @@
 //! `cargo bench -p rulelint-lint --bench trace` (`RULELINT_BENCH_MAX=100000` to stop earlier).
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::kube::AddressKind;
+use rulelint_lint::kube::{AddressKind, KubeModel};
+use rulelint_lint::trace::index::ChainIndexes;
 use rulelint_lint::trace::{Endpoint, Origin, PacketSpec, TraceNode, trace};
-use rulelint_parser::parse;
+use rulelint_parser::{ChainGraph, LineIndex, parse};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -46,6 +47,24 @@ fn main() {
         let prep_ms = best_ms(3, || {
             black_box(TraceNode::new("n", &parsed.ruleset));
         });
+        // Where the preparation goes.
+        let graph_ms = best_ms(3, || {
+            black_box(ChainGraph::build(&parsed.ruleset));
+        });
+        let graph = ChainGraph::build(&parsed.ruleset);
+        let model_ms = best_ms(10, || {
+            black_box(KubeModel::build(&parsed.ruleset, &graph));
+        });
+        let index_ms = best_ms(3, || {
+            black_box(ChainIndexes::build(&parsed.ruleset));
+        });
+        let lines_ms = best_ms(3, || {
+            black_box(LineIndex::new(parsed.ruleset.source()));
+        });
+        eprintln!(
+            "  {} rules: graph {graph_ms:.1} ms, model {model_ms:.1} ms, index {index_ms:.1} ms, lines {lines_ms:.1} ms",
+            parsed.ruleset.rules.len()
+        );
         let node = TraceNode::new("n", &parsed.ruleset);
         // The last cluster IP dispatched (the worst place for a scan) and a node port.
         let mut cluster = None;

@@ -4,7 +4,7 @@
 //! its shape. `corpus/trace/make.py` writes the dumps.
 
 use rulelint_lint::trace::report::{TraceDocument, document, human, node_doc};
-use rulelint_lint::trace::{ConnState, Endpoint, Origin, PacketSpec, TraceNode, trace};
+use rulelint_lint::trace::{Affinity, ConnState, Endpoint, Origin, PacketSpec, TraceNode, trace};
 use rulelint_parser::parse;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +50,13 @@ pub fn spec(flags: &str) -> PacketSpec {
                 })
             }
             "--node-ip" => spec.node_ips.push(value.parse().expect("--node-ip")),
+            "--affinity" => {
+                spec.affinity = Some(match value {
+                    "hit" => Affinity::Hit,
+                    "miss" => Affinity::Miss,
+                    other => panic!("--affinity {other}"),
+                })
+            }
             other => panic!("unknown flag {other}"),
         }
     }
@@ -233,4 +240,72 @@ fn kube_proxy_packet_flow_cases() {
         let masq = plain.iter().any(|o| o.masquerade.is_some());
         assert_eq!(masq, c.masq, "{}: masquerade", c.name);
     }
+}
+
+/// `corpus/trace/merge-undecided`: the docker0 question decides nothing and is dropped, its LOG
+/// step kept and marked; the two outcomes that pass `-i cali+ -m set --match-set blocked src -j
+/// DROP` hold on "not both" and stay apart.
+#[test]
+fn merges_only_assumptions_that_decided_nothing() {
+    let text =
+        std::fs::read_to_string(corpus_dir().join("merge-undecided/node.txt")).expect("dump");
+    let parsed = parse(&text);
+    let node = TraceNode::new("n", &parsed.ruleset);
+    let result = trace(
+        &node,
+        &spec("--dst 172.16.5.5:443 --src 10.244.1.9 --node-ip 192.168.0.1"),
+    );
+    let questions = |o: &rulelint_lint::trace::Outcome| -> Vec<String> {
+        o.assumptions.iter().map(ToString::to_string).collect()
+    };
+    assert!(
+        result
+            .outcomes
+            .iter()
+            .flat_map(|o| &o.assumptions)
+            .all(|a| !a.question.contains("docker0")),
+        "the docker0 question decided nothing: {:#?}",
+        result.outcomes
+    );
+    let log_steps: Vec<&str> = result
+        .outcomes
+        .iter()
+        .flat_map(|o| &o.steps)
+        .map(|s| s.effect.as_str())
+        .filter(|e| e.contains("LOG"))
+        .collect();
+    assert!(!log_steps.is_empty());
+    assert!(
+        log_steps.iter().all(
+            |e| e.contains("(only when: the packet enters on an interface matching `docker0`)")
+        ),
+        "{log_steps:?}"
+    );
+    let mut seen: Vec<(String, Vec<String>)> = result
+        .outcomes
+        .iter()
+        .map(|o| (o.verdict.as_str().to_string(), questions(o)))
+        .collect();
+    seen.sort();
+    let cali = "the packet enters on an interface matching `cali+`";
+    let blocked = "ipset blocked holds the packet's src";
+    assert_eq!(
+        seen,
+        [
+            (
+                "drop".to_string(),
+                vec![format!("assumed: {blocked}"), format!("assumed: {cali}")]
+            ),
+            (
+                "forward".to_string(),
+                vec![
+                    format!("assumed not: {blocked}"),
+                    format!("assumed: {cali}")
+                ]
+            ),
+            ("forward".to_string(), vec![format!("assumed not: {cali}")]),
+        ]
+    );
+    // Each forward outcome is certain given its assumptions: merging did not add them up.
+    assert!(result.outcomes.iter().all(|o| o.probability == 1.0));
 }

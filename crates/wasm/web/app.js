@@ -839,6 +839,7 @@ function tracePacket() {
     out: value('out'),
     state: traceField('state').value,
     node_ips: traceField('node-ips').value.split(/[\s,]+/).filter(Boolean),
+    affinity: traceField('affinity').value || null,
   };
 }
 

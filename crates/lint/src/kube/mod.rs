@@ -31,7 +31,7 @@ pub mod owners;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
-use rulelint_parser::views::{Mark, PortRange};
+use rulelint_parser::views::{Mark, PortRange, unquote};
 use rulelint_parser::{
     ChainGraph, ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef,
 };
@@ -330,8 +330,16 @@ fn lookup(table: &[u32], chain: ChainId) -> Option<usize> {
 impl<'a> KubeModel<'a> {
     /// Reads the model from the tables in effect (tables that a later block of the same table
     /// replaces are ignored).
-    pub fn build(set: &Ruleset<'a>, graph: &ChainGraph) -> KubeModel<'a> {
-        Builder::new(set, graph).build()
+    ///
+    /// The chain graph is taken for the callers' convenience and future use; the model reads
+    /// each rule's resolved target chain directly.
+    pub fn build(set: &Ruleset<'a>, _graph: &ChainGraph) -> KubeModel<'a> {
+        Builder::new(set).build()
+    }
+
+    /// [`build`](Self::build) for callers that have no chain graph (the trace).
+    pub(crate) fn read(set: &Ruleset<'a>) -> KubeModel<'a> {
+        Builder::new(set).build()
     }
 
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
@@ -361,7 +369,6 @@ fn table<'r, 'a>(set: &'r Ruleset<'a>, kind: TableKind) -> Option<TableRef<'r, '
 
 struct Builder<'r, 'a> {
     set: &'r Ruleset<'a>,
-    graph: &'r ChainGraph,
     nat: Option<TableRef<'r, 'a>>,
     filter: Option<TableRef<'r, 'a>>,
     services: Vec<Service<'a>>,
@@ -375,10 +382,9 @@ struct Builder<'r, 'a> {
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
-    fn new(set: &'r Ruleset<'a>, graph: &'r ChainGraph) -> Self {
+    fn new(set: &'r Ruleset<'a>) -> Self {
         Builder {
             set,
-            graph,
             nat: table(set, TableKind::Nat),
             filter: table(set, TableKind::Filter),
             services: Vec::new(),
@@ -423,16 +429,21 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     /// The jumps out of a chain to other chains, in rule order: (rule, chain jumped to), into
-    /// the reused `self.jumps`. The graph has them already resolved, which saves a name lookup
-    /// per rule.
+    /// the reused `self.jumps`. The parser resolved each rule's target chain already (the
+    /// graph's edges are exactly these); reading them from the chain's own rules walks memory
+    /// in order, where the graph's per-node edge lists jump about a 250k-rule node.
     fn load_jumps(&mut self, chain: ChainId) {
         self.jumps.clear();
         self.jumps.extend(
-            self.graph
-                .jumps_from(chain)
-                .map(|(to, jump)| (jump.rule, to)),
+            self.set
+                .chain(chain)
+                .rules()
+                .filter_map(|rule| rule.target_chain().map(|to| (rule.id, to))),
         );
-        self.jumps.sort_unstable_by_key(|&(rule, _)| rule.0);
+        // File order, as the graph gives them (it differs from chain order only for `-I`).
+        if !self.jumps.is_sorted_by_key(|&(rule, _)| rule.0) {
+            self.jumps.sort_unstable_by_key(|&(rule, _)| rule.0);
+        }
     }
 
     fn service_for_hash(&mut self, hash: &'a str) -> usize {
@@ -533,12 +544,12 @@ impl<'r, 'a> Builder<'r, 'a> {
             if lookup(&self.endpoint_by_chain, to).is_none() {
                 continue;
             }
-            let rule = self.set.rule(rule);
+            let (probability, affinity) = jump_balance(self.set.rule(rule));
             let jump = EndpointJump {
-                rule: rule.id,
+                rule,
                 chain: Some(to),
-                probability: rule.probability(),
-                affinity: rule.option(Some("recent"), &["--rcheck"]).is_some(),
+                probability,
+                affinity,
             };
             match kind {
                 ServiceChainKind::Cluster => self.services[i].endpoints.push(jump),
@@ -805,8 +816,17 @@ pub fn is_kube_proxy_chain(name: &str) -> bool {
 }
 
 fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
-    let comment = rule.comment()?;
-    match comment {
+    let raw = rule.option(Some("comment"), &["--comment"])?.value;
+    // kube-proxy's comments are one quoted text without escapes: borrow it rather than go
+    // through `unquote`'s character-wise checks (this runs for every kube-proxy chain).
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.bytes().any(|b| b == b'"' || b == b'\\'));
+    if let Some(text) = inner {
+        return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
+    }
+    match unquote(raw) {
         Cow::Borrowed(text) => {
             service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role))
         }
@@ -814,6 +834,29 @@ fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, Comment
             service_comment(&text).map(|(name, role)| (Cow::Owned(name.to_string()), role))
         }
     }
+}
+
+/// A balanced jump's `-m statistic --probability` and whether it is a session-affinity rule
+/// (`-m recent --rcheck`), read in one pass over its matches.
+fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
+    let mut probability = None;
+    let mut seen_probability = false;
+    let mut affinity = false;
+    for m in rule.matches() {
+        match m.module() {
+            Some("statistic") if !seen_probability => {
+                if let Some(o) = m.options().find(|o| o.name() == "--probability") {
+                    seen_probability = true;
+                    probability = o.args().next().unwrap_or("").parse().ok();
+                }
+            }
+            Some("recent") if !affinity => {
+                affinity = m.options().any(|o| o.name() == "--rcheck");
+            }
+            _ => {}
+        }
+    }
+    (probability, affinity)
 }
 
 fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {

@@ -31,13 +31,18 @@ pub enum CommentRole {
 /// The Service port a kube-proxy comment names (`default/kubernetes:https`, or `ns/svc` for an
 /// unnamed port) and what the comment says of it; `None` for comments kube-proxy does not write
 /// about one Service port.
+///
+/// A Service port name has no spaces, so it is the comment's first word, and the rest is one
+/// of a few fixed phrases; only the `KUBE-EXT` comments put a phrase first. This is read for
+/// every kube-proxy chain of a 250k-rule node, so it looks at the words once rather than trying
+/// each phrase as a suffix.
 pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
     const SUFFIXES: &[(&str, CommentRole)] = &[
-        (" cluster IP", CommentRole::ClusterIp),
-        (" external IP", CommentRole::ExternalIp),
-        (" loadbalancer IP", CommentRole::LoadBalancerIp),
-        (" has no endpoints", CommentRole::NoEndpoints),
-        (" has no local endpoints", CommentRole::NoLocalEndpoints),
+        ("cluster IP", CommentRole::ClusterIp),
+        ("external IP", CommentRole::ExternalIp),
+        ("loadbalancer IP", CommentRole::LoadBalancerIp),
+        ("has no endpoints", CommentRole::NoEndpoints),
+        ("has no local endpoints", CommentRole::NoLocalEndpoints),
     ];
     const EXTERNAL: &[&str] = &[
         "masquerade traffic for ",
@@ -45,25 +50,35 @@ pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
         "route LOCAL traffic for ",
         "masquerade LOCAL traffic for ",
     ];
-    let (name, role) = if let Some((name, role)) = SUFFIXES
-        .iter()
-        .find_map(|&(s, role)| comment.strip_suffix(s).map(|n| (n, role)))
-    {
-        (name, role)
-    } else if let Some(name) = EXTERNAL.iter().find_map(|p| {
+    const NOT_ACCEPTED: &str = " traffic not accepted by ";
+    let Some((first, rest)) = comment.split_once(' ') else {
+        return is_service_port_name(comment).then_some((comment, CommentRole::Plain));
+    };
+    if let Some(&(_, role)) = SUFFIXES.iter().find(|(s, _)| *s == rest) {
+        return is_service_port_name(first).then_some((first, role));
+    }
+    // A comment that ends in a fixed phrase but whose name has spaces is nobody's.
+    if SUFFIXES.iter().any(|(s, _)| {
+        comment.len() > s.len()
+            && comment.ends_with(s)
+            && comment.as_bytes()[comment.len() - s.len() - 1] == b' '
+    }) {
+        return None;
+    }
+    if let Some(name) = EXTERNAL.iter().find_map(|p| {
         comment
             .strip_prefix(p)?
             .strip_suffix(" external destinations")
     }) {
-        (name, CommentRole::External)
-    } else if let Some((name, _)) = comment.split_once(" traffic not accepted by ") {
-        (name, CommentRole::NotAccepted)
-    } else if let Some((name, _)) = comment.split_once(" -> ") {
-        (name, CommentRole::Endpoint)
-    } else {
-        (comment, CommentRole::Plain)
-    };
-    is_service_port_name(name).then_some((name, role))
+        return is_service_port_name(name).then_some((name, CommentRole::External));
+    }
+    if let Some((name, _)) = comment.split_once(NOT_ACCEPTED) {
+        return is_service_port_name(name).then_some((name, CommentRole::NotAccepted));
+    }
+    if rest.starts_with("-> ") {
+        return is_service_port_name(first).then_some((first, CommentRole::Endpoint));
+    }
+    None
 }
 
 /// Every `-m comment --comment` text of a rule, in order, without its quotes. Borrowed unless
@@ -102,18 +117,24 @@ pub fn option_anywhere<'a>(rule: RuleRef<'_, 'a>, names: &[&str]) -> Option<Nega
 }
 
 /// `namespace/name` or `namespace/name:port`, as Kubernetes names allow them: no spaces, one
-/// slash, non-empty namespace and name.
+/// slash, non-empty namespace and name. One pass over the bytes.
 pub fn is_service_port_name(text: &str) -> bool {
-    let Some((namespace, rest)) = text.split_once('/') else {
+    let mut slash = None;
+    let mut colon = None;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        match b {
+            b'/' if slash.is_none() => slash = Some(i),
+            b'/' => return false,
+            b':' if slash.is_some() && colon.is_none() => colon = Some(i),
+            b if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'_') => {}
+            _ => return false,
+        }
+    }
+    let Some(slash) = slash else {
         return false;
     };
-    let name = rest.split_once(':').map_or(rest, |(n, _)| n);
-    !namespace.is_empty()
-        && !name.is_empty()
-        && !rest.contains('/')
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'/' | b':' | b'_'))
+    let name_end = colon.unwrap_or(text.len());
+    slash > 0 && name_end > slash + 1
 }
 
 /// The 16-character hash kube-proxy gives every chain of one Service port (`KUBE-SVC-`,
@@ -186,6 +207,108 @@ mod tests {
         assert_eq!(service_comment("flanneld masq"), None);
         assert_eq!(service_comment("cali:abcd"), None);
         assert_eq!(service_comment("a/b/c"), None);
+    }
+
+    /// The first version of [`service_comment`] (each phrase tried as a suffix, then a split),
+    /// kept as the oracle of the one-pass version.
+    fn service_comment_by_suffix(comment: &str) -> Option<(&str, CommentRole)> {
+        const SUFFIXES: &[(&str, CommentRole)] = &[
+            (" cluster IP", CommentRole::ClusterIp),
+            (" external IP", CommentRole::ExternalIp),
+            (" loadbalancer IP", CommentRole::LoadBalancerIp),
+            (" has no endpoints", CommentRole::NoEndpoints),
+            (" has no local endpoints", CommentRole::NoLocalEndpoints),
+        ];
+        const EXTERNAL: &[&str] = &[
+            "masquerade traffic for ",
+            "pod traffic for ",
+            "route LOCAL traffic for ",
+            "masquerade LOCAL traffic for ",
+        ];
+        let (name, role) = if let Some((name, role)) = SUFFIXES
+            .iter()
+            .find_map(|&(s, role)| comment.strip_suffix(s).map(|n| (n, role)))
+        {
+            (name, role)
+        } else if let Some(name) = EXTERNAL.iter().find_map(|p| {
+            comment
+                .strip_prefix(p)?
+                .strip_suffix(" external destinations")
+        }) {
+            (name, CommentRole::External)
+        } else if let Some((name, _)) = comment.split_once(" traffic not accepted by ") {
+            (name, CommentRole::NotAccepted)
+        } else if let Some((name, _)) = comment.split_once(" -> ") {
+            (name, CommentRole::Endpoint)
+        } else {
+            (comment, CommentRole::Plain)
+        };
+        is_service_port_name_by_split(name).then_some((name, role))
+    }
+
+    fn is_service_port_name_by_split(text: &str) -> bool {
+        let Some((namespace, rest)) = text.split_once('/') else {
+            return false;
+        };
+        let name = rest.split_once(':').map_or(rest, |(n, _)| n);
+        !namespace.is_empty()
+            && !name.is_empty()
+            && !rest.contains('/')
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'/' | b':' | b'_'))
+    }
+
+    #[test]
+    fn one_pass_reading_agrees_with_the_suffix_reading() {
+        let names = [
+            "default/web:http",
+            "ns/svc",
+            "a/b:c:d",
+            "/x",
+            "x/",
+            "a/b/c",
+            "a b/c",
+            "a:b/c",
+            "x",
+            "",
+            "ns/:p",
+            "a/b:",
+        ];
+        let shapes = [
+            "{}",
+            "{} cluster IP",
+            "{} external IP",
+            "{} loadbalancer IP",
+            "{} has no endpoints",
+            "{} has no local endpoints",
+            "{} -> 10.244.1.5:8080",
+            "{} traffic not accepted by KUBE-FW-X",
+            "masquerade traffic for {} external destinations",
+            "pod traffic for {} external destinations",
+            "route LOCAL traffic for {} external destinations",
+            "masquerade LOCAL traffic for {} external destinations",
+            "{} -> x cluster IP",
+            "{} cluster IP -> x",
+            "{} foo",
+            "{}  cluster IP",
+            "{} -> y traffic not accepted by X",
+            "{} traffic not accepted by X -> y",
+            "x {} cluster IP",
+            "{} external destinations",
+            "{}cluster IP",
+            " {}",
+        ];
+        for name in names {
+            for shape in shapes {
+                let comment = shape.replace("{}", name);
+                assert_eq!(
+                    service_comment(&comment),
+                    service_comment_by_suffix(&comment),
+                    "{comment:?}"
+                );
+            }
+        }
     }
 
     #[test]

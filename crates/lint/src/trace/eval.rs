@@ -61,13 +61,14 @@ pub struct Packet {
 
 /// What the node's addresses say about an address.
 #[derive(Clone, Debug, Default)]
-pub struct Env {
+pub struct Env<'f> {
     /// The node's own addresses (from the dump and `--node-ip`).
     pub local: FxHashSet<IpAddr>,
     /// `--node-ip` was given: the list is taken as complete, other addresses are not local.
     pub complete: bool,
-    /// Addresses known not to be the node's: Service addresses in iptables mode.
-    pub not_local: FxHashSet<IpAddr>,
+    /// Addresses known not to be the node's: Service addresses in iptables mode (borrowed from
+    /// the node's facts: a 250k-rule node has tens of thousands, not to be copied per trace).
+    pub not_local: Option<&'f FxHashSet<IpAddr>>,
     /// The pod network: its addresses are pods', not the node's.
     pub pod_cidr: Option<IpNet>,
     /// Locality of the source when the address alone does not tell (`--from host`: local;
@@ -75,14 +76,14 @@ pub struct Env {
     pub src_local_default: bool,
 }
 
-impl Env {
+impl Env<'_> {
     /// Whether `ip` is an address of this node: `None` when the dump and flags do not tell.
     pub fn is_local(&self, ip: IpAddr) -> Option<bool> {
         if ip.is_loopback() || self.local.contains(&ip) {
             return Some(true);
         }
         if self.complete
-            || self.not_local.contains(&ip)
+            || self.not_local.is_some_and(|n| n.contains(&ip))
             || self.pod_cidr.is_some_and(|n| n.contains(&ip))
         {
             return Some(false);
@@ -94,6 +95,19 @@ impl Env {
     pub fn local_question(ip: IpAddr) -> String {
         format!("{ip} is an address of this node")
     }
+}
+
+/// What a session-affinity question ends with (see [`affinity_question`]).
+const AFFINITY_QUESTION_END: &str = " holds the source (session affinity)";
+
+/// The question a `recent --rcheck` (or `--update`, `--remove`) match asks.
+pub fn affinity_question(list: &str) -> String {
+    format!("the `recent` list {list}{AFFINITY_QUESTION_END}")
+}
+
+/// Whether a question is a session-affinity question, which `--affinity` answers.
+pub fn is_affinity_question(question: &str) -> bool {
+    question.starts_with("the `recent` list ") && question.ends_with(AFFINITY_QUESTION_END)
 }
 
 /// A match's value before negation.
@@ -141,7 +155,7 @@ impl Acc<'_> {
 pub fn rule(
     rule: RuleRef<'_, '_>,
     p: &Packet,
-    env: &Env,
+    env: &Env<'_>,
     known: &dyn Fn(&str) -> Option<bool>,
 ) -> Eval {
     let mut acc = Acc {
@@ -296,7 +310,7 @@ fn module_match(
     module: &str,
     m: MatchRef<'_, '_>,
     p: &Packet,
-    env: &Env,
+    env: &Env<'_>,
 ) -> bool {
     let whole = || {
         m.options()
@@ -419,12 +433,7 @@ fn module_match(
                 .find(|o| o.name() == "--name")
                 .map_or("DEFAULT", |o| arg(&o));
             let negated = m.options().any(|o| o.negated());
-            acc.add(
-                Tri::Ask(format!(
-                    "the `recent` list {name} holds the source (session affinity)"
-                )),
-                negated,
-            )
+            acc.add(Tri::Ask(affinity_question(name)), negated)
         }
         "set" => {
             for o in m.options() {
@@ -493,7 +502,7 @@ fn ctstate(text: &str, p: &Packet) -> Tri {
     ask.map_or(Tri::No, Tri::Ask)
 }
 
-fn addrtype(text: &str, ip: Option<IpAddr>, env: &Env, source: bool) -> Tri {
+fn addrtype(text: &str, ip: Option<IpAddr>, env: &Env<'_>, source: bool) -> Tri {
     let Some(ip) = ip else {
         return Tri::Ask(format!("the source address is of type {text}"));
     };

@@ -41,7 +41,7 @@ use crate::matchset::protocol_number;
 use index::ChainIndexes;
 use ipnet::IpNet;
 use rulelint_parser::views::{NatAddress, parse_address};
-use rulelint_parser::{ChainGraph, LineIndex, RuleId, Ruleset, TableKind};
+use rulelint_parser::{LineIndex, RuleId, Ruleset, TableKind};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -94,6 +94,29 @@ pub enum ConnState {
     New,
     /// A packet of a known connection: conntrack answers, the nat tables are not traversed.
     Established,
+}
+
+/// What the session-affinity lists (`-m recent`, kube-proxy's `sessionAffinity: ClientIP`) hold
+/// for the packet's source: the dump does not say, so unless asked a `recent --rcheck` forks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Affinity {
+    /// The source is in a list (a returning client): each list it may be in forks, and paths
+    /// on which no list holds it are left out.
+    Hit,
+    /// No list holds the source (a first connection): every `recent --rcheck` fails, one
+    /// assumption says so, and the `statistic` rules decide.
+    Miss,
+}
+
+impl Affinity {
+    /// `hit`, `miss`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Affinity::Hit => "hit",
+            Affinity::Miss => "miss",
+        }
+    }
 }
 
 /// An address with an optional port: `10.96.0.10`, `10.96.0.10:53`, `[fd00::1]:80`, `fd00::1`.
@@ -163,6 +186,8 @@ pub struct PacketSpec {
     pub state: Option<ConnState>,
     /// `--node-ip`: addresses of the node, besides those the dump shows.
     pub node_ips: Vec<IpAddr>,
+    /// `--affinity`: what the session-affinity lists hold; unknown (forks) when not given.
+    pub affinity: Option<Affinity>,
 }
 
 impl PacketSpec {
@@ -177,6 +202,7 @@ impl PacketSpec {
             out_interface: None,
             state: None,
             node_ips: Vec::new(),
+            affinity: None,
         }
     }
 
@@ -188,7 +214,7 @@ impl PacketSpec {
 
 /// The packet as text fields, before they are read: the CLI's flags and the web page's form
 /// (as JSON: `{"dst": "10.96.0.10:53", "proto": "udp", "src": null, "from": "pod", "in": null,
-/// "out": null, "state": "new", "node_ips": []}`; only `dst` is required). Empty strings count
+/// "out": null, "state": "new", "node_ips": [], "affinity": null}`; only `dst` is required). Empty strings count
 /// as not given.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
@@ -211,6 +237,8 @@ pub struct PacketFields {
     pub state: Option<ConnState>,
     /// Addresses of the node.
     pub node_ips: Vec<String>,
+    /// What the session-affinity lists hold.
+    pub affinity: Option<Affinity>,
 }
 
 impl PacketFields {
@@ -250,6 +278,7 @@ impl PacketFields {
         }
         spec.from = self.from;
         spec.state = self.state;
+        spec.affinity = self.affinity;
         spec.in_interface = given(&self.in_interface);
         spec.out_interface = given(&self.out_interface);
         for ip in &self.node_ips {
@@ -305,8 +334,6 @@ pub struct TraceNode<'a> {
     pub name: String,
     /// The parsed dump.
     pub set: &'a Ruleset<'a>,
-    /// Its chain graph.
-    pub graph: ChainGraph,
     /// What kube-proxy programmed.
     pub model: KubeModel<'a>,
     /// What the dump says about the node.
@@ -316,19 +343,19 @@ pub struct TraceNode<'a> {
 }
 
 impl<'a> TraceNode<'a> {
-    /// Builds the graph, the Kubernetes model, the node facts and the index of large chains.
+    /// Builds the Kubernetes model, the node facts and the index of large chains. (No chain
+    /// graph: the walk follows each rule's resolved target, and the model needs none.)
     pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
-        let graph = ChainGraph::build(set);
-        let model = KubeModel::build(set, &graph);
-        let facts = node_facts(set, &model);
+        let model = KubeModel::read(set);
+        let lines = LineIndex::new(set.source());
+        let facts = node_facts(set, &model, &lines);
         let index = ChainIndexes::build(set);
         TraceNode {
             name: name.into(),
             set,
-            graph,
             model,
             facts,
-            lines: LineIndex::new(set.source()),
+            lines,
             index,
         }
     }
@@ -352,7 +379,7 @@ impl<'a> TraceNode<'a> {
 /// Reads the node facts: addresses from `-d <ip> -j KUBE-NODEPORTS`, the pod network from the
 /// `! -s <cidr> ... -j KUBE-MARK-MASQ` rules of `KUBE-SVC-*` chains (else a /16 or /64 around
 /// the most common endpoint network), Service and endpoint addresses from the model.
-fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>) -> NodeFacts {
+fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>, lines: &LineIndex) -> NodeFacts {
     let mut facts = NodeFacts::default();
     if let Some(nat) = set.table_by_kind(TableKind::Nat)
         && let Some(services) = nat.chain("KUBE-SERVICES")
@@ -391,7 +418,7 @@ fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>) -> NodeFacts {
                             "from `! -s {}` in {}, line {}",
                             s.value,
                             set.chain(chain).name(),
-                            LineIndex::new(set.source()).line(rule.get().span.start)
+                            lines.line(rule.get().span.start)
                         ),
                     ));
                     break;
@@ -634,4 +661,6 @@ pub struct TracedPacket {
     pub out_interface: Option<String>,
     /// Conntrack state.
     pub state: ConnState,
+    /// What the session-affinity lists hold (`null`: unknown, `recent` matches fork).
+    pub affinity: Option<Affinity>,
 }

@@ -3,9 +3,9 @@
 
 use super::eval::{self, Env, Eval, Packet};
 use super::{
-    Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES, MAX_DEPTH,
-    MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome, PacketSpec, Step,
-    StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
+    Affinity, Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES,
+    MAX_DEPTH, MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome,
+    PacketSpec, Step, StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
@@ -94,6 +94,10 @@ impl Branch {
     }
 }
 
+/// The one assumption a path rests on under `--affinity miss`, in place of one per list.
+const AFFINITY_MISS: &str =
+    "no session-affinity (`recent`) list holds the source (--affinity miss: a first connection)";
+
 /// How a branch ended.
 enum End {
     Verdict(Verdict),
@@ -102,10 +106,11 @@ enum End {
 
 struct Walker<'n, 'a> {
     node: &'n TraceNode<'a>,
-    env: Env,
+    env: Env<'n>,
     origin: Origin,
     in_given: Option<String>,
     out_given: Option<String>,
+    affinity: Option<Affinity>,
     visits: usize,
     branches: usize,
     limits: Vec<Limit>,
@@ -121,6 +126,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         origin,
         in_given: spec.in_interface.clone(),
         out_given: spec.out_interface.clone(),
+        affinity: spec.affinity,
         visits: 0,
         branches: 1,
         limits: Vec::new(),
@@ -157,6 +163,16 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     }
     walker.limits.sort();
     walker.limits.dedup();
+    let mut inputs = inputs;
+    let met_affinity = walker.outcomes.iter().any(|o| {
+        o.assumptions
+            .iter()
+            .any(|a| eval::is_affinity_question(&a.question))
+    });
+    if spec.affinity.is_none() && !met_affinity {
+        // No path met a session-affinity list: the line would only be noise.
+        inputs.retain(|i| i.field != "affinity");
+    }
     NodeTrace {
         inputs,
         packet: traced,
@@ -165,8 +181,26 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     }
 }
 
-/// Merges outcomes that agree in everything but probability, and sorts: most probable first.
+/// Merges outcomes that agree in everything but probability (summed), then outcomes that an
+/// assumption split without deciding anything, and sorts: most probable first.
 fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    let outcomes = merge_same(outcomes);
+    let outcomes = merge_undecided(outcomes);
+    let mut merged = merge_same(outcomes);
+    merged.sort_by(|a, b| {
+        b.probability
+            .total_cmp(&a.probability)
+            .then(a.verdict.cmp(&b.verdict))
+            .then(a.assumptions.len().cmp(&b.assumptions.len()))
+            .then_with(|| a.destination.to_string().cmp(&b.destination.to_string()))
+            .then_with(|| a.assumptions.cmp(&b.assumptions))
+    });
+    merged
+}
+
+/// Merges outcomes equal in everything but probability: they are disjoint `statistic`
+/// branches under the same assumptions, so their probabilities add up.
+fn merge_same(outcomes: Vec<Outcome>) -> Vec<Outcome> {
     let mut merged: Vec<Outcome> = Vec::with_capacity(outcomes.len());
     for o in outcomes {
         match merged.iter_mut().find(|m| {
@@ -181,15 +215,103 @@ fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
             None => merged.push(o),
         }
     }
-    merged.sort_by(|a, b| {
-        b.probability
-            .total_cmp(&a.probability)
-            .then(a.verdict.cmp(&b.verdict))
-            .then(a.assumptions.len().cmp(&b.assumptions.len()))
-            .then_with(|| a.destination.to_string().cmp(&b.destination.to_string()))
-            .then_with(|| a.assumptions.cmp(&b.assumptions))
-    });
     merged
+}
+
+/// Merges two outcomes that end the same way (verdict, destination, masquerade, bound,
+/// probability) and rest on the same assumptions but one, which one holds and the other does
+/// not: that question decided nothing, so the merged outcome drops it. Its probability is
+/// either one's, not their sum: each is the probability given its assumptions, and they are
+/// the two answers to one question, not two random branches. The steps both paths took are
+/// kept once; the steps only one took are kept, marked with the answer they need. Repeated
+/// until nothing merges (an outcome split by two such questions merges twice).
+///
+/// Two outcomes that differ in more than one assumption are left alone: `-i cali+ -m set
+/// --match-set S src -j DROP` forks into {cali+, S} -> drop, {cali+, not S} -> on, {not cali+}
+/// -> on, and the last two hold on "not (cali+ and S)", which no single assumption states.
+fn merge_undecided(mut outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    // Each merge removes an outcome, so this ends; a merged outcome can pair with one passed
+    // before, hence the passes.
+    let mut merged_any = true;
+    while merged_any {
+        merged_any = false;
+        let mut i = 0;
+        while i < outcomes.len() {
+            let found = (i + 1..outcomes.len())
+                .find_map(|j| undecided(&outcomes[i], &outcomes[j]).map(|k| (j, k)));
+            match found {
+                Some((j, k)) => {
+                    let other = outcomes.remove(j);
+                    join_undecided(&mut outcomes[i], other, k);
+                    merged_any = true;
+                }
+                None => i += 1,
+            }
+        }
+    }
+    outcomes
+}
+
+/// The index of the only assumption `a` and `b` answer differently, when they end the same way
+/// and agree on everything else.
+fn undecided(a: &Outcome, b: &Outcome) -> Option<usize> {
+    let same_end = a.verdict == b.verdict
+        && a.destination == b.destination
+        && a.masquerade == b.masquerade
+        && a.stopped == b.stopped
+        && a.assumptions.len() == b.assumptions.len()
+        && (a.probability - b.probability).abs() <= 1e-12 * a.probability.max(b.probability);
+    if !same_end {
+        return None;
+    }
+    let mut split = None;
+    for (k, (x, y)) in a.assumptions.iter().zip(&b.assumptions).enumerate() {
+        if x == y {
+            continue;
+        }
+        // Sorted by question first: the split question sits at the same index in both.
+        if x.question != y.question || split.is_some() {
+            return None;
+        }
+        split = Some(k);
+    }
+    split
+}
+
+/// Merges `other` into `kept`, which differ only in assumption `k` (see [`merge_undecided`]).
+fn join_undecided(kept: &mut Outcome, other: Outcome, k: usize) {
+    let question = kept.assumptions.remove(k);
+    let (holds, holds_not) = if question.holds {
+        (std::mem::take(&mut kept.steps), other.steps)
+    } else {
+        (other.steps, std::mem::take(&mut kept.steps))
+    };
+    let prefix = holds
+        .iter()
+        .zip(&holds_not)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let suffix = holds[prefix..]
+        .iter()
+        .rev()
+        .zip(holds_not[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let only = |steps: &[Step], holds: bool| {
+        let when = if holds { "only when" } else { "only when not" };
+        steps
+            .iter()
+            .map(|s| Step {
+                at: s.at,
+                effect: format!("{} ({when}: {})", s.effect, question.question),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut steps = holds[..prefix].to_vec();
+    steps.extend(only(&holds[prefix..holds.len() - suffix], true));
+    steps.extend(only(&holds_not[prefix..holds_not.len() - suffix], false));
+    steps.extend_from_slice(&holds[holds.len() - suffix..]);
+    kept.steps = steps;
 }
 
 impl<'n, 'a> Walker<'n, 'a> {
@@ -222,7 +344,30 @@ impl<'n, 'a> Walker<'n, 'a> {
         b.pkt.out_interface = o;
     }
 
-    fn finish(&mut self, b: Branch, end: End) {
+    fn finish(&mut self, mut b: Branch, end: End) {
+        let affinity_asked = b
+            .assumptions
+            .iter()
+            .any(|a| eval::is_affinity_question(&a.question));
+        match self.affinity {
+            // A path on which no list holds the source contradicts `--affinity hit`.
+            Some(Affinity::Hit)
+                if affinity_asked
+                    && !b
+                        .assumptions
+                        .iter()
+                        .any(|a| a.holds && eval::is_affinity_question(&a.question)) =>
+            {
+                return;
+            }
+            // One assumption for all the lists the path found empty.
+            Some(Affinity::Miss) if affinity_asked => {
+                b.assumptions
+                    .retain(|a| !eval::is_affinity_question(&a.question));
+                b.assume(AFFINITY_MISS.into(), true);
+            }
+            _ => {}
+        }
         let (verdict, stopped) = match end {
             End::Verdict(v) => (v, None),
             End::Stopped(l) => {
@@ -302,6 +447,13 @@ impl<'n, 'a> Walker<'n, 'a> {
                     if let Some(end) = self.apply(b, rule, None) {
                         return end;
                     }
+                }
+                Eval::Ask(question)
+                    if self.affinity == Some(Affinity::Miss)
+                        && eval::is_affinity_question(&question) =>
+                {
+                    // No list holds the source: answer and read the rule again.
+                    b.assume(question, false);
                 }
                 Eval::Ask(question) => {
                     if !self.fork() {
@@ -695,10 +847,10 @@ fn mark_target(target: &rulelint_parser::TargetRef<'_, '_>, mark: u32) -> Option
 }
 
 /// Decides every field of the packet on this node: given, default or inferred.
-fn resolve(
-    node: &TraceNode<'_>,
+fn resolve<'n>(
+    node: &'n TraceNode<'_>,
     spec: &PacketSpec,
-) -> (Vec<Input>, Packet, Env, Origin, TracedPacket) {
+) -> (Vec<Input>, Packet, Env<'n>, Origin, TracedPacket) {
     let facts = &node.facts;
     let mut inputs = Vec::new();
     let given_or = |given: bool| if given { How::Given } else { How::Default };
@@ -742,7 +894,7 @@ fn resolve(
     }
     let mode = node.proxy_mode();
     if matches!(mode, ProxyMode::Iptables | ProxyMode::None) {
-        env.not_local = facts.service_ips.clone();
+        env.not_local = Some(&facts.service_ips);
     }
     let mut node_value = if addresses.is_empty() {
         "none known (the dump shows none; give --node-ip)".to_string()
@@ -800,6 +952,23 @@ fn resolve(
             ConnState::Established => "established (nat tables not traversed)".into(),
         },
         how: given_or(spec.state.is_some()),
+    });
+    inputs.push(Input {
+        field: "affinity",
+        value: match spec.affinity {
+            None => "unknown: `recent` (session affinity) matches fork".into(),
+            Some(Affinity::Hit) => "hit: the source is in a session-affinity list; each list \
+                                    forks, paths on which none holds it are left out"
+                .into(),
+            Some(Affinity::Miss) => {
+                "miss: no session-affinity list holds the source (a first connection)".into()
+            }
+        },
+        how: if spec.affinity.is_some() {
+            How::Given
+        } else {
+            How::Unknown
+        },
     });
     let iface = |given: &Option<String>, what: &str| match given {
         Some(i) => (i.clone(), How::Given),
@@ -860,6 +1029,7 @@ fn resolve(
         in_interface: spec.in_interface.clone(),
         out_interface: spec.out_interface.clone(),
         state,
+        affinity: spec.affinity,
     };
     (inputs, pkt, env, origin, traced)
 }
@@ -867,7 +1037,7 @@ fn resolve(
 /// The source a user would expect: a pod address, an outside address, or the node's.
 fn default_source(
     node: &TraceNode<'_>,
-    env: &Env,
+    env: &Env<'_>,
     origin: Origin,
     v4: bool,
     spec: &PacketSpec,

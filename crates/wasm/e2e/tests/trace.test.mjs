@@ -13,6 +13,7 @@ const HEALTHY = 'corpus/kube/healthy/modern-1.29-full.txt';
 const PAIR = ['corpus/diff/stale-endpoint/node-a.txt', 'corpus/diff/stale-endpoint/node-b.txt'];
 const CART = 'shop/cart:http';
 const CART_IP = '10.100.34.17:80';
+const SESSION_IP = '10.104.77.3:8080';
 const read = (file) => readFileSync(path.join(ROOT, file), 'utf8');
 
 let server;
@@ -126,6 +127,20 @@ describe('the trace view', () => {
     await trace();
     const host = cliJson('trace', '--format', 'json', '--dst', CART_IP, '--proto', 'tcp', '--from', 'host', '--state', 'established', HEALTHY);
     assert.deepEqual(await shownNodes(), expectedNodes(host));
+
+    // Session affinity: a first connection to the ClientIP-affinity Service is balanced, a
+    // returning client forks over the list that holds it.
+    await page.selectOption('[data-testid="trace-from"]', 'pod');
+    await page.selectOption('[data-testid="trace-state"]', 'new');
+    await page.fill('[data-testid="trace-dst"]', SESSION_IP);
+    for (const affinity of ['miss', 'hit']) {
+      await page.selectOption('[data-testid="trace-affinity"]', affinity);
+      await trace();
+      const expected = cliJson('trace', '--format', 'json', '--dst', SESSION_IP, '--proto', 'tcp', '--from', 'pod', '--state', 'new', '--affinity', affinity, HEALTHY);
+      assert.equal(expected.nodes[0].packet.affinity, affinity);
+      assert.deepEqual(await shownNodes(), expectedNodes(expected));
+    }
+    await page.selectOption('[data-testid="trace-affinity"]', '');
 
     // A bad field is reported, not thrown.
     await page.fill('[data-testid="trace-dst"]', 'not-an-address');
