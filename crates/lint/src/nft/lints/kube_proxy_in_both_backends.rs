@@ -73,7 +73,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             continue;
         }
         out.push(
-            out.diagnostic(cx.span_or(map.name, map.span), format!("kube-proxy's nftables table dispatches {} Service destinations while its iptables-mode rules are also present ({other})", map.elements.len()))
+            out.diagnostic(cx.span_or(map.name, map.span), format!("kube-proxy's nftables table dispatches Services ({} in service-ips) while its iptables-mode rules are also present ({other})", map.elements.len()))
                 .with_label("nftables-mode Services")
                 .with_help("run one kube-proxy per node in one mode; after a mode change, the new kube-proxy deletes the old rules on start, or run `kube-proxy --cleanup` with the old mode"),
         );

@@ -128,9 +128,18 @@ fn report(
         if missing.len() > NAMED {
             named.push(format!("and {} more", missing.len() - NAMED));
         }
+        let message = if missing.len() == 1 {
+            format!("numgen mod {n} has no element for index {} of {range}", missing[0])
+        } else {
+            format!(
+                "numgen mod {n} has no element for {} of its indices {range}: {}",
+                missing.len(),
+                named.join(", ")
+            )
+        };
         out.push_in(
             chain,
-            out.diagnostic(span, format!("numgen mod {n} has no element for {} of its indices {range}: {}", missing.len(), named.join(", ")))
+            out.diagnostic(span, message)
                 .with_label(format!("numgen map in {}", cx.chain(chain).name))
                 .with_help(format!("about {} of {n} new connections find no element and fall through without DNAT; kube-proxy writes one element per index, so restart it or fix the rule", missing.len())),
         );
