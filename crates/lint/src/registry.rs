@@ -93,6 +93,8 @@ pub static NFT_LINTS: &[&NftLint] = &[
     &nft::lints::unsynced_kube_proxy_table::LINT,
     &nft::lints::kube_proxy_in_both_backends::LINT,
     &nft::lints::stale_service_chain::LINT,
+    &nft::lints::endpoint_address_mismatch::LINT,
+    &nft::lints::missing_endpoint_hairpin::LINT,
 ];
 
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a

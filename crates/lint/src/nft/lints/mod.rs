@@ -3,8 +3,10 @@
 //! `RL151`..`RL169` are the nftables half of `RL1xx`.
 
 pub mod dangling_verdict_target;
+pub mod endpoint_address_mismatch;
 pub mod kube_proxy_in_both_backends;
 pub mod masquerade_chain_altered;
+pub mod missing_endpoint_hairpin;
 pub mod numgen_index_gap;
 pub mod rejected_service_key;
 pub mod stale_service_chain;
