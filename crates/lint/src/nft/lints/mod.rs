@@ -4,6 +4,7 @@
 
 pub mod dangling_verdict_target;
 pub mod endpoint_address_mismatch;
+pub mod foreign_drop_base_chain;
 pub mod kube_proxy_in_both_backends;
 pub mod masquerade_chain_altered;
 pub mod missing_endpoint_hairpin;

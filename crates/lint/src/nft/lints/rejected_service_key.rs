@@ -65,6 +65,9 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             else {
                 continue;
             };
+            if !(cx.set(dispatch).closed && cx.set(rejecting).closed) {
+                continue;
+            }
             let dispatch = cx.set(dispatch);
             let mut dispatched: FxHashMap<String, usize> = FxHashMap::default();
             for (i, element) in dispatch.elements.iter().enumerate() {
