@@ -96,6 +96,7 @@ pub static NFT_LINTS: &[&NftLint] = &[
     &nft::lints::endpoint_address_mismatch::LINT,
     &nft::lints::missing_endpoint_hairpin::LINT,
     &nft::lints::foreign_drop_base_chain::LINT,
+    &nft::lints::unserved_cluster_ip::LINT,
 ];
 
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a

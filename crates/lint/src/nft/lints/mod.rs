@@ -11,6 +11,7 @@ pub mod missing_endpoint_hairpin;
 pub mod numgen_index_gap;
 pub mod rejected_service_key;
 pub mod stale_service_chain;
+pub mod unserved_cluster_ip;
 pub mod unsynced_kube_proxy_table;
 
 #[cfg(test)]
