@@ -287,8 +287,11 @@ fn readme_config_example_is_valid() {
 }
 
 fn lint_case(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/corpus/lints/{path}", env!("CARGO_MANIFEST_DIR")))
-        .expect("lint corpus case")
+    std::fs::read_to_string(format!(
+        "{}/corpus/lints/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("lint corpus case")
 }
 
 /// The 1-based line of the first line of `text` that contains `needle`.
@@ -365,7 +368,12 @@ fn one_file_with_iptables_save_and_nft_ruleset() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_string(), d["line"].as_u64().unwrap()))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let stale_line = line_of(&text, "chain service-XXXXXXXX") as u64;
     let endpoint_line = line_of(&text, "chain endpoint-YYYYYYYY") as u64;
@@ -381,7 +389,11 @@ fn one_file_with_iptables_save_and_nft_ruleset() {
     );
     // The iptables part alone gives what it always gave.
     let alone = dir.write("iptables.txt", BROKEN);
-    let out = rulelint_in(Some(&dir.0), &["--format", "json", alone.to_str().unwrap()], None);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", alone.to_str().unwrap()],
+        None,
+    );
     let alone_doc = json(&out);
     assert_eq!(
         alone_doc["files"][0]["diagnostics"].as_array().unwrap()[..],
@@ -396,17 +408,28 @@ fn allowed_chains_and_fail_on_apply_to_nft_findings() {
     let dump = dir.write("node.nft", &stale);
     let path = dump.to_str().unwrap();
     // Info only: clean at the default threshold, found at `--fail-on info`.
-    assert_eq!(rulelint_in(Some(&dir.0), &[path], None).status.code(), Some(0));
+    assert_eq!(
+        rulelint_in(Some(&dir.0), &[path], None).status.code(),
+        Some(0)
+    );
     let out = rulelint_in(Some(&dir.0), &["--fail-on", "info", path], None);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("0 errors, 0 warnings, 2 infos"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings, 2 infos"),
+        "{}",
+        stdout(&out)
+    );
     dir.write(
         "rulelint.toml",
         "fail-on = \"info\"\n[lints.stale-service-chain]\nallow-chains = [\"service-*\"]\n",
     );
     let out = rulelint_in(Some(&dir.0), &[path], None);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("0 errors, 0 warnings, 1 info"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings, 1 info"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

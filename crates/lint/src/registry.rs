@@ -213,11 +213,7 @@ mod tests {
                 "## Example",
                 "## Instead",
             ] {
-                assert!(
-                    info.docs.contains(heading),
-                    "{} lacks {heading}",
-                    info.code
-                );
+                assert!(info.docs.contains(heading), "{} lacks {heading}", info.code);
             }
             let summary = info.summary;
             assert!(!summary.ends_with('.'), "{}", info.code);

@@ -458,11 +458,11 @@ fn iptables_facts(parsed: &Parsed<'_>) -> IptablesFacts {
         });
     IptablesFacts {
         kube_proxy_chain: chain.map(|c| {
-            let at = c.rules().next().map_or(c.get().name.start, |r| r.get().span.start);
-            (
-                c.name().to_string(),
-                LineIndex::new(set.source()).line(at),
-            )
+            let at = c
+                .rules()
+                .next()
+                .map_or(c.get().name.start, |r| r.get().span.start);
+            (c.name().to_string(), LineIndex::new(set.source()).line(at))
         }),
     }
 }

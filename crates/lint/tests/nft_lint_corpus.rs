@@ -31,7 +31,11 @@ fn cases() -> Vec<(String, String, String)> {
         files.sort();
         for f in files {
             let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-            out.push((folder_name.clone(), stem, std::fs::read_to_string(&f).expect("case")));
+            out.push((
+                folder_name.clone(),
+                stem,
+                std::fs::read_to_string(&f).expect("case"),
+            ));
         }
     }
     out
@@ -64,7 +68,10 @@ fn fail_cases_trigger_and_pass_cases_do_not() {
         let (code, name) = folder.split_once('-').expect("CODE-name");
         let entry = find_code(code).unwrap_or_else(|| panic!("{folder}: unknown code"));
         assert_eq!(entry.info.name, name, "{folder}");
-        assert!(text.starts_with("# case: "), "{folder}/{stem}: first line must be `# case: ...`");
+        assert!(
+            text.starts_with("# case: "),
+            "{folder}/{stem}: first line must be `# case: ...`"
+        );
         let found = check_source(text, &Config::default()).diagnostics;
         let hits = found.iter().filter(|d| d.code == code).count();
         let others: Vec<String> = found
@@ -78,7 +85,9 @@ fn fail_cases_trigger_and_pass_cases_do_not() {
         } else if stem.starts_with("pass-") && hits > 0 {
             failures.push(format!("{folder}/{stem}: expected no {code}, got {hits}"));
         } else if !stem.starts_with("fail-") && !stem.starts_with("pass-") {
-            failures.push(format!("{folder}/{stem}: name must start with fail- or pass-"));
+            failures.push(format!(
+                "{folder}/{stem}: name must start with fail- or pass-"
+            ));
         }
         if !others.is_empty() {
             failures.push(format!("{folder}/{stem}: other findings {others:?}"));
@@ -116,11 +125,20 @@ fn shared_nft_corpus() {
         // JSON and the transaction form are recognised, not read yet.
         ("01-overall-rules.list-ruleset.json", &[("RL901", 1)]),
         ("01-overall-rules.transaction.nft", &[("RL901", 1)]),
-        ("02-stale-chains-after-service-delete.transaction.nft", &[("RL901", 1)]),
+        (
+            "02-stale-chains-after-service-delete.transaction.nft",
+            &[("RL901", 1)],
+        ),
         // svc2's flushed service and endpoint chains, right after its deletion: info only.
-        ("02-stale-chains-after-service-delete.list-ruleset.txt", &[("RL457", 2)]),
+        (
+            "02-stale-chains-after-service-delete.list-ruleset.txt",
+            &[("RL457", 2)],
+        ),
         // iptables-nft's tables seen through nft: not kube-proxy's nftables mode, nothing to say.
-        ("03-iptables-mode-rules-seen-through-nft-list-ruleset.txt", &[]),
+        (
+            "03-iptables-mode-rules-seen-through-nft-list-ruleset.txt",
+            &[],
+        ),
         // Two headerless fragments, the first cut after its first element (issue #131765).
         ("04-issue-snippets.txt", &[("RL153", 1), ("RL155", 1)]),
     ];
@@ -163,7 +181,10 @@ fn cut_cases_report_no_new_lint_findings() {
             for d in check_source(part, &config).diagnostics {
                 let (start, end) = (d.span.start as usize, d.span.end as usize);
                 assert!(
-                    start <= end && end <= part.len() && part.is_char_boundary(start) && part.is_char_boundary(end),
+                    start <= end
+                        && end <= part.len()
+                        && part.is_char_boundary(start)
+                        && part.is_char_boundary(end),
                     "{folder}/{stem} cut at {cut}: span {start}..{end} of {}",
                     d.code
                 );

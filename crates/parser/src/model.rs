@@ -407,7 +407,7 @@ impl<'a> Ruleset<'a> {
     /// bytes under every span (the CLI parses a copy of a file whose other sections are
     /// blanked out, then points the ruleset at the file itself). `None` when the lengths differ.
     pub fn with_source<'b>(self, source: &'b str) -> Option<Ruleset<'b>> {
-        (source.len() == self.source.len()).then(|| Ruleset {
+        (source.len() == self.source.len()).then_some(Ruleset {
             source,
             tables: self.tables,
             chains: self.chains,

@@ -9,7 +9,11 @@ use rulelint_nft::{ChainGraph, Diagnostic, Parsed};
 
 /// Checks one nft section: parser diagnostics (`RL151`..) and the nftables lints, with the
 /// configuration's selection, severities and allowed chains applied. Not sorted.
-pub fn check_nft(parsed: &Parsed<'_>, iptables: &IptablesFacts, config: &Config) -> Vec<Diagnostic> {
+pub fn check_nft(
+    parsed: &Parsed<'_>,
+    iptables: &IptablesFacts,
+    config: &Config,
+) -> Vec<Diagnostic> {
     let mut out = Vec::with_capacity(parsed.diagnostics.len());
     for d in &parsed.diagnostics {
         let level = find_code(d.code).map_or(Level::At(d.severity), |e| config.level(&e));

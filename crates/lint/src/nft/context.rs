@@ -5,8 +5,7 @@
 
 use super::NftLint;
 use rulelint_nft::{
-    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, Ruleset, Set, SetId, Span, Stmt,
-    TableId,
+    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, Ruleset, Set, SetId, Span, Stmt, TableId,
 };
 
 /// kube-proxy's table, in families `ip` and `ip6`.
@@ -93,7 +92,8 @@ impl<'r, 'a> NftContext<'r, 'a> {
             .iter()
             .enumerate()
             .filter(|(_, t)| {
-                t.name == Some(KUBE_PROXY_TABLE) && matches!(t.family, Some(Family::Ip | Family::Ip6))
+                t.name == Some(KUBE_PROXY_TABLE)
+                    && matches!(t.family, Some(Family::Ip | Family::Ip6))
             })
             .map(|(i, _)| TableId(i as u32))
     }

@@ -141,11 +141,18 @@ mod tests {
         let other_port = HEALTHY.replace("dnat to 10.180.0.1:80", "dnat to 10.180.0.1:8080");
         assert_cases(
             &LINT,
-            &[HEALTHY, v6, &truncated.replace("dnat to 10.180.0.1:80", "dnat to 10.180.0.9:80")],
+            &[
+                HEALTHY,
+                v6,
+                &truncated.replace("dnat to 10.180.0.1:80", "dnat to 10.180.0.9:80"),
+            ],
             &[
                 (&other_address, 1),
                 (&other_port, 1),
-                (&v6.replace("dnat to [fd00:10:180::1]:80", "dnat to [fd00:10:180::2]:80"), 1),
+                (
+                    &v6.replace("dnat to [fd00:10:180::1]:80", "dnat to [fd00:10:180::2]:80"),
+                    1,
+                ),
             ],
         );
         assert_eq!(

@@ -73,7 +73,10 @@ fn is_reply_only(rule: &Rule<'_>) -> bool {
                     .collect(),
                 _ => return false,
             };
-            !words.is_empty() && words.iter().all(|w| matches!(*w, "established" | "related"))
+            !words.is_empty()
+                && words
+                    .iter()
+                    .all(|w| matches!(*w, "established" | "related"))
         }
         _ => false,
     })
@@ -153,7 +156,11 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             };
             let family = table.family_word.unwrap_or("ip");
             let table_name = table.name.unwrap_or("?");
-            let span = if drop_policy { base.span } else { cx.chain_header(c) };
+            let span = if drop_policy {
+                base.span
+            } else {
+                cx.chain_header(c)
+            };
             out.push_in(
                 c,
                 out.diagnostic(span, format!("{} of table {family} {table_name} {how} on the {} hook and accepts no new traffic: it drops the Service and pod traffic kube-proxy's table lets through", chain.name, base.hook))

@@ -93,9 +93,11 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                     .with_help("kube-proxy writes `jump masquerading` in `nat-postrouting` (type nat hook postrouting priority srcnat); restart it to rewrite the table"),
             );
         }
-        if !any_statement(set, masq, |s| {
-            matches!(s, Stmt::Nat { kind, .. } if *kind == "masquerade")
-        }) {
+        if !any_statement(
+            set,
+            masq,
+            |s| matches!(s, Stmt::Nat { kind, .. } if *kind == "masquerade"),
+        ) {
             out.push_in(
                 masq,
                 out.diagnostic(cx.chain_header(masq), "`masquerading` has no `masquerade` statement")
@@ -152,15 +154,21 @@ fn is_mark(e: &Expr<'_>) -> bool {
 /// The mark of `meta mark & MARK == 0 ... return`, from a rule that returns.
 fn tested_mark(cx: &NftContext<'_, '_>, chain: ChainId) -> Option<(u64, rulelint_nft::Span)> {
     cx.ruleset().rules_of(chain).find_map(|rule| {
-        let returns = rule.statements.iter().any(|s| {
-            matches!(&s.kind, Stmt::Verdict(v) if v.kind == VerdictKind::Return)
-        });
+        let returns = rule
+            .statements
+            .iter()
+            .any(|s| matches!(&s.kind, Stmt::Verdict(v) if v.kind == VerdictKind::Return));
         if !returns {
             return None;
         }
         rule.statements.iter().find_map(|s| match &s.kind {
             Stmt::Match {
-                left: Expr::Binop { op: "&", left, right },
+                left:
+                    Expr::Binop {
+                        op: "&",
+                        left,
+                        right,
+                    },
                 right: Expr::Literal(zero),
                 ..
             } if is_mark(left) && number(zero) == Some(0) => match right.as_ref() {
@@ -200,10 +208,7 @@ mod tests {
             "priority srcnat; policy accept;\n",
         );
         let no_masquerade = HEALTHY.replace("\t\tmasquerade fully-random\n", "");
-        let no_return = HEALTHY.replace(
-            "\t\tmeta mark & 0x00004000 == 0x00000000 return\n",
-            "",
-        );
+        let no_return = HEALTHY.replace("\t\tmeta mark & 0x00004000 == 0x00000000 return\n", "");
         let other_mark = HEALTHY.replace(
             "meta mark & 0x00004000 == 0x00000000 return",
             "meta mark & 0x00008000 == 0x00000000 return",
@@ -213,8 +218,14 @@ mod tests {
             "",
         );
         let inlined_marking = HEALTHY
-            .replace("\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x00004000\n\t}\n", "")
-            .replace("jump mark-for-masquerade", "meta mark set meta mark | 0x00004000");
+            .replace(
+                "\tchain mark-for-masquerade {\n\t\tmeta mark set meta mark | 0x00004000\n\t}\n",
+                "",
+            )
+            .replace(
+                "jump mark-for-masquerade",
+                "meta mark set meta mark | 0x00004000",
+            );
         let cut = &no_jump[..no_jump.len() - 2];
         let no_base_chains = "table ip kube-proxy {\n\tchain services {\n\t}\n}\n";
         assert_cases(

@@ -39,7 +39,11 @@ pub(crate) mod testing {
     pub fn assert_cases(lint: &'static NftLint, pass: &[&str], fail: &[(&str, usize)]) {
         for text in pass {
             let found = run(lint, text);
-            assert!(found.is_empty(), "expected no {}: {found:#?}\n{text}", lint.info.code);
+            assert!(
+                found.is_empty(),
+                "expected no {}: {found:#?}\n{text}",
+                lint.info.code
+            );
         }
         for (text, n) in fail {
             let found = run(lint, text);

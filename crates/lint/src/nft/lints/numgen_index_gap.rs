@@ -133,7 +133,10 @@ fn report(
             named.push(format!("and {} more", missing.len() - NAMED));
         }
         let message = if missing.len() == 1 {
-            format!("numgen mod {n} has no element for index {} of {range}", missing[0])
+            format!(
+                "numgen mod {n} has no element for index {} of {range}",
+                missing[0]
+            )
         } else {
             format!(
                 "numgen mod {n} has no element for {} of its indices {range}: {}",
@@ -151,9 +154,12 @@ fn report(
     for (k, element_span) in outside {
         out.push_in(
             chain,
-            out.diagnostic(element_span, format!("key {k} is outside numgen's range {range}: this element is never chosen"))
-                .with_label("element never chosen")
-                .with_help("make the modulus the number of elements, and number them from the offset"),
+            out.diagnostic(
+                element_span,
+                format!("key {k} is outside numgen's range {range}: this element is never chosen"),
+            )
+            .with_label("element never chosen")
+            .with_help("make the modulus the number of elements, and number them from the offset"),
         );
     }
 }
@@ -164,7 +170,9 @@ mod tests {
     use crate::nft::lints::testing::{HEALTHY, assert_cases};
 
     fn chain(rule: &str) -> String {
-        format!("table ip t {{\n\tchain a {{\n\t\t{rule}\n\t}}\n\tchain b {{\n\t}}\n\tchain c {{\n\t}}\n}}\n")
+        format!(
+            "table ip t {{\n\tchain a {{\n\t\t{rule}\n\t}}\n\tchain b {{\n\t}}\n\tchain c {{\n\t}}\n}}\n"
+        )
     }
 
     #[test]
@@ -175,14 +183,30 @@ mod tests {
                 HEALTHY,
                 &chain("numgen random mod 1 vmap { 0 : goto b }"),
                 &chain("numgen inc mod 2 offset 5 vmap { 5 : jump b, 6 : jump c }"),
-                &chain("meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.0.0.1 . 80, 1 : 10.0.0.2 . 80 }"),
+                &chain(
+                    "meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.0.0.1 . 80, 1 : 10.0.0.2 . 80 }",
+                ),
                 &chain("numgen random mod 2 vmap { 0-0 : goto b, 1 : goto c }"),
             ],
             &[
-                (&chain("numgen random mod 3 vmap { 0 : goto b, 1 : goto c }"), 1),
-                (&chain("numgen random mod 2 vmap { 0 : goto b, 2 : goto c }"), 2),
-                (&chain("meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 1 : 10.0.0.2 . 80 }"), 1),
-                (&HEALTHY.replace("numgen random mod 2", "numgen random mod 20"), 1),
+                (
+                    &chain("numgen random mod 3 vmap { 0 : goto b, 1 : goto c }"),
+                    1,
+                ),
+                (
+                    &chain("numgen random mod 2 vmap { 0 : goto b, 2 : goto c }"),
+                    2,
+                ),
+                (
+                    &chain(
+                        "meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 1 : 10.0.0.2 . 80 }",
+                    ),
+                    1,
+                ),
+                (
+                    &HEALTHY.replace("numgen random mod 2", "numgen random mod 20"),
+                    1,
+                ),
             ],
         );
     }

@@ -120,7 +120,10 @@ mod tests {
             "\"ns1/svc1:p80\" : goto reject-chain",
             "\"ns1/svc1:p80\" : drop",
         );
-        let other_port = rejected.replace("172.30.0.41 . tcp . 80 comment", "172.30.0.41 . tcp . 443 comment");
+        let other_port = rejected.replace(
+            "172.30.0.41 . tcp . 80 comment",
+            "172.30.0.41 . tcp . 443 comment",
+        );
         let other_table = rejected.replace("table ip kube-proxy", "table ip other");
         assert_cases(
             &LINT,

@@ -74,7 +74,10 @@ mod tests {
             "\tchain reject-chain {",
             "\tchain service-XXXXXXXX-ns9/svc9/tcp/p80 {\n\t}\n\n\tchain endpoint-YYYYYYYY-ns9/svc9/tcp/p80__10.180.0.9/80 {\n\t}\n\n\tchain reject-chain {",
         );
-        let own_helper = HEALTHY.replace("\tchain reject-chain {", "\tchain helper {\n\t}\n\n\tchain reject-chain {");
+        let own_helper = HEALTHY.replace(
+            "\tchain reject-chain {",
+            "\tchain helper {\n\t}\n\n\tchain reject-chain {",
+        );
         let referenced_empty = HEALTHY.replace(
             "\t\tip saddr 10.180.0.2 jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to 10.180.0.2:80\n",
             "",

@@ -49,7 +49,7 @@ kubernetes#122692).",
 
 const CLUSTER_IPS: &str = "cluster-ips";
 
-fn first_part<'e, 'a>(key: &'e Expr<'a>) -> Option<&'a str> {
+fn first_part<'a>(key: &Expr<'a>) -> Option<&'a str> {
     match key {
         Expr::Concat(parts) => match parts.first() {
             Some(Expr::Literal(s)) => Some(*s),
