@@ -97,6 +97,7 @@ pub static NFT_LINTS: &[&NftLint] = &[
     &nft::lints::missing_endpoint_hairpin::LINT,
     &nft::lints::foreign_drop_base_chain::LINT,
     &nft::lints::unserved_cluster_ip::LINT,
+    &nft::lints::nft_ruleset_scale::LINT,
 ];
 
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a

@@ -8,6 +8,7 @@ pub mod foreign_drop_base_chain;
 pub mod kube_proxy_in_both_backends;
 pub mod masquerade_chain_altered;
 pub mod missing_endpoint_hairpin;
+pub mod nft_ruleset_scale;
 pub mod numgen_index_gap;
 pub mod rejected_service_key;
 pub mod stale_service_chain;
