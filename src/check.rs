@@ -2,6 +2,7 @@
 
 use crate::input;
 use rulelint_lint::report::{CheckDocument, CheckedFile, Summary, github_annotations};
+use rulelint_lint::source::check_source;
 use rulelint_lint::{Config, ConfigError, FailOn, sarif};
 use rulelint_parser::LineIndex;
 use std::io::{self, Write};
@@ -90,22 +91,19 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
             }
         }
     }
-    let parsed: Vec<_> = inputs
+    // Each file is split into its iptables-save and nftables sections, each read and linted by
+    // its own parser; a pure iptables-save file takes exactly the iptables path.
+    let checked: Vec<_> = inputs
         .iter()
-        .map(|i| rulelint_parser::parse(&i.text))
-        .collect();
-    let findings: Vec<_> = parsed
-        .iter()
-        .map(|p| rulelint_lint::check(p, &config))
+        .map(|i| check_source(&i.text, &config))
         .collect();
     let files: Vec<CheckedFile<'_, '_>> = inputs
         .iter()
-        .zip(&parsed)
-        .zip(&findings)
-        .map(|((i, p), f)| CheckedFile {
+        .zip(&checked)
+        .map(|(i, c)| CheckedFile {
             path: &i.name,
-            ruleset: &p.ruleset,
-            diagnostics: f,
+            ruleset: &c.iptables.ruleset,
+            diagnostics: &c.diagnostics,
         })
         .collect();
     match options.format {
@@ -122,10 +120,10 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
     for f in &files {
         total.merge(Summary::of(f.diagnostics));
     }
-    for (i, p) in inputs.iter().zip(&parsed) {
-        if p.has_no_content() {
+    for (i, c) in inputs.iter().zip(&checked) {
+        if c.has_no_content() {
             eprintln!(
-                "rulelint: `{}` holds no iptables-save content (no table, chain or rule)",
+                "rulelint: `{}` holds no iptables-save content and no nftables ruleset (no table, chain or rule)",
                 i.name
             );
             status = crate::EXIT_INPUT;

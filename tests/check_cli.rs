@@ -285,3 +285,163 @@ fn readme_config_example_is_valid() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(json(&out)["summary"]["error"].as_u64().unwrap() >= 1);
 }
+
+fn lint_case(path: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/corpus/lints/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("lint corpus case")
+}
+
+/// The 1-based line of the first line of `text` that contains `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    1 + text
+        .lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+}
+
+#[test]
+fn nft_rulesets_are_checked_with_every_format() {
+    let dir = TempDir::new("check-nft");
+    let case = lint_case("RL451-dangling-verdict-target/fail-endpoint-chain-empty.nft");
+    let dump = dir.write("node.nft", &case);
+    let path = dump.to_str().unwrap();
+    let out = rulelint_in(Some(&dir.0), &[path], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("RL451 dangling-verdict-target"), "{text}");
+    let line = line_of(&case, "1 : goto endpoint-AAAAAAAA");
+    assert!(text.contains(&format!("node.nft:{line}:")), "{text}");
+
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", path], None);
+    let doc = json(&out);
+    let d = &doc["files"][0]["diagnostics"][0];
+    assert_eq!(d["code"], "RL451");
+    assert_eq!(d["line"], line);
+    assert_eq!(d["severity"], "error");
+
+    let out = rulelint_in(Some(&dir.0), &["--format", "sarif", path], None);
+    let log = json(&out);
+    let rules = &log["runs"][0]["tool"]["driver"]["rules"];
+    assert!(
+        rules.as_array().unwrap().iter().any(|r| r["id"] == "RL451"),
+        "{rules}"
+    );
+    let result = &log["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "RL451");
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["region"]["startLine"],
+        line
+    );
+
+    let out = rulelint_in(Some(&dir.0), &["--format", "github", path], None);
+    assert!(
+        stdout(&out).starts_with(&format!("::error file={path},line={line},")),
+        "{}",
+        stdout(&out)
+    );
+
+    // Selection, severity and the exit status work on nft codes like on any other.
+    for args in [
+        vec!["--ignore", "RL451", path],
+        vec!["--ignore", "dangling-verdict-target", path],
+        vec!["--select", "RL456", path],
+    ] {
+        let out = rulelint_in(Some(&dir.0), &args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stdout(&out));
+    }
+}
+
+#[test]
+fn one_file_with_iptables_save_and_nft_ruleset() {
+    let dir = TempDir::new("check-mixed");
+    let stale = lint_case("RL457-stale-service-chain/fail-flushed-after-delete.nft");
+    let text = format!("{BROKEN}{stale}");
+    let dump = dir.write("node.txt", &text);
+    let path = dump.to_str().unwrap();
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", path], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let found: Vec<(String, u64)> = doc["files"][0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let stale_line = line_of(&text, "chain service-XXXXXXXX") as u64;
+    let endpoint_line = line_of(&text, "chain endpoint-YYYYYYYY") as u64;
+    assert_eq!(
+        found,
+        vec![
+            ("RL203".to_string(), 7),
+            ("RL401".to_string(), 10),
+            ("RL457".to_string(), stale_line),
+            ("RL457".to_string(), endpoint_line),
+        ],
+        "{doc}"
+    );
+    // The iptables part alone gives what it always gave.
+    let alone = dir.write("iptables.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", alone.to_str().unwrap()],
+        None,
+    );
+    let alone_doc = json(&out);
+    assert_eq!(
+        alone_doc["files"][0]["diagnostics"].as_array().unwrap()[..],
+        doc["files"][0]["diagnostics"].as_array().unwrap()[..2]
+    );
+}
+
+#[test]
+fn allowed_chains_and_fail_on_apply_to_nft_findings() {
+    let dir = TempDir::new("check-nft-config");
+    let stale = lint_case("RL457-stale-service-chain/fail-flushed-after-delete.nft");
+    let dump = dir.write("node.nft", &stale);
+    let path = dump.to_str().unwrap();
+    // Info only: clean at the default threshold, found at `--fail-on info`.
+    assert_eq!(
+        rulelint_in(Some(&dir.0), &[path], None).status.code(),
+        Some(0)
+    );
+    let out = rulelint_in(Some(&dir.0), &["--fail-on", "info", path], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings, 2 infos"),
+        "{}",
+        stdout(&out)
+    );
+    dir.write(
+        "rulelint.toml",
+        "fail-on = \"info\"\n[lints.stale-service-chain]\nallow-chains = [\"service-*\"]\n",
+    );
+    let out = rulelint_in(Some(&dir.0), &[path], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings, 1 info"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn nft_json_is_recognised_and_said_to_be_unread() {
+    let dir = TempDir::new("check-nft-json");
+    let dump = dir.write(
+        "node.json",
+        "{\"nftables\": [{\"metainfo\": {\"version\": \"1.0.6\"}}, {\"table\": {\"family\": \"ip\", \"name\": \"kube-proxy\", \"handle\": 1}}]}\n",
+    );
+    let out = rulelint_in(Some(&dir.0), &[dump.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("RL901 unread-section"), "{text}");
+    assert!(text.contains("0 errors, 1 warning, 0 infos"), "{text}");
+}

@@ -45,10 +45,11 @@ pub mod nft;
 mod registry;
 pub mod report;
 pub mod sarif;
+pub mod source;
 pub mod trace;
 
 pub use check::{check, check_text, check_with_graph, sort};
 pub use config::{Config, ConfigError, FailOn, Level, LintSettings};
 pub use context::{Findings, LintContext, written_in_order};
-pub use registry::{Category, CodeEntry, LINTS, Lint, all_codes, docs_page, find_code};
+pub use registry::{Category, CodeEntry, LINTS, Lint, NFT_LINTS, all_codes, docs_page, find_code};
 pub use rulelint_parser::{ChainGraph, Diagnostic, Ruleset, Severity};

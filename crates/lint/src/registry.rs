@@ -2,6 +2,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::lints;
+use crate::nft::{self, NftLint};
 use rulelint_parser::{CodeInfo, codes};
 use serde::Serialize;
 
@@ -83,6 +84,22 @@ pub static LINTS: &[&Lint] = &[
     &lints::ruleset_scale::LINT,
 ];
 
+/// Every nftables-mode lint (run on `nft list ruleset` sections), in code order.
+pub static NFT_LINTS: &[&NftLint] = &[
+    &nft::lints::dangling_verdict_target::LINT,
+    &nft::lints::numgen_index_gap::LINT,
+    &nft::lints::rejected_service_key::LINT,
+    &nft::lints::masquerade_chain_altered::LINT,
+    &nft::lints::unsynced_kube_proxy_table::LINT,
+    &nft::lints::kube_proxy_in_both_backends::LINT,
+    &nft::lints::stale_service_chain::LINT,
+    &nft::lints::endpoint_address_mismatch::LINT,
+    &nft::lints::missing_endpoint_hairpin::LINT,
+    &nft::lints::foreign_drop_base_chain::LINT,
+    &nft::lints::unserved_cluster_ip::LINT,
+    &nft::lints::nft_ruleset_scale::LINT,
+];
+
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a
 /// parser diagnostic.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -94,18 +111,29 @@ pub struct CodeEntry {
     pub category: Category,
 }
 
-/// Every code (parser diagnostics, then lints), in code order.
+/// Every code (iptables and nft parser diagnostics, lints of both modes, the tool's own), in
+/// code order.
 pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
-    codes::ALL
+    let syntax = |info| CodeEntry {
+        info,
+        category: Category::Syntax,
+    };
+    let mut all: Vec<CodeEntry> = codes::ALL
         .iter()
-        .map(|info| CodeEntry {
-            info,
-            category: Category::Syntax,
-        })
+        .map(syntax)
+        .chain(rulelint_nft::codes::ALL.iter().map(syntax))
         .chain(LINTS.iter().map(|lint| CodeEntry {
             info: &lint.info,
             category: lint.category,
         }))
+        .chain(NFT_LINTS.iter().map(|lint| CodeEntry {
+            info: &lint.info,
+            category: lint.category,
+        }))
+        .chain(std::iter::once(syntax(&crate::source::UNREAD_SECTION)))
+        .collect();
+    all.sort_by_key(|e| e.info.code);
+    all.into_iter()
 }
 
 /// The entry for a code (`RL201`, any case) or a name (`undefined-jump-target`).
@@ -172,25 +200,28 @@ mod tests {
         for pair in LINTS.windows(2) {
             assert!(pair[0].info.code < pair[1].info.code);
         }
-        for lint in LINTS {
+        for pair in NFT_LINTS.windows(2) {
+            assert!(pair[0].info.code < pair[1].info.code);
+        }
+        for info in LINTS
+            .iter()
+            .map(|l| &l.info)
+            .chain(NFT_LINTS.iter().map(|l| &l.info))
+        {
             for heading in [
                 "## What it flags",
                 "## Why it matters",
                 "## Example",
                 "## Instead",
             ] {
-                assert!(
-                    lint.info.docs.contains(heading),
-                    "{} lacks {heading}",
-                    lint.info.code
-                );
+                assert!(info.docs.contains(heading), "{} lacks {heading}", info.code);
             }
-            let summary = lint.info.summary;
-            assert!(!summary.ends_with('.'), "{}", lint.info.code);
+            let summary = info.summary;
+            assert!(!summary.ends_with('.'), "{}", info.code);
             assert!(
                 summary.starts_with(|c: char| c.is_lowercase()),
                 "{}",
-                lint.info.code
+                info.code
             );
         }
     }

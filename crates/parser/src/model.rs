@@ -403,6 +403,23 @@ impl<'a> Ruleset<'a> {
         self.source
     }
 
+    /// The same ruleset over `source`, another text of the same length that holds the same
+    /// bytes under every span (the CLI parses a copy of a file whose other sections are
+    /// blanked out, then points the ruleset at the file itself). `None` when the lengths differ.
+    pub fn with_source<'b>(self, source: &'b str) -> Option<Ruleset<'b>> {
+        (source.len() == self.source.len()).then_some(Ruleset {
+            source,
+            tables: self.tables,
+            chains: self.chains,
+            rules: self.rules,
+            commands: self.commands,
+            comments: self.comments,
+            family: self.family,
+            tokens: self.tokens,
+            chain_rules: self.chain_rules,
+        })
+    }
+
     /// The text of a span.
     #[inline]
     pub fn text(&self, span: Span) -> &'a str {

@@ -1,0 +1,162 @@
+//! RL451 dangling-verdict-target: a verdict-map element (named map or `numgen ... vmap`) that
+//! sends packets to a chain that does not exist, or to an empty kube-proxy Service chain.
+
+use crate::nft::NftLint;
+use crate::nft::context::{NftContext, NftFindings, is_service_chain};
+use crate::registry::Category;
+use rulelint_nft::{ChainId, Element, Expr, Severity, Stmt, TableId, Value, Verdict};
+use rulelint_parser::CodeInfo;
+use rustc_hash::FxHashMap;
+
+/// The declaration.
+pub static LINT: NftLint = NftLint {
+    info: CodeInfo {
+        code: "RL451",
+        name: "dangling-verdict-target",
+        severity: Severity::Error,
+        summary: "a verdict-map element goes to a chain that is missing, or to an empty kube-proxy Service chain",
+        docs: "## What it flags
+- An element of a verdict map (`map service-ips { ... : goto service-X }`) or of an anonymous
+  one in a rule (`numgen random mod 2 vmap { 0 : goto endpoint-A, ... }`) whose `jump`/`goto`
+  names a chain the table does not have.
+- In `table ip|ip6 kube-proxy`, such an element going to one of kube-proxy's Service or
+  endpoint chains (`service-`, `external-`, `local-`, `firewall-`, `endpoint-` with a `/` in
+  the name) that has no rule.
+
+## Why it matters
+`nft -f` refuses a map element naming a missing chain, so a listing that has one was edited
+or cut. kube-proxy flushes a Service's chains in the same transaction that removes the map
+elements pointing at them, so an element going to an empty chain means a partial sync or a
+hand edit: the packets `goto` the empty chain, nothing DNATs them, and they go on to the
+original (virtual) destination, which answers nothing.
+
+## Example
+```text
+map service-ips {
+	type ipv4_addr . inet_proto . inet_service : verdict
+	elements = { 172.30.0.41 . tcp . 80 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }
+}
+chain service-ULMVA6XW-ns1/svc1/tcp/p80 {
+}
+```
+
+## Instead
+Let kube-proxy rewrite its table: restart it (it recreates the whole table on its first sync),
+and look in its log for failed `nft` transactions.
+
+## Exceptions
+Tables cut short (`RL153`) and headerless fragments (`RL155`) are not read: the chain may be in
+the missing part. Empty chains that no element references are `RL457 stale-service-chain`'s.",
+    },
+    category: Category::Correctness,
+    check,
+};
+
+fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
+    let set = cx.ruleset();
+    let kube: Vec<TableId> = cx.kube_proxy_tables().collect();
+    for (t, table) in set.tables.iter().enumerate() {
+        let table_id = TableId(t as u32);
+        if !cx.is_complete(table_id) {
+            continue;
+        }
+        let names: FxHashMap<&str, ChainId> = table
+            .chains
+            .iter()
+            .map(|&c| (cx.chain(c).name, c))
+            .collect();
+        let kube_table = kube.contains(&table_id);
+        let mut visit = |element: &Element<'_>, holder: &str| {
+            let Some(Value::Verdict(Verdict {
+                kind,
+                target: Some(target),
+            })) = &element.value
+            else {
+                return;
+            };
+            let span = cx.span_or(target, element.span);
+            match names.get(target) {
+                None => out.push(
+                    out.diagnostic(span, format!("{} {target}: no such chain in this table", kind.as_str()))
+                        .with_label(format!("element of {holder}"))
+                        .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
+                ),
+                Some(&c) if kube_table
+                    && is_service_chain(target)
+                    && cx.chain(c).rules.is_empty() =>
+                {
+                    let line = cx.line(cx.chain(c).span.start);
+                    out.push_in(
+                        c,
+                        out.diagnostic(span, format!("{} {target}: the chain is empty, so these packets are not DNATed", kind.as_str()))
+                            .with_label(format!("element of {holder}; the chain is on line {line}"))
+                            .with_help("kube-proxy removes a map element in the same transaction that flushes its chain: this is a partial sync or a hand edit; restart kube-proxy and check its log for failed nft transactions"),
+                    );
+                }
+                Some(_) => {}
+            }
+        };
+        for &s in &table.sets {
+            let map = cx.set(s);
+            let holder = format!("map {}", map.name);
+            for element in &map.elements {
+                visit(element, &holder);
+            }
+        }
+        for &c in &table.chains {
+            for rule in set.rules_of(c) {
+                for statement in &rule.statements {
+                    if let Stmt::Vmap {
+                        map: Expr::Set(elements),
+                        ..
+                    } = &statement.kind
+                    {
+                        let holder = format!("the verdict map of a rule in {}", cx.chain(c).name);
+                        for element in elements {
+                            visit(element, &holder);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nft::lints::testing::{HEALTHY, assert_cases};
+
+    #[test]
+    fn cases() {
+        let stale_but_unreferenced = HEALTHY.replace(
+            "\tchain reject-chain {",
+            "\tchain service-XXXXXXXX-ns9/svc9/tcp/p80 {\n\t}\n\n\tchain reject-chain {",
+        );
+        let missing = HEALTHY.replace(
+            "\tchain endpoint-AAAAAAAA-ns1/svc1/tcp/p80__10.180.0.2/80 {\n\t\tip saddr 10.180.0.2 jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to 10.180.0.2:80\n\t}\n",
+            "",
+        );
+        let empty = HEALTHY.replace(
+            "\t\tip saddr 10.180.0.2 jump mark-for-masquerade\n\t\tmeta l4proto tcp dnat to 10.180.0.2:80\n",
+            "",
+        );
+        let empty_service = HEALTHY.replace(
+            "\t\tip daddr 172.30.0.41 ip saddr != 10.0.0.0/8 jump mark-for-masquerade\n\t\tnumgen random mod 2 vmap { 0 : goto endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80, 1 : goto endpoint-AAAAAAAA-ns1/svc1/tcp/p80__10.180.0.2/80 }\n",
+            "",
+        );
+        let cut = &missing[..missing.len() - 3];
+        let other_table_empty = "table inet t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : jump a/b }\n\t}\n\tchain a/b {\n\t}\n}\n";
+        let other_table_missing = "table inet t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : jump nowhere }\n\t}\n}\n";
+        assert_cases(
+            &LINT,
+            &[HEALTHY, &stale_but_unreferenced, cut, other_table_empty],
+            &[
+                (&missing, 1),
+                (&empty, 1),
+                (&empty_service, 1),
+                (other_table_missing, 1),
+            ],
+        );
+    }
+}

@@ -1,0 +1,562 @@
+//! What a file holds: the sections that are `iptables-save` output and those that are nftables
+//! (`nft list ruleset` text, `nft -j` JSON, or the `add table ...` transaction form), so that
+//! one file with `iptables-save; nft list ruleset` of one node is read by both parsers.
+//!
+//! One pass over the lines. nft blocks start at a line `table FAMILY NAME {` (or a headerless
+//! `chain|set|map NAME {` of a partial copy) and end where its braces balance; a JSON document
+//! starts at a line `{"nftables": [` and ends where its brackets balance; transaction lines
+//! start with `add`, `flush`, `delete`, ... and a kind keyword. Lines that are none of these
+//! and no iptables-save line either (blank, comments, prose) join a neighbouring section.
+//!
+//! **Invariant:** a text with no nftables block is one [`SectionKind::Iptables`] section
+//! covering all of it, so a pure iptables-save file takes exactly the path it always took.
+
+use crate::config::{Config, Level};
+use crate::nft::check::check_nft;
+use crate::nft::context::IptablesFacts;
+use crate::registry::find_code;
+use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Parsed, Severity, Span};
+use std::ops::Range;
+
+/// `RL901`: a section in a form rulelint recognises but does not read yet.
+pub const UNREAD_SECTION: CodeInfo = CodeInfo {
+    code: "RL901",
+    name: "unread-section",
+    severity: Severity::Warning,
+    summary: "a part of the input in a form rulelint recognises but does not analyse yet",
+    docs: "## What it flags
+A part of the file in the `nft -j list ruleset` JSON form or in the `add table ...`
+transaction form (what kube-proxy pipes to `nft -f`). rulelint recognises these forms but
+does not read them yet.
+
+## Why it matters
+Nothing in that part is checked: no finding there does not mean it is correct.
+
+## Example
+```text
+{\"nftables\": [{\"metainfo\": {\"version\": \"1.0.6\"}}, ...]}
+```
+
+## Instead
+Paste the text form: `nft list ruleset` (or `nft -a list ruleset`).",
+};
+
+/// The format of a section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SectionKind {
+    /// `iptables-save` output (and everything the iptables parser tolerates around it).
+    Iptables,
+    /// `nft list ruleset` text (whole, one table, one chain, with `# handle` comments).
+    Nft,
+    /// `nft -j list ruleset` JSON.
+    NftJson,
+    /// The `add table ...`, `add rule ...` lines kube-proxy pipes to `nft -f`.
+    NftTransaction,
+}
+
+impl SectionKind {
+    /// A short name for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SectionKind::Iptables => "iptables-save output",
+            SectionKind::Nft => "`nft list ruleset` text",
+            SectionKind::NftJson => "`nft -j list ruleset` JSON",
+            SectionKind::NftTransaction => "nft transaction (`add table ...`) text",
+        }
+    }
+}
+
+/// A part of a file in one format. Ranges are byte ranges of the text, on line boundaries;
+/// the sections of a text cover it in order, without gaps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// Its format.
+    pub kind: SectionKind,
+    /// Its bytes in the text.
+    pub range: Range<usize>,
+}
+
+/// What one line is, for splitting.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum LineClass {
+    /// A line only iptables-save writes (`*nat`, `:CHAIN`, `-A`, `COMMIT`, its header).
+    Iptables,
+    /// Blank, a comment or prose: joins a neighbour.
+    Neutral,
+}
+
+/// Splits `text` into sections. Linear in the text; never panics.
+///
+/// ```
+/// use rulelint_lint::source::{sections, SectionKind};
+/// let text = "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\ntable ip kube-proxy {\n}\n";
+/// let kinds: Vec<_> = sections(text).into_iter().map(|s| (s.kind, s.range)).collect();
+/// assert_eq!(kinds, vec![(SectionKind::Iptables, 0..35), (SectionKind::Nft, 35..59)]);
+/// ```
+pub fn sections(text: &str) -> Vec<Section> {
+    // (kind, range) of every nft item, and the classes of the lines between them.
+    let mut items: Vec<(Option<SectionKind>, Range<usize>)> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let mut any_nft = false;
+    while pos < bytes.len() {
+        let end = line_end(bytes, pos);
+        let line = &text[pos..end];
+        let word_start = line.len() - line.trim_start().len();
+        let trimmed = line[word_start..].trim_end();
+        if let Some(kind) = nft_opening(trimmed) {
+            any_nft = true;
+            let block_end = match kind {
+                SectionKind::NftJson => json_end(bytes, pos + word_start),
+                SectionKind::NftTransaction => transaction_end(text, pos),
+                _ => block_end(text, pos),
+            };
+            push_item(&mut items, Some(kind), pos..block_end);
+            pos = block_end;
+            continue;
+        }
+        let class = match classify(trimmed) {
+            LineClass::Iptables => Some(SectionKind::Iptables),
+            LineClass::Neutral => None,
+        };
+        push_item(&mut items, class, pos..end);
+        pos = end;
+    }
+    if !any_nft {
+        return vec![Section {
+            kind: SectionKind::Iptables,
+            range: 0..text.len(),
+        }];
+    }
+    // Neutral runs join the section before them (or the first section, at the start).
+    let mut out: Vec<Section> = Vec::new();
+    let mut pending_start: Option<usize> = None;
+    for (kind, range) in items {
+        match kind {
+            None => match out.last_mut() {
+                Some(last) => last.range.end = range.end,
+                None => {
+                    pending_start.get_or_insert(range.start);
+                }
+            },
+            Some(kind) => {
+                let start = pending_start.take().unwrap_or(range.start);
+                match out.last_mut() {
+                    Some(last) if last.kind == kind => last.range.end = range.end,
+                    _ => out.push(Section {
+                        kind,
+                        range: start..range.end,
+                    }),
+                }
+            }
+        }
+    }
+    if let Some(start) = pending_start {
+        // Only possible when no item has a kind; `any_nft` rules that out, but stay total.
+        out.push(Section {
+            kind: SectionKind::Iptables,
+            range: start..text.len(),
+        });
+    }
+    out
+}
+
+fn push_item(
+    items: &mut Vec<(Option<SectionKind>, Range<usize>)>,
+    kind: Option<SectionKind>,
+    range: Range<usize>,
+) {
+    match items.last_mut() {
+        Some((k, r)) if *k == kind && r.end == range.start && kind != Some(SectionKind::Nft) => {
+            r.end = range.end
+        }
+        _ => items.push((kind, range)),
+    }
+}
+
+/// The end of the line starting at `pos`, after its `\n`.
+fn line_end(bytes: &[u8], pos: usize) -> usize {
+    bytes[pos..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| pos + i + 1)
+}
+
+fn classify(trimmed: &str) -> LineClass {
+    let b = trimmed.as_bytes();
+    let iptables = match b.first() {
+        Some(b'*') => b.len() > 1 && b[1..].iter().all(|c| c.is_ascii_lowercase()),
+        Some(b':') => b.len() > 1 && !b[1].is_ascii_whitespace(),
+        Some(b'-') => {
+            matches!(
+                b.get(1),
+                Some(b'A' | b'I' | b'N' | b'P' | b'D' | b'R' | b'X' | b'F' | b'Z')
+            ) && b.get(2).is_none_or(|c| c.is_ascii_whitespace())
+        }
+        _ => trimmed == "COMMIT" || trimmed.starts_with("# Generated by ip"),
+    };
+    if iptables {
+        LineClass::Iptables
+    } else {
+        LineClass::Neutral
+    }
+}
+
+/// The words of a line before a `#` comment.
+fn words(trimmed: &str) -> impl Iterator<Item = &str> {
+    trimmed
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .split_ascii_whitespace()
+}
+
+/// Whether a line opens an nftables item, and which.
+fn nft_opening(trimmed: &str) -> Option<SectionKind> {
+    if trimmed.starts_with('{') && trimmed[1..].trim_start().starts_with("\"nftables\"") {
+        return Some(SectionKind::NftJson);
+    }
+    let mut w = words(trimmed);
+    let first = w.next()?;
+    match first {
+        "table" => {
+            // `table FAMILY NAME {` or `table NAME {`: a `{` ends the header line.
+            let rest: Vec<&str> = w.collect();
+            let opens = matches!(rest.as_slice(), [_, "{"] | [_, _, "{"])
+                || matches!(rest.as_slice(), [_, n] | [_, _, n] if n.ends_with('{') && n.len() > 1);
+            opens.then_some(SectionKind::Nft)
+        }
+        "chain" | "set" | "map" => {
+            let rest: Vec<&str> = w.collect();
+            matches!(rest.as_slice(), [_, "{"]).then_some(SectionKind::Nft)
+        }
+        "add" | "create" | "insert" | "replace" | "flush" | "delete" | "destroy" => {
+            let kind = w.next()?;
+            let object = matches!(
+                kind,
+                "table" | "chain" | "rule" | "set" | "map" | "element" | "ruleset"
+            );
+            // `add rule ip kube-proxy ...`: a family or table word follows; `flush ruleset` ends.
+            (object && (kind == "ruleset" || w.next().is_some()))
+                .then_some(SectionKind::NftTransaction)
+        }
+        _ => None,
+    }
+}
+
+/// The end of an nft text block that opens on the line at `pos`: after the line on which its
+/// braces balance, or before an iptables-save line (a paste cut inside the block), or the end.
+fn block_end(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut depth: i64 = 0;
+    let mut line_start = pos;
+    while line_start < bytes.len() {
+        let end = line_end(bytes, line_start);
+        let line = &text[line_start..end];
+        if line_start > pos && classify(line.trim()) == LineClass::Iptables {
+            return line_start;
+        }
+        let mut in_string = false;
+        for &b in line.as_bytes() {
+            match b {
+                b'"' => in_string = !in_string,
+                b'#' if !in_string => break,
+                b'{' if !in_string => depth += 1,
+                b'}' if !in_string => depth -= 1,
+                _ => {}
+            }
+        }
+        line_start = end;
+        if depth <= 0 {
+            return end;
+        }
+    }
+    bytes.len()
+}
+
+/// The end of a JSON document that starts at `start`: after the line of its closing bracket.
+fn json_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth: i64 = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes[start..].iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth <= 0 {
+                    return line_end(bytes, start + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len()
+}
+
+/// The end of a run of transaction lines starting at `pos` (blank and `#` lines in between
+/// belong to it when more transaction lines follow).
+fn transaction_end(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end_of_run = line_end(bytes, pos);
+    let mut cursor = end_of_run;
+    while cursor < bytes.len() {
+        let end = line_end(bytes, cursor);
+        let trimmed = text[cursor..end].trim();
+        if nft_opening(trimmed) == Some(SectionKind::NftTransaction) {
+            end_of_run = end;
+        } else if !(trimmed.is_empty() || trimmed.starts_with('#')) {
+            break;
+        }
+        cursor = end;
+    }
+    end_of_run
+}
+
+/// One file read and checked: the iptables part, the nft sections and every finding, with
+/// spans into the file's text.
+pub struct CheckedSource<'a> {
+    /// The sections of the text.
+    pub sections: Vec<Section>,
+    /// The iptables part: the whole text when it has no nftables section; otherwise the
+    /// iptables sections read at their place (the other sections read as blank lines), over the
+    /// file's text.
+    pub iptables: Parsed<'a>,
+    /// Each `nft list ruleset` section: its offset in the text and what was read from it
+    /// (spans relative to the section).
+    pub nft: Vec<(usize, rulelint_nft::Parsed<'a>)>,
+    /// Parser diagnostics and findings of both kinds, sorted by position then code.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CheckedSource<'_> {
+    /// True when the text held nothing that looks like either kind of ruleset.
+    pub fn has_no_content(&self) -> bool {
+        self.iptables.has_no_content()
+            && self
+                .sections
+                .iter()
+                .all(|s| s.kind == SectionKind::Iptables)
+    }
+}
+
+/// Reads `text` by sections and checks each with its own parser and lints; the configuration
+/// applies to both. A text without nftables sections is checked exactly as
+/// [`crate::check`] checks `rulelint_parser::parse(text)`.
+pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
+    let sections = sections(text);
+    if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
+        let iptables = rulelint_parser::parse(text);
+        let diagnostics = crate::check(&iptables, config);
+        return CheckedSource {
+            sections,
+            iptables,
+            nft: Vec::new(),
+            diagnostics,
+        };
+    }
+    let iptables = parse_iptables_sections(text, &sections);
+    let mut diagnostics: Vec<Diagnostic> = crate::check(&iptables, config)
+        .into_iter()
+        .filter(|d| d.code != rulelint_parser::codes::NO_CONTENT.code)
+        .collect();
+    let facts = iptables_facts(&iptables);
+    let mut nft = Vec::new();
+    for section in &sections {
+        let body = &text[section.range.clone()];
+        let offset = section.range.start;
+        let shift = |mut d: Diagnostic| {
+            d.span = Span::new(d.span.start as usize + offset, d.span.end as usize + offset);
+            d
+        };
+        match section.kind {
+            SectionKind::Iptables => {}
+            SectionKind::Nft => {
+                let parsed = rulelint_nft::parse(body);
+                diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
+                nft.push((offset, parsed));
+            }
+            SectionKind::NftJson | SectionKind::NftTransaction => {
+                let level = find_code(UNREAD_SECTION.code)
+                    .map_or(Level::At(UNREAD_SECTION.severity), |e| config.level(&e));
+                if let Level::At(severity) = level {
+                    let first_line = body.lines().next().unwrap_or("").trim_end();
+                    let start = body.len() - body.trim_start().len();
+                    let end = (start + first_line.trim_start().len()).min(body.len());
+                    let mut d = Diagnostic::new(
+                        &UNREAD_SECTION,
+                        Span::new(start, end),
+                        format!(
+                            "{} is recognised but not analysed yet",
+                            section.kind.describe()
+                        ),
+                    )
+                    .with_label(format!("{} starts here", section.kind.describe()))
+                    .with_help(
+                        "paste the text form (`nft list ruleset`) to have this part checked",
+                    );
+                    d.severity = severity;
+                    diagnostics.push(shift(d));
+                }
+            }
+        }
+    }
+    crate::sort(&mut diagnostics);
+    CheckedSource {
+        sections,
+        iptables,
+        nft,
+        diagnostics,
+    }
+}
+
+/// The iptables parser over the iptables sections only, in place: every byte of the other
+/// sections but `\n` reads as a blank, so offsets and lines are the file's.
+fn parse_iptables_sections<'a>(text: &'a str, sections: &[Section]) -> Parsed<'a> {
+    let mut blank = text.as_bytes().to_vec();
+    for s in sections.iter().filter(|s| s.kind != SectionKind::Iptables) {
+        for b in &mut blank[s.range.clone()] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Only ASCII bytes were written over whole characters: still UTF-8, same length.
+    let blank = String::from_utf8_lossy(&blank).into_owned();
+    let parsed = rulelint_parser::parse(&blank);
+    match parsed.ruleset.with_source(text) {
+        Some(ruleset) => Parsed {
+            ruleset,
+            diagnostics: parsed.diagnostics,
+        },
+        None => rulelint_parser::parse(text),
+    }
+}
+
+/// The first kube-proxy iptables-mode Service or endpoint chain with rules, with its line.
+fn iptables_facts(parsed: &Parsed<'_>) -> IptablesFacts {
+    let set = &parsed.ruleset;
+    let chain = set
+        .iter_tables()
+        .filter(|t| !t.get().superseded)
+        .flat_map(|t| t.get().chains.iter().map(|&c| set.chain(c)))
+        .find(|c| {
+            let name = c.name();
+            (name.starts_with("KUBE-SVC-") || name.starts_with("KUBE-SEP-"))
+                && c.rules().next().is_some()
+        });
+    IptablesFacts {
+        kube_proxy_chain: chain.map(|c| {
+            let at = c
+                .rules()
+                .next()
+                .map_or(c.get().name.start, |r| r.get().span.start);
+            (c.name().to_string(), LineIndex::new(set.source()).line(at))
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(SectionKind, &str)> {
+        sections(text)
+            .into_iter()
+            .map(|s| (s.kind, &text[s.range]))
+            .collect()
+    }
+
+    const IPT: &str = "# Generated by iptables-save v1.8.9\n*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n";
+    const NFT: &str = "table ip kube-proxy {\n\tchain a {\n\t\tcomment \"}\"\n\t}\n}\n";
+
+    #[test]
+    fn pure_iptables_is_one_section() {
+        assert_eq!(kinds(IPT), vec![(SectionKind::Iptables, IPT)]);
+        assert_eq!(kinds(""), vec![(SectionKind::Iptables, "")]);
+        let prose = "hello\ntable of contents\n-A X -j Y\n";
+        assert_eq!(kinds(prose), vec![(SectionKind::Iptables, prose)]);
+    }
+
+    #[test]
+    fn pure_nft_with_prose_is_one_section() {
+        let text = format!("root@n:~# nft list ruleset\n{NFT}\ntable inet f {{\n}}\n");
+        assert_eq!(kinds(&text), vec![(SectionKind::Nft, text.as_str())]);
+    }
+
+    #[test]
+    fn iptables_then_nft_and_back() {
+        let text = format!("{IPT}\n{NFT}{IPT}");
+        let got = kinds(&text);
+        assert_eq!(
+            got,
+            vec![
+                (SectionKind::Iptables, &text[..IPT.len() + 1]),
+                (SectionKind::Nft, NFT),
+                (SectionKind::Iptables, IPT),
+            ]
+        );
+    }
+
+    #[test]
+    fn cut_nft_block_ends_before_iptables() {
+        let text = format!("table ip t {{\n\tchain c {{\n{IPT}");
+        assert_eq!(
+            kinds(&text),
+            vec![
+                (SectionKind::Nft, "table ip t {\n\tchain c {\n"),
+                (SectionKind::Iptables, IPT)
+            ]
+        );
+    }
+
+    #[test]
+    fn headerless_chain_blocks_are_nft() {
+        let text = "### a paste\n        chain filter-input {\n                type filter hook input priority -110; policy accept;\n        }\n";
+        assert_eq!(kinds(text), vec![(SectionKind::Nft, text)]);
+    }
+
+    #[test]
+    fn json_and_transaction_forms() {
+        let json = "{\"nftables\": [{\"table\": {\"name\": \"a}]\"}}]}\n";
+        let text = format!("{IPT}{json}");
+        assert_eq!(
+            kinds(&text),
+            vec![(SectionKind::Iptables, IPT), (SectionKind::NftJson, json)]
+        );
+        let tx = "add table ip kube-proxy { comment \"x\" ; }\n\n# c\nadd chain ip kube-proxy services\nflush ruleset\n";
+        assert_eq!(kinds(tx), vec![(SectionKind::NftTransaction, tx)]);
+    }
+
+    #[test]
+    fn sections_cover_the_text_in_order() {
+        for text in [
+            "",
+            "x",
+            "{\"nftables\": [",
+            "table ip a {",
+            "add table",
+            "add table ip a\n*nat\n",
+            &format!("{NFT}prose\n{IPT}tail"),
+            "}\n}\ntable {\n",
+        ] {
+            let s = sections(text);
+            assert_eq!(s.first().map(|s| s.range.start), Some(0), "{text:?}");
+            assert_eq!(s.last().map(|s| s.range.end), Some(text.len()), "{text:?}");
+            for pair in s.windows(2) {
+                assert_eq!(pair[0].range.end, pair[1].range.start, "{text:?}");
+            }
+        }
+    }
+}
