@@ -141,7 +141,7 @@ impl ChainGraph {
         if self.is_acyclic() {
             return Vec::new();
         }
-        let mut cycles: Vec<Vec<ChainId>> = petgraph::algo::tarjan_scc(&self.graph)
+        let mut cycles: Vec<Vec<ChainId>> = petgraph::algo::kosaraju_scc(&self.graph)
             .into_iter()
             .filter(|scc| scc.len() > 1 || self.graph.contains_edge(scc[0], scc[0]))
             .map(|scc| {

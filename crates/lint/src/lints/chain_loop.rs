@@ -71,14 +71,14 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let message = if path.len() == 1 {
             format!("chain `{}` jumps to itself", first.name())
         } else {
-            format!("chains loop: {}", names.join(" -> "))
+            format!("chains loop: {}", shortened(&names, " -> "))
         };
         let help = if others.is_empty() {
             "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; remove this jump".to_string()
         } else {
             format!(
                 "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; the other jumps of the loop are on line {}: remove or redirect one of them",
-                others.join(", ")
+                shortened(&others, ", ")
             )
         };
         out.push(
@@ -91,6 +91,34 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 .in_chain(table.id, closing_chain),
         );
     }
+}
+
+/// The most chains (or lines) of a loop a finding names: a loop through a million generated
+/// chains is still one readable line.
+const NAMED_AT_MOST: usize = 12;
+
+/// `items` joined by `separator`, the middle elided past [`NAMED_AT_MOST`]: the start and the
+/// end of a loop are what a reader needs to find it.
+fn shortened<S: AsRef<str>>(items: &[S], separator: &str) -> String {
+    if items.len() <= NAMED_AT_MOST {
+        return items
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(separator);
+    }
+    let half = NAMED_AT_MOST / 2;
+    let head: Vec<&str> = items[..half].iter().map(AsRef::as_ref).collect();
+    let tail: Vec<&str> = items[items.len() - half..]
+        .iter()
+        .map(AsRef::as_ref)
+        .collect();
+    format!(
+        "{}{separator}... ({} more){separator}{}",
+        head.join(separator),
+        items.len() - 2 * half,
+        tail.join(separator)
+    )
 }
 
 /// A shortest cycle through the group's first chain, as (chain, jump rule) steps.
@@ -132,6 +160,32 @@ fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<(Ch
 mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, filter, run};
+
+    #[test]
+    fn a_long_loop_is_named_by_its_ends() {
+        let n = 10_000;
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+        for i in 0..n {
+            text.push_str(&format!(":C{i} - [0:0]\n"));
+        }
+        text.push_str("-A INPUT -j C0\n");
+        for i in 0..n {
+            text.push_str(&format!("-A C{i} -j C{}\n", (i + 1) % n));
+        }
+        text.push_str("COMMIT\n");
+        let found = run(&LINT, &text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let d = &found[0];
+        assert!(
+            d.message.starts_with(
+                "chains loop: C0 -> C1 -> C2 -> C3 -> C4 -> C5 -> ... (9989 more) -> "
+            ),
+            "{}",
+            d.message
+        );
+        assert!(d.message.ends_with("C9999 -> C0"), "{}", d.message);
+        assert!(d.help.as_deref().is_some_and(|h| h.len() < 400));
+    }
 
     #[test]
     fn cases() {
