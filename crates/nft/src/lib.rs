@@ -41,6 +41,7 @@
 
 pub mod codes;
 mod graph;
+mod json;
 mod lexer;
 mod model;
 mod parse;
@@ -48,6 +49,7 @@ mod print;
 mod stmt;
 pub mod summary;
 
+pub use json::{Strings, parse_json};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,

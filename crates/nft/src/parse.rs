@@ -946,7 +946,7 @@ impl<'a> Parser<'a> {
 }
 
 /// Resolves `NUM`, `NAME`, `NAME + N`, `NAME - N` (also `NAME+N`) for `family`.
-fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
+pub(crate) fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
     let number = |w: &str| w.parse::<i32>().ok();
     match words {
         [w] => number(w)
