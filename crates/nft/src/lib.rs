@@ -48,6 +48,7 @@ mod parse;
 mod print;
 mod stmt;
 pub mod summary;
+mod transaction;
 
 pub use json::{Strings, parse_json};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
@@ -58,4 +59,5 @@ pub use model::{
 };
 pub use parse::{Parsed, parse};
 pub use print::print;
+pub use transaction::parse_transaction;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
