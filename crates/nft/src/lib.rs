@@ -39,7 +39,9 @@
 
 #![warn(missing_docs)]
 
+pub mod canon;
 pub mod codes;
+mod form;
 mod graph;
 mod json;
 mod lexer;
@@ -50,6 +52,7 @@ mod stmt;
 pub mod summary;
 mod transaction;
 
+pub use form::{Form, detect_form, parse_any};
 pub use json::{Strings, parse_json};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use model::{
