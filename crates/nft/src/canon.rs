@@ -10,7 +10,7 @@
 //! - handles and spans; counter values; element `expires` (it counts down);
 //! - a base chain's priority by value (`-100` on prerouting is listed `dstnat`); a missing
 //!   policy is `accept`;
-//! - a table's comment (`nft` 1.0.6 leaves it out of `-j` output);
+//! - table and chain comments (`nft` 1.0.6 leaves them out of `-j` output);
 //! - set flag `dynamic` (1.0.6 `-j` leaves it out) and `size 65535` (added to dynamic sets);
 //! - durations in seconds (`timeout 10800s`, `3h`, JSON `10800`);
 //! - literals without quotes, numbers in decimal (`0x00004000`, `0x4000`, `16384`);
@@ -59,15 +59,17 @@ pub fn content(set: &Ruleset<'_>) -> Json {
                     "policy": b.policy.unwrap_or("accept"),
                 })
             });
-            chains.insert(
-                c.name.to_string(),
-                json!({"comment": c.comment, "base": base, "rules": rules}),
-            );
+            chains.insert(c.name.to_string(), json!({"base": base, "rules": rules}));
         }
         let mut sets = Map::new();
         for s in &t.sets {
             let s = &set.sets[s.index()];
-            let mut flags: Vec<&str> = s.flags.iter().copied().filter(|f| *f != "dynamic").collect();
+            let mut flags: Vec<&str> = s
+                .flags
+                .iter()
+                .copied()
+                .filter(|f| *f != "dynamic")
+                .collect();
             flags.sort_unstable();
             let mut elements: Vec<String> = s.elements.iter().map(element).collect();
             elements.sort_unstable();
@@ -162,7 +164,11 @@ fn duration(s: &str) -> String {
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_digit() {
-            num = Some(num.unwrap_or(0).saturating_mul(10).saturating_add(u128::from(c - b'0')));
+            num = Some(
+                num.unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(u128::from(c - b'0')),
+            );
             i += 1;
             continue;
         }
@@ -346,7 +352,10 @@ fn stmt(s: &Stmt<'_>) -> String {
             items.sort_unstable();
             format!("{op} @{} {{ {} }}", unquote(set), items.join(", "))
         }
-        Stmt::Keyword { keyword, args } => format!("{keyword} {}", args.join(" ")),
+        Stmt::Keyword { keyword, args } => {
+            let args: Vec<&str> = args.iter().map(|a| unquote(a)).collect();
+            format!("{keyword} {}", args.join(" "))
+        }
         Stmt::Opaque { words } => format!("opaque {}", words.join(" ")),
     }
 }

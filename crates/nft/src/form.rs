@@ -40,9 +40,9 @@ pub fn detect_form(text: &str) -> Form {
             return Form::Json;
         }
         match line.split_ascii_whitespace().next() {
-            Some(
-                "add" | "create" | "insert" | "replace" | "flush" | "delete" | "destroy",
-            ) => return Form::Transaction,
+            Some("add" | "create" | "insert" | "replace" | "flush" | "delete" | "destroy") => {
+                return Form::Transaction;
+            }
             Some("table" | "chain" | "set" | "map") => return Form::Listing,
             _ => {}
         }

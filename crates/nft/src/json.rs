@@ -21,14 +21,14 @@
 
 use crate::codes;
 use crate::model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset,
-    Set, SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
+    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
 use rustc_hash::FxHashMap;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::fmt;
 
@@ -217,7 +217,8 @@ impl<'a> Visitor<'a> for RawFields<'a> {
 // ---- the reader ----
 
 /// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
-/// input, read as what they add). Never fails, never panics; a cut-off or broken text keeps
+/// input, read as what they add). `#` comment lines before the JSON are skipped; other text
+/// before or after it is stray (`RL151`). Never fails, never panics; a cut-off or broken text keeps
 /// every object before the break and reports it (`RL163`); an object that is valid JSON but not
 /// of the schema is skipped and reported (`RL164`).
 ///
@@ -339,7 +340,9 @@ impl<'a> Reader<'a> {
         self.diags.push(
             Diagnostic::new(&codes::UNEXPECTED_JSON, span, message)
                 .with_label("this object")
-                .with_help("rulelint reads the objects `nft -j list ruleset` prints and skips this one"),
+                .with_help(
+                    "rulelint reads the objects `nft -j list ruleset` prints and skips this one",
+                ),
         );
     }
 
@@ -357,10 +360,18 @@ impl<'a> Reader<'a> {
             return;
         };
         let Some(open) = text[..key].rfind('{') else {
-            self.broken(key, "`\"nftables\"` is not inside an object".to_string(), "here");
+            self.broken(
+                key,
+                "`\"nftables\"` is not inside an object".to_string(),
+                "here",
+            );
             return;
         };
-        let first = skip_ws(b, 0);
+        // `#` comment lines before the JSON are not stray text (`# node-1` above a paste).
+        let mut first = skip_ws(b, 0);
+        while first < open && b[first] == b'#' {
+            first = skip_ws(b, text[first..].find('\n').map_or(open, |n| first + n));
+        }
         if first < open {
             self.diags.push(
                 Diagnostic::new(
@@ -398,18 +409,22 @@ impl<'a> Reader<'a> {
             let raw = match <&'a RawValue>::deserialize(&mut de) {
                 Ok(raw) => raw,
                 Err(e) => {
-                    if e.is_eof() {
+                    // A paste cut inside a string ends in its newline: without the trailing
+                    // blanks the text ends inside the object, so it is cut short as well.
+                    let at = error_offset(rest, &e);
+                    let cut = e.is_eof()
+                        || <&RawValue>::deserialize(&mut serde_json::Deserializer::from_str(
+                            rest.trim_end(),
+                        ))
+                        .is_err_and(|e| e.is_eof());
+                    if cut {
                         self.broken(
                             i,
                             "the JSON ends inside this object: the paste is cut short".to_string(),
                             "this object is not closed",
                         );
                     } else {
-                        self.broken(
-                            i + error_offset(rest, &e),
-                            format!("invalid JSON: {e}"),
-                            "the JSON breaks here",
-                        );
+                        self.broken(i + at, format!("invalid JSON: {e}"), "the JSON breaks here");
                     }
                     return;
                 }
@@ -452,7 +467,11 @@ impl<'a> Reader<'a> {
                 "the JSON ends before its closing `}`: the paste is cut short".to_string(),
                 "the text ends here",
             ),
-            Some(_) => self.broken(i, "expected `}` after the `nftables` array".to_string(), "here"),
+            Some(_) => self.broken(
+                i,
+                "expected `}` after the `nftables` array".to_string(),
+                "here",
+            ),
         }
     }
 
@@ -461,7 +480,10 @@ impl<'a> Reader<'a> {
         let fields = match self.fields(raw) {
             Ok(f) if f.len() == 1 => f,
             _ => {
-                self.unexpected(span, "expected an object with one key such as `\"rule\"`".into());
+                self.unexpected(
+                    span,
+                    "expected an object with one key such as `\"rule\"`".into(),
+                );
                 return;
             }
         };
@@ -623,10 +645,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Splits a set or element object into its `elem` list and the rest.
-    fn split_elems(
-        &self,
-        body: &'a RawValue,
-    ) -> Option<(J<'a>, Option<&'a RawValue>)> {
+    fn split_elems(&self, body: &'a RawValue) -> Option<(J<'a>, Option<&'a RawValue>)> {
         let fields = self.fields(body).ok()?;
         let mut rest = Vec::new();
         let mut elems = None;
@@ -998,6 +1017,14 @@ fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
                 elements: vec![element(strings, v.get("elem")?, Span::default())?],
             }
         }
+        "log" => Stmt::Keyword {
+            keyword: k,
+            args: log_args(strings, v),
+        },
+        "limit" => Stmt::Keyword {
+            keyword: k,
+            args: limit_args(strings, v)?,
+        },
         _ if KEYWORD_STATEMENTS.contains(&k) => {
             let mut args = Vec::new();
             if let J::Obj(fields) = v {
@@ -1037,4 +1064,43 @@ fn nat<'a>(strings: &'a Strings, kind: &'a str, v: &J<'a>) -> Option<Stmt<'a>> {
         to,
         flags: v.get("flags").map(J::words).unwrap_or_default(),
     })
+}
+
+/// `{"log": {"prefix": "in: ", "level": "info"}}` as the text's `log prefix "in: " level info`.
+fn log_args<'a>(strings: &'a Strings, v: &J<'a>) -> Vec<&'a str> {
+    let mut args = Vec::new();
+    if let J::Obj(fields) = v {
+        for (key, value) in fields {
+            args.push(*key);
+            match (*key, value) {
+                ("prefix", J::Str(p)) => args.push(strings.alloc(&format!("\"{p}\""))),
+                _ => args.extend(value.words()),
+            }
+        }
+    }
+    args
+}
+
+/// `{"limit": {"rate": 10, "burst": 5, "per": "second"}}` as the text's `limit rate
+/// 10/second` (`nft` leaves out the default burst of 5 packets).
+fn limit_args<'a>(strings: &'a Strings, v: &J<'a>) -> Option<Vec<&'a str>> {
+    let mut args = vec!["rate"];
+    if matches!(v.get("inv"), Some(J::Bool(true))) {
+        args.push("over");
+    }
+    let rate = v.str_of("rate")?;
+    let per = v.str_of("per").unwrap_or("second");
+    match v.str_of("rate_unit").filter(|u| *u != "packets") {
+        Some(unit) => {
+            args.push(rate);
+            args.push(strings.alloc(&format!("{unit}/{per}")));
+        }
+        None => args.push(strings.alloc(&format!("{rate}/{per}"))),
+    }
+    if let Some(burst) = v.str_of("burst").filter(|b| *b != "0" && *b != "5") {
+        args.push("burst");
+        args.push(burst);
+        args.push(v.str_of("burst_unit").unwrap_or("packets"));
+    }
+    Some(args)
 }

@@ -53,8 +53,8 @@ pub mod summary;
 mod transaction;
 
 pub use form::{Form, detect_form, parse_any};
-pub use json::{Strings, parse_json};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
+pub use json::{Strings, parse_json};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
     SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
@@ -62,5 +62,5 @@ pub use model::{
 };
 pub use parse::{Parsed, parse};
 pub use print::print;
-pub use transaction::parse_transaction;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
+pub use transaction::parse_transaction;

@@ -29,8 +29,8 @@ use rulelint_parser::{Diagnostic, Span};
 use rustc_hash::FxHashMap;
 
 const VERBS: &[&str] = &[
-    "add", "create", "insert", "replace", "flush", "delete", "destroy", "list", "rename",
-    "reset", "monitor", "describe", "export", "import", "get",
+    "add", "create", "insert", "replace", "flush", "delete", "destroy", "list", "rename", "reset",
+    "monitor", "describe", "export", "import", "get",
 ];
 
 /// Reads the `add table/chain/set/map/rule/element ...` form. Never fails, never panics; time
@@ -226,7 +226,10 @@ impl<'t, 'a> Tx<'t, 'a> {
             return;
         }
         let object = cmd.get(1).map(|t| self.s(*t)).unwrap_or("");
-        if !matches!(first, "add" | "create" | "insert" | "flush" | "delete" | "destroy") {
+        if !matches!(
+            first,
+            "add" | "create" | "insert" | "flush" | "delete" | "destroy"
+        ) {
             return;
         }
         if object == "ruleset" {
@@ -262,13 +265,22 @@ impl<'t, 'a> Tx<'t, 'a> {
         match (head.verb, object) {
             ("add" | "create", "table") => {
                 let tid = self.table(&head, span, true);
-                self.table_body(tid, body);
+                if self.body_ok(body, cmd) {
+                    self.table_body(tid, body);
+                }
             }
             ("add" | "create", "chain") => {
                 let tid = self.table(&head, span, false);
                 let cid = self.chain(tid, head.names[1], span, true);
-                self.chain_body(tid, cid, body);
+                if self.body_ok(body, cmd) {
+                    self.chain_body(tid, cid, body);
+                }
             }
+            ("add" | "insert", "rule") if body.is_empty() => self.invalid(
+                cmd,
+                "`add rule` lacks its table, chain or statements".into(),
+                "expected `add rule FAMILY TABLE CHAIN STATEMENTS`",
+            ),
             ("add" | "insert", "rule") => {
                 let tid = self.table(&head, span, false);
                 let cid = self.chain(tid, head.names[1], span, false);
@@ -346,7 +358,14 @@ impl<'t, 'a> Tx<'t, 'a> {
         cid
     }
 
-    fn set(&mut self, tid: TableId, name: &'a str, is_map: bool, span: Span, declared: bool) -> SetId {
+    fn set(
+        &mut self,
+        tid: TableId,
+        name: &'a str,
+        is_map: bool,
+        span: Span,
+        declared: bool,
+    ) -> SetId {
         if let Some(&sid) = self.sets.get(&(tid, name)) {
             let set = &mut self.rs.sets[sid.index()];
             if declared {
@@ -379,7 +398,9 @@ impl<'t, 'a> Tx<'t, 'a> {
     /// The `;`-separated groups of a `{ ... }` body (without the braces).
     fn groups(body: &[Token]) -> Vec<&[Token]> {
         let inner = match body {
-            [open, inner @ .., close] if open.kind == Kind::LBrace && close.kind == Kind::RBrace => {
+            [open, inner @ .., close]
+                if open.kind == Kind::LBrace && close.kind == Kind::RBrace =>
+            {
                 inner
             }
             _ => return Vec::new(),
@@ -410,17 +431,19 @@ impl<'t, 'a> Tx<'t, 'a> {
     fn body_ok(&mut self, body: &[Token], cmd: &[Token]) -> bool {
         let closed = match body {
             [] => true,
-            [open, .., close] => open.kind == Kind::LBrace && close.kind == Kind::RBrace && {
-                let mut depth = 0i64;
-                body.iter().all(|t| {
-                    match t.kind {
-                        Kind::LBrace => depth += 1,
-                        Kind::RBrace => depth -= 1,
-                        _ => {}
-                    }
-                    depth >= 0
-                }) && depth == 0
-            },
+            [open, .., close] => {
+                open.kind == Kind::LBrace && close.kind == Kind::RBrace && {
+                    let mut depth = 0i64;
+                    body.iter().all(|t| {
+                        match t.kind {
+                            Kind::LBrace => depth += 1,
+                            Kind::RBrace => depth -= 1,
+                            _ => {}
+                        }
+                        depth >= 0
+                    }) && depth == 0
+                }
+            }
             _ => false,
         };
         if !closed {
@@ -565,7 +588,11 @@ impl<'t, 'a> Tx<'t, 'a> {
     fn brace_elements(&mut self, body: &[Token], cmd: &[Token]) -> Option<Vec<Element<'a>>> {
         if body.is_empty() || !self.body_ok(body, cmd) {
             if body.is_empty() {
-                self.invalid(cmd, "elements without `{ ... }`".into(), "expected `{ ... }`");
+                self.invalid(
+                    cmd,
+                    "elements without `{ ... }`".into(),
+                    "expected `{ ... }`",
+                );
             }
             return None;
         }
