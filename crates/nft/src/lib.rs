@@ -10,6 +10,12 @@
 //! (`RL151`..`RL169`, see [`codes`]). A statement the parser does not model is kept as
 //! [`Stmt::Opaque`] tokens.
 //!
+//! The two other forms of a ruleset read into the same [`Ruleset`]: `nft -j list ruleset` JSON
+//! ([`parse_json`], with a [`Strings`] side store for text the JSON does not hold as one string)
+//! and the `add table/chain/rule/element ...` transaction kube-proxy pipes to `nft -f`
+//! ([`parse_transaction`]). [`parse_any`] picks the reader from the text ([`detect_form`]);
+//! [`canon::content`] compares rulesets the way `nft` would list them, whatever their form.
+//!
 //! ```
 //! use rulelint_nft::{parse, ChainGraph, Family};
 //! let text = "table ip kube-proxy {
