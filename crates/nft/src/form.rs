@@ -67,7 +67,6 @@ pub fn detect_form(text: &str) -> Form {
 /// let (form, js) = parse_any(json, &strings);
 /// assert_eq!(form, Form::Json);
 /// assert!(tx.diagnostics.is_empty() && js.diagnostics.is_empty());
-/// assert!(tx.ruleset.same_content(&js.ruleset));
 /// assert_eq!(canon::content(&tx.ruleset), canon::content(&js.ruleset));
 /// ```
 pub fn parse_any<'a>(text: &'a str, strings: &'a Strings) -> (Form, Parsed<'a>) {
