@@ -32,10 +32,16 @@ const LOOKAHEAD_LINES: usize = 64;
 /// assert_eq!(detect_form("table ip t {\n}\n"), Form::Listing);
 /// assert_eq!(detect_form("$ nft -j list ruleset\n{\"nftables\": []}"), Form::Json);
 /// assert_eq!(detect_form("# sync\nadd table ip kube-proxy\n"), Form::Transaction);
+/// assert_eq!(detect_form("flush ruleset\ntable inet filter {\n}\n"), Form::Listing);
+/// assert_eq!(detect_form("flush ruleset\nadd table inet filter\n"), Form::Transaction);
 /// ```
 pub fn detect_form(text: &str) -> Form {
     for line in text.lines().take(LOOKAHEAD_LINES) {
         let line = line.trim_start();
+        // `nft -f` files of table blocks start so (`/etc/nftables.conf`): decided by what follows.
+        if line.trim_end() == "flush ruleset" {
+            continue;
+        }
         if line.starts_with('{') || line.starts_with('[') {
             return Form::Json;
         }

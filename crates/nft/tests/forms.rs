@@ -390,3 +390,18 @@ fn other_forms_print_as_listings_that_read_back() {
         );
     }
 }
+
+/// `/etc/nftables.conf` style: `flush ruleset` then table blocks is a listing, read clean.
+#[test]
+fn flush_ruleset_above_table_blocks_reads_as_a_listing() {
+    let text = "#!/usr/sbin/nft -f\nflush ruleset\n\ntable inet filter {\n\tchain input {\n\t\ttype filter hook input priority filter; policy drop;\n\t\tct state established,related accept\n\t}\n}\n";
+    let strings = Strings::new();
+    let (form, parsed) = rulelint_nft::parse_any(text, &strings);
+    assert_eq!(form, Form::Listing);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    assert_eq!(parsed.ruleset.rules.len(), 1);
+    // Anything else before the tables is still stray text.
+    let stray = parse("flush ruleset now\ntable ip t {\n}\n");
+    assert_eq!(stray.diagnostics.len(), 1);
+    assert_eq!(stray.diagnostics[0].code, "RL151");
+}
