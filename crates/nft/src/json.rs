@@ -29,6 +29,7 @@ use rulelint_parser::{Diagnostic, Span};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
 use serde_json::value::RawValue;
 use std::fmt;
 
@@ -405,32 +406,36 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
             let rest = &text[i..];
+            // One pass reads the item's `{"kind": body}` and keeps the body raw; the item ends
+            // at the `}` after its last field.
             let mut de = serde_json::Deserializer::from_str(rest);
-            let raw = match <&'a RawValue>::deserialize(&mut de) {
-                Ok(raw) => raw,
-                Err(e) => {
-                    // A paste cut inside a string ends in its newline: without the trailing
-                    // blanks the text ends inside the object, so it is cut short as well.
-                    let at = error_offset(rest, &e);
-                    let cut = e.is_eof()
-                        || <&RawValue>::deserialize(&mut serde_json::Deserializer::from_str(
-                            rest.trim_end(),
-                        ))
-                        .is_err_and(|e| e.is_eof());
-                    if cut {
-                        self.broken(
-                            i,
-                            "the JSON ends inside this object: the paste is cut short".to_string(),
-                            "this object is not closed",
-                        );
-                    } else {
-                        self.broken(i + at, format!("invalid JSON: {e}"), "the JSON breaks here");
-                    }
-                    return;
+            let span = match de.deserialize_map(RawFields(self.strings)) {
+                Ok(fields) => {
+                    let after = fields
+                        .last()
+                        .map_or(i + 1, |(_, raw)| self.span(raw).end as usize);
+                    let close = skip_ws(b, after);
+                    let span = Span::new(i, (close + 1).min(b.len()));
+                    self.item(fields, span, 0);
+                    span
                 }
+                Err(e) if e.classify() == Category::Data => {
+                    // Valid JSON but not an object: skip it whole.
+                    match <&'a RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest))
+                    {
+                        Ok(raw) => {
+                            let span = self.span(raw);
+                            self.unexpected(
+                                span,
+                                "expected an object with one key such as `\"rule\"`".into(),
+                            );
+                            span
+                        }
+                        Err(e) => return self.item_broken(i, rest, &e),
+                    }
+                }
+                Err(e) => return self.item_broken(i, rest, &e),
             };
-            let span = self.span(raw);
-            self.item(raw, span, 0);
             i = skip_ws(b, span.end as usize);
             match b.get(i) {
                 Some(b',') => i += 1,
@@ -475,19 +480,34 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// One `{"kind": {...}}` of the array.
-    fn item(&mut self, raw: &'a RawValue, span: Span, depth: u8) {
-        let fields = match self.fields(raw) {
-            Ok(f) if f.len() == 1 => f,
-            _ => {
-                self.unexpected(
-                    span,
-                    "expected an object with one key such as `\"rule\"`".into(),
-                );
-                return;
-            }
+    /// Where an item of the array could not be read: cut short, or broken.
+    fn item_broken(&mut self, i: usize, rest: &str, e: &serde_json::Error) {
+        // A paste cut inside a string ends in its newline: without the trailing blanks the
+        // text ends inside the object, so it is cut short as well.
+        let cut = e.is_eof()
+            || <&RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest.trim_end()))
+                .is_err_and(|e| e.is_eof());
+        if cut {
+            self.broken(
+                i,
+                "the JSON ends inside this object: the paste is cut short".to_string(),
+                "this object is not closed",
+            );
+        } else {
+            let at = error_offset(rest, e);
+            self.broken(i + at, format!("invalid JSON: {e}"), "the JSON breaks here");
+        }
+    }
+
+    /// One `{"kind": {...}}` of the array, as its fields.
+    fn item(&mut self, fields: Vec<(&'a str, &'a RawValue)>, span: Span, depth: u8) {
+        let [(kind, body)] = fields[..] else {
+            self.unexpected(
+                span,
+                "expected an object with one key such as `\"rule\"`".into(),
+            );
+            return;
         };
-        let (kind, body) = fields[0];
         let done = match kind {
             "metainfo" => Some(()),
             "table" => self.table(body, span),
@@ -497,7 +517,8 @@ impl<'a> Reader<'a> {
             "rule" => self.rule(body, span),
             // `nft -j -f` input: what a command adds is read as the object.
             "add" | "create" | "insert" if depth == 0 => {
-                self.item(body, span, 1);
+                let fields = self.fields(body).unwrap_or_default();
+                self.item(fields, span, 1);
                 Some(())
             }
             "counter" | "quota" | "ct helper" | "ct timeout" | "ct expectation" | "limit"

@@ -405,3 +405,20 @@ fn flush_ruleset_above_table_blocks_reads_as_a_listing() {
     assert_eq!(stray.diagnostics.len(), 1);
     assert_eq!(stray.diagnostics[0].code, "RL151");
 }
+
+/// A one-line JSON of many strings read by every reader: the tokenizer once scanned to the
+/// line's end for each string (quadratic; minutes at this size). No clock: it must just finish.
+#[test]
+fn long_one_line_json_reads_in_linear_time() {
+    let rule = r#"{"rule": {"family": "ip", "table": "t", "chain": "c", "expr": [{"jump": {"target": "d"}}]}}"#;
+    let text = format!(
+        "{{\"nftables\": [{}]}}",
+        std::iter::repeat_n(rule, 20_000)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let strings = Strings::new();
+    assert_eq!(parse_json(&text, &strings).ruleset.rules.len(), 20_000);
+    assert_eq!(parse_transaction(&text).diagnostics[0].code, "RL165");
+    assert!(!parse(&text).diagnostics.is_empty());
+}
