@@ -215,6 +215,40 @@ impl<'a> Visitor<'a> for RawFields<'a> {
     }
 }
 
+/// A rule object read in one pass: its statements and comment kept raw (for their spans), the
+/// other fields as trees.
+struct RuleParts<'a> {
+    head: Vec<(&'a str, J<'a>)>,
+    exprs: Option<Vec<&'a RawValue>>,
+    comment: Option<&'a RawValue>,
+}
+
+struct RuleFields<'a>(&'a Strings);
+
+impl<'a> Visitor<'a> for RuleFields<'a> {
+    type Value = RuleParts<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a rule object")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<RuleParts<'a>, M::Error> {
+        let mut parts = RuleParts {
+            head: Vec::new(),
+            exprs: None,
+            comment: None,
+        };
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            match key {
+                "expr" => parts.exprs = Some(map.next_value()?),
+                "comment" => parts.comment = Some(map.next_value()?),
+                _ => parts
+                    .head
+                    .push((key, map.next_value_seed(TreeSeed(self.0))?)),
+            }
+        }
+        Ok(parts)
+    }
+}
+
 // ---- the reader ----
 
 /// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
@@ -748,23 +782,18 @@ impl<'a> Reader<'a> {
     }
 
     fn rule(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
-        let fields = self.fields(body).ok()?;
-        let mut head = Vec::new();
-        let mut exprs = None;
-        let mut comment = None;
-        for (k, v) in fields {
-            match k {
-                "expr" => exprs = Some(v),
-                "comment" => comment = Some(v),
-                _ => head.push((k, self.tree(v).ok()?)),
-            }
-        }
+        let mut de = serde_json::Deserializer::from_str(body.get());
+        let RuleParts {
+            head,
+            exprs,
+            comment,
+        } = de.deserialize_map(RuleFields(self.strings)).ok()?;
         let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
         let mut statements = Vec::new();
         if let Some(list) = exprs {
-            for raw in self.raw_list(list).ok()? {
+            for raw in list {
                 let stmt_span = self.span(raw);
                 let kind = match self.tree(raw) {
                     Ok(j) => statement(self.strings, &j),

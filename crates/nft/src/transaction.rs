@@ -89,13 +89,28 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
     let mut pos = 0;
     while pos < toks.len() {
         let end = t.command_end(pos);
-        let cmd: Vec<Token> = toks[pos..end]
+        // The command without the newline or `;` that ends it, nor newlines and handles inside
+        // a `{ ... }` over several lines (copied only then: most commands are one line).
+        let mut cmd = &toks[pos..end];
+        if let [head @ .., last] = cmd
+            && matches!(last.kind, Kind::Newline | Kind::Semi)
+        {
+            cmd = head;
+        }
+        let filtered: Vec<Token>;
+        if cmd
             .iter()
-            .copied()
-            .filter(|k| !matches!(k.kind, Kind::Newline | Kind::Handle))
-            .collect();
-        if !cmd.is_empty() && cmd.iter().any(|k| k.kind != Kind::Semi) {
-            t.command(&cmd);
+            .any(|k| matches!(k.kind, Kind::Newline | Kind::Handle))
+        {
+            filtered = cmd
+                .iter()
+                .copied()
+                .filter(|k| !matches!(k.kind, Kind::Newline | Kind::Handle))
+                .collect();
+            cmd = &filtered;
+        }
+        if cmd.iter().any(|k| k.kind != Kind::Semi) {
+            t.command(cmd);
         }
         pos = end.max(pos + 1);
     }

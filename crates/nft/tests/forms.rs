@@ -422,3 +422,19 @@ fn long_one_line_json_reads_in_linear_time() {
     assert_eq!(parse_transaction(&text).diagnostics[0].code, "RL165");
     assert!(!parse(&text).diagnostics.is_empty());
 }
+
+/// `;` separates commands on one line, also after a `{ ... }` body.
+#[test]
+fn transaction_commands_separated_by_semicolons() {
+    let text = "add table ip t { comment \"x\" ; } ; add chain ip t c { type filter hook input priority 0 ; policy drop ; } ; add rule ip t c accept\n";
+    let parsed = parse_transaction(text);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    let set = &parsed.ruleset;
+    assert_eq!(set.tables[0].comment, Some("x"));
+    let base = set.chains[0].base.as_ref().expect("base chain");
+    assert_eq!(
+        (base.hook, base.priority.value, base.policy),
+        ("input", Some(0), Some("drop"))
+    );
+    assert_eq!(set.rules.len(), 1);
+}
