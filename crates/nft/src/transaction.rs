@@ -5,8 +5,8 @@
 //! `table`, `chain`, `set`, `map` (with their `{ ...; ... }` bodies), `add`/`insert` `rule`, `add`
 //! `element`, and `flush`/`delete`/`destroy` of each. Commands are applied in order, as `nft -f`
 //! applies a transaction: `flush chain` empties a chain, `flush set`/`map` drops the elements,
-//! `flush table` empties every chain of the table (its sets keep their elements, as in nft
-//! 1.0), `flush ruleset` drops everything, `delete`/`destroy` removes the object (`delete
+//! `flush table` empties every chain of the table (sets keep their elements, as nft 1.0.6 does:
+//! `corpus/nft/forms/flush-table.nft`), `flush ruleset` drops everything, `delete`/`destroy` removes the object (`delete
 //! element` the elements with the same keys); deleting what does not exist changes nothing.
 //! `delete rule ... handle N` and `replace rule` are not applied: the form carries no handles.
 //! Objects may come before their table or chain (a rule before its `add chain`): the table or

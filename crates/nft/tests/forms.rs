@@ -128,6 +128,11 @@ fn flush_and_delete_apply_in_order() {
         Some("forms/flush-delete.json"),
         "forms/flush-delete.nft",
     );
+    check_forms(
+        "forms/flush-table.list.txt",
+        Some("forms/flush-table.json"),
+        "forms/flush-table.nft",
+    );
     let text = read("forms/flush-delete.nft");
     let set = parse_transaction(&text).ruleset;
     let names: Vec<&str> = set.chains.iter().map(|c| c.name).collect();
