@@ -310,6 +310,77 @@ ct state new jump firewall-check
 ```"
 );
 
+code!(
+    INVALID_JSON,
+    "RL163",
+    "nft-invalid-json",
+    Error,
+    "`nft -j` JSON that is not valid JSON or ends early",
+    "## What it flags
+`nft -j list ruleset` output that breaks: a syntax error, or a text that ends inside an object
+or before the `nftables` array closes (a paste cut short). The span is where it broke.
+
+## Why it matters
+`nft -j -f` refuses it. rulelint keeps every object of the array before the break and reads
+nothing after it.
+
+## Example
+```text
+{\"nftables\": [{\"table\": {\"family\": \"ip\", \"name\": \"kube-proxy\", \"handle\": 1}}, {\"chain\": {\"fam
+```
+
+## Instead
+Save the whole output: `nft -j list ruleset > node-1.json`."
+);
+
+code!(
+    UNEXPECTED_JSON,
+    "RL164",
+    "nft-unexpected-json",
+    Warning,
+    "a JSON object that is not one `nft -j list ruleset` prints, or lacks a field it needs",
+    "## What it flags
+An item of the `nftables` array that is valid JSON but not of the libnftables schema as rulelint
+reads it: an unknown kind (`{\"frobnicate\": ..}`), a command other than `add`/`create`/`insert`,
+a `chain` without `name` or `table`, a set element that is neither a value nor `[key, value]`.
+
+## Why it matters
+The object is skipped, so what it holds is missing from the analysis.
+
+## Example
+```text
+{\"chain\": {\"family\": \"ip\", \"name\": \"services\"}}
+```
+
+## Instead
+Give each object the fields `nft -j list ruleset` prints (here `\"table\": \"kube-proxy\"`)."
+);
+
+code!(
+    INVALID_COMMAND,
+    "RL165",
+    "nft-invalid-command",
+    Error,
+    "a line of an `nft -f` transaction that is not a command rulelint can read",
+    "## What it flags
+In the `add table/chain/set/map/rule/element ...` form kube-proxy pipes to `nft -f`: a line that
+starts with a word that is no nft command, or a command that lacks its family, table or object
+name, or whose `{ ... }` does not close.
+
+## Why it matters
+`nft -f` refuses the whole transaction. rulelint skips the command and reads the rest.
+
+## Example
+```text
+add rule ip kube-proxy
+```
+
+## Instead
+```text
+add rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips
+```"
+);
+
 /// Every code of this crate, in code order.
 pub const ALL: &[CodeInfo] = &[
     STRAY_TEXT,
@@ -324,6 +395,9 @@ pub const ALL: &[CodeInfo] = &[
     INVALID_ELEMENT,
     INPUT_TOO_LARGE,
     MISSING_JUMP_TARGET,
+    INVALID_JSON,
+    UNEXPECTED_JSON,
+    INVALID_COMMAND,
 ];
 
 /// The catalogue entry of `code`, if this crate owns it.

@@ -90,13 +90,19 @@ pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Tok
                 i += 1;
             }
             b'"' => {
-                let line_end = memchr_newline(b, i + 1);
-                match b[i + 1..line_end].iter().position(|&x| x == b'"') {
+                // Stop at the closing quote or the line's end, whichever comes first: scanning
+                // to the line's end first would be quadratic on a long line of strings (JSON).
+                let stop = b[i + 1..]
+                    .iter()
+                    .position(|&x| x == b'"' || x == b'\n')
+                    .map_or(b.len(), |n| i + 1 + n);
+                match (stop < b.len() && b[stop] == b'"').then_some(stop - i - 1) {
                     Some(q) => {
                         push(&mut out, Kind::Str, i, i + 1 + q + 1);
                         i += q + 2;
                     }
                     None => {
+                        let line_end = stop;
                         let end = trim_cr(b, i, line_end);
                         diagnostics.push(
                             Diagnostic::new(

@@ -10,6 +10,12 @@
 //! (`RL151`..`RL169`, see [`codes`]). A statement the parser does not model is kept as
 //! [`Stmt::Opaque`] tokens.
 //!
+//! The two other forms of a ruleset read into the same [`Ruleset`]: `nft -j list ruleset` JSON
+//! ([`parse_json`], with a [`Strings`] side store for text the JSON does not hold as one string)
+//! and the `add table/chain/rule/element ...` transaction kube-proxy pipes to `nft -f`
+//! ([`parse_transaction`]). [`parse_any`] picks the reader from the text ([`detect_form`]);
+//! [`canon::content`] compares rulesets the way `nft` would list them, whatever their form.
+//!
 //! ```
 //! use rulelint_nft::{parse, ChainGraph, Family};
 //! let text = "table ip kube-proxy {
@@ -39,16 +45,22 @@
 
 #![warn(missing_docs)]
 
+pub mod canon;
 pub mod codes;
+mod form;
 mod graph;
+mod json;
 mod lexer;
 mod model;
 mod parse;
 mod print;
 mod stmt;
 pub mod summary;
+mod transaction;
 
+pub use form::{Form, detect_form, parse_any};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
+pub use json::{Strings, parse_json};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
     SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
@@ -57,3 +69,4 @@ pub use model::{
 pub use parse::{Parsed, parse};
 pub use print::print;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
+pub use transaction::parse_transaction;

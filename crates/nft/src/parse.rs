@@ -239,6 +239,16 @@ impl<'a> Parser<'a> {
                     );
                     self.pos += 1;
                 }
+                // `flush ruleset` above the tables: how `nft -f` files (`/etc/nftables.conf`)
+                // start; it changes nothing in what the text declares.
+                (Kind::Word, None)
+                    if self.s(t) == "flush"
+                        && self.word_at(self.pos + 1) == Some("ruleset")
+                        && self.line_end(self.pos) == self.pos + 2 =>
+                {
+                    self.flush_stray(&mut stray);
+                    self.pos += 2;
+                }
                 _ => {
                     let end = self.line_end(self.pos);
                     let last = self.toks[end - 1].end;
@@ -946,7 +956,7 @@ impl<'a> Parser<'a> {
 }
 
 /// Resolves `NUM`, `NAME`, `NAME + N`, `NAME - N` (also `NAME+N`) for `family`.
-fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
+pub(crate) fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i32> {
     let number = |w: &str| w.parse::<i32>().ok();
     match words {
         [w] => number(w)

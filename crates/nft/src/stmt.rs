@@ -489,6 +489,15 @@ impl<'t, 'a> Cur<'t, 'a> {
                     dir = Some(key);
                     key = self.plain_word()?;
                 }
+                // `ct original ip saddr`: the key is two words, as `nft -j` names it.
+                if matches!(key, "ip" | "ip6")
+                    && let Some(t) = self.peek()
+                    && matches!(self.s(t), "saddr" | "daddr")
+                {
+                    let start = key.as_ptr() as usize - self.text.as_ptr() as usize;
+                    self.bump();
+                    key = &self.text[start..t.end as usize];
+                }
                 Some(Expr::Ct { dir, key })
             }
             "fib" => {

@@ -64,3 +64,42 @@ fn shared_nft_listings_parse_without_errors() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/corpus/nft beside the checkout"]
+fn shared_json_and_transaction_forms_read_like_their_listings() {
+    let dir = shared_dir();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(stem) = name
+            .strip_suffix(".list-ruleset.json")
+            .or_else(|| name.strip_suffix(".transaction.nft"))
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let strings = rulelint_nft::Strings::new();
+        let (_, parsed) = rulelint_nft::parse_any(&text, &strings);
+        assert!(
+            parsed.diagnostics.is_empty(),
+            "{name}: {:#?}",
+            parsed.diagnostics
+        );
+        let listing = std::fs::read_to_string(dir.join(format!("{stem}.list-ruleset.txt")))
+            .expect("the listing beside it");
+        let listed = parse(&listing);
+        assert_eq!(
+            rulelint_nft::canon::content(&parsed.ruleset),
+            rulelint_nft::canon::content(&listed.ruleset),
+            "{name}"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 3,
+        "expected JSON and transaction files in {}",
+        dir.display()
+    );
+}

@@ -1,0 +1,1156 @@
+//! `nft -j list ruleset` JSON into the same [`Ruleset`] the text reader builds.
+//!
+//! The libnftables schema is `{"nftables": [{"metainfo": ..}, {"table": ..}, {"chain": ..},
+//! {"set": ..}, {"map": ..}, {"element": ..}, {"rule": ..}, ...]}`. Neither Rust crate for it
+//! reads kube-proxy's rulesets (verdict maps, concatenated keys and `elem` wrappers are refused
+//! by their `deny_unknown_fields` types), so this reader walks the JSON itself with serde_json:
+//!
+//! - the top-level array is read one item at a time (`&RawValue`), so a cut-off paste keeps every
+//!   object before the cut and one `RL163` says where the text broke;
+//! - every table, chain, set and rule spans its JSON object; every statement and named-set
+//!   element spans its own JSON value (they are read as `&RawValue` too);
+//! - names and string literals are slices of the JSON text (`span_of` finds them) when the JSON
+//!   string has no escapes. Text the JSON does not hold as one string (`10.0.0.0/8` from
+//!   `{"prefix": ..}`, numbers, a string with `\"` escapes) is written once into [`Strings`], the
+//!   side store the caller keeps beside the text; `span_of` does not find those.
+//!
+//! Values take the shape the text reader gives the same rule (`ip daddr 10.0.0.0/8` and
+//! `{"prefix": {"addr": "10.0.0.0", "len": 8}}` are both `Literal("10.0.0.0/8")`); where `nft`
+//! itself lists the two forms differently (`==` written or not, `reject` with its default
+//! spelled out, a numeric priority) [`crate::canon`] compares them.
+
+use crate::codes;
+use crate::model::{
+    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
+    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+};
+use crate::parse::{Parsed, priority_value};
+use rulelint_parser::{Diagnostic, Span};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// The side store for text a JSON ruleset does not hold as one string: keep it alive as long
+/// as the [`Ruleset`] read with it.
+///
+/// ```
+/// use rulelint_nft::{Strings, parse_json};
+/// let text = r#"{"nftables": [{"table": {"family": "ip", "name": "t", "handle": 1}}]}"#;
+/// let strings = Strings::new();
+/// let parsed = parse_json(text, &strings);
+/// assert!(parsed.diagnostics.is_empty());
+/// assert_eq!(parsed.ruleset.tables[0].name, Some("t"));
+/// ```
+#[derive(Default)]
+pub struct Strings {
+    bump: bumpalo::Bump,
+}
+
+impl Strings {
+    /// An empty store.
+    pub fn new() -> Strings {
+        Strings::default()
+    }
+
+    fn alloc(&self, s: &str) -> &str {
+        self.bump.alloc_str(s)
+    }
+
+    /// Bytes held, for memory figures.
+    pub fn allocated_bytes(&self) -> usize {
+        self.bump.allocated_bytes()
+    }
+}
+
+impl fmt::Debug for Strings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Strings({} bytes)", self.bump.allocated_bytes())
+    }
+}
+
+// ---- a borrowed JSON tree ----
+
+/// A JSON value whose strings borrow the text (or the side store when escaped).
+#[derive(Debug)]
+enum J<'a> {
+    Null,
+    Bool(bool),
+    /// A number, as decimal text.
+    Num(&'a str),
+    Str(&'a str),
+    Arr(Vec<J<'a>>),
+    Obj(Vec<(&'a str, J<'a>)>),
+}
+
+impl<'a> J<'a> {
+    fn get(&self, key: &str) -> Option<&J<'a>> {
+        match self {
+            J::Obj(fields) => fields.iter().find(|(k, _)| *k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A string or number as text.
+    fn text(&self) -> Option<&'a str> {
+        match self {
+            J::Str(s) | J::Num(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn str_of(&self, key: &str) -> Option<&'a str> {
+        self.get(key).and_then(J::text)
+    }
+
+    /// The one `{"key": value}` of an object of one field.
+    fn single(&self) -> Option<(&'a str, &J<'a>)> {
+        match self {
+            J::Obj(fields) if fields.len() == 1 => Some((fields[0].0, &fields[0].1)),
+            _ => None,
+        }
+    }
+
+    /// A string, or an array of strings (`"flags": "fully-random"` or `["a", "b"]`).
+    fn words(&self) -> Vec<&'a str> {
+        match self {
+            J::Arr(items) => items.iter().filter_map(J::text).collect(),
+            other => other.text().into_iter().collect(),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct TreeSeed<'a>(&'a Strings);
+
+impl<'a> DeserializeSeed<'a> for TreeSeed<'a> {
+    type Value = J<'a>;
+    fn deserialize<D: Deserializer<'a>>(self, d: D) -> Result<J<'a>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'a> Visitor<'a> for TreeSeed<'a> {
+    type Value = J<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<J<'a>, E> {
+        Ok(J::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<J<'a>, E> {
+        Ok(J::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<J<'a>, E> {
+        Ok(J::Num(self.0.alloc(&v.to_string())))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<J<'a>, E> {
+        Ok(J::Num(self.0.alloc(&v.to_string())))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<J<'a>, E> {
+        Ok(J::Num(self.0.alloc(&v.to_string())))
+    }
+    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<J<'a>, E> {
+        Ok(J::Str(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<J<'a>, E> {
+        Ok(J::Str(self.0.alloc(v)))
+    }
+    fn visit_seq<A: SeqAccess<'a>>(self, mut seq: A) -> Result<J<'a>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(J::Arr(items))
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<J<'a>, M::Error> {
+        let mut fields = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            fields.push((key, map.next_value_seed(self)?));
+        }
+        Ok(J::Obj(fields))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct KeySeed<'a>(&'a Strings);
+
+impl<'a> DeserializeSeed<'a> for KeySeed<'a> {
+    type Value = &'a str;
+    fn deserialize<D: Deserializer<'a>>(self, d: D) -> Result<&'a str, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'a> Visitor<'a> for KeySeed<'a> {
+    type Value = &'a str;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<&'a str, E> {
+        Ok(v)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<&'a str, E> {
+        Ok(self.0.alloc(v))
+    }
+}
+
+/// The fields of an object, each value kept as raw JSON (for its span).
+struct RawFields<'a>(&'a Strings);
+
+impl<'a> Visitor<'a> for RawFields<'a> {
+    type Value = Vec<(&'a str, &'a RawValue)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut fields = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            fields.push((key, map.next_value::<&'a RawValue>()?));
+        }
+        Ok(fields)
+    }
+}
+
+/// A rule object read in one pass: its statements and comment kept raw (for their spans), the
+/// other fields as trees.
+struct RuleParts<'a> {
+    head: Vec<(&'a str, J<'a>)>,
+    exprs: Option<Vec<&'a RawValue>>,
+    comment: Option<&'a RawValue>,
+}
+
+struct RuleFields<'a>(&'a Strings);
+
+impl<'a> Visitor<'a> for RuleFields<'a> {
+    type Value = RuleParts<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a rule object")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<RuleParts<'a>, M::Error> {
+        let mut parts = RuleParts {
+            head: Vec::new(),
+            exprs: None,
+            comment: None,
+        };
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            match key {
+                "expr" => parts.exprs = Some(map.next_value()?),
+                "comment" => parts.comment = Some(map.next_value()?),
+                _ => parts
+                    .head
+                    .push((key, map.next_value_seed(TreeSeed(self.0))?)),
+            }
+        }
+        Ok(parts)
+    }
+}
+
+// ---- the reader ----
+
+/// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
+/// input, read as what they add). `#` comment lines before the JSON are skipped; other text
+/// before or after it is stray (`RL151`). Never fails, never panics; a cut-off or broken text keeps
+/// every object before the break and reports it (`RL163`); an object that is valid JSON but not
+/// of the schema is skipped and reported (`RL164`).
+///
+/// ```
+/// use rulelint_nft::{Stmt, Strings, parse_json};
+/// let text = r#"{"nftables": [
+///   {"chain": {"family": "ip", "table": "kube-proxy", "name": "services", "handle": 2}},
+///   {"rule": {"family": "ip", "table": "kube-proxy", "chain": "services", "handle": 3,
+///             "expr": [{"jump": {"target": "masquerading"}}]}}
+/// "#; // cut short: the array and object never close
+/// let strings = Strings::new();
+/// let parsed = parse_json(text, &strings);
+/// assert_eq!(parsed.diagnostics.len(), 1);
+/// assert_eq!(parsed.diagnostics[0].code, "RL163");
+/// let rule = &parsed.ruleset.rules[0];
+/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
+/// ```
+pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
+    let mut r = Reader {
+        text,
+        strings,
+        rs: Ruleset {
+            text,
+            ..Ruleset::default()
+        },
+        diags: Vec::new(),
+        tables: FxHashMap::default(),
+        chains: FxHashMap::default(),
+        sets: FxHashMap::default(),
+    };
+    if text.len() >= u32::MAX as usize {
+        r.diags.push(
+            Diagnostic::new(
+                &codes::INPUT_TOO_LARGE,
+                Span::default(),
+                "input is 4 GiB or larger",
+            )
+            .with_label("the input starts here")
+            .with_help("analyse one node's ruleset per file"),
+        );
+    } else {
+        r.document();
+    }
+    let mut diagnostics = r.diags;
+    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    Parsed {
+        ruleset: r.rs,
+        diagnostics,
+    }
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    strings: &'a Strings,
+    rs: Ruleset<'a>,
+    diags: Vec<Diagnostic>,
+    tables: FxHashMap<(&'a str, &'a str), TableId>,
+    chains: FxHashMap<(TableId, &'a str), ChainId>,
+    sets: FxHashMap<(TableId, &'a str), SetId>,
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// The byte offset in `sub` of a serde_json error's line and column (1-based).
+fn error_offset(sub: &str, err: &serde_json::Error) -> usize {
+    let mut offset = 0;
+    for (n, line) in sub.split_inclusive('\n').enumerate() {
+        if n + 1 == err.line() {
+            offset += err.column().saturating_sub(1).min(line.len());
+            return sub.floor_char_boundary(offset.min(sub.len()));
+        }
+        offset += line.len();
+    }
+    sub.len()
+}
+
+impl<'a> Reader<'a> {
+    fn span(&self, raw: &RawValue) -> Span {
+        let start = raw.get().as_ptr() as usize - self.text.as_ptr() as usize;
+        Span::new(start, start + raw.get().len())
+    }
+
+    fn tree(&self, raw: &'a RawValue) -> Result<J<'a>, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        TreeSeed(self.strings).deserialize(&mut de)
+    }
+
+    fn fields(&self, raw: &'a RawValue) -> Result<Vec<(&'a str, &'a RawValue)>, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        de.deserialize_map(RawFields(self.strings))
+    }
+
+    fn raw_list(&self, raw: &'a RawValue) -> Result<Vec<&'a RawValue>, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        Vec::<&'a RawValue>::deserialize(&mut de)
+    }
+
+    fn broken(&mut self, at: usize, message: String, label: &str) {
+        let at = self.text.floor_char_boundary(at.min(self.text.len()));
+        let end = self.text[at..]
+            .find('\n')
+            .map_or(self.text.len(), |n| at + n)
+            .min(at + 80);
+        let end = self.text.floor_char_boundary(end).max(at);
+        self.diags.push(
+            Diagnostic::new(&codes::INVALID_JSON, Span::new(at, end), message)
+                .with_label(label.to_string())
+                .with_help("paste the whole output of `nft -j list ruleset`; rulelint read the objects before this point"),
+        );
+    }
+
+    fn unexpected(&mut self, span: Span, message: String) {
+        self.diags.push(
+            Diagnostic::new(&codes::UNEXPECTED_JSON, span, message)
+                .with_label("this object")
+                .with_help(
+                    "rulelint reads the objects `nft -j list ruleset` prints and skips this one",
+                ),
+        );
+    }
+
+    /// `{"nftables": [ ITEM, ... ]}`, item by item.
+    fn document(&mut self) {
+        let text = self.text;
+        let b = text.as_bytes();
+        let Some(key) = text.find("\"nftables\"") else {
+            let at = skip_ws(b, 0);
+            self.broken(
+                at,
+                "no `{\"nftables\": [` in this JSON".to_string(),
+                "`nft -j list ruleset` output starts with `{\"nftables\": [`",
+            );
+            return;
+        };
+        let Some(open) = text[..key].rfind('{') else {
+            self.broken(
+                key,
+                "`\"nftables\"` is not inside an object".to_string(),
+                "here",
+            );
+            return;
+        };
+        // `#` comment lines before the JSON are not stray text (`# node-1` above a paste).
+        let mut first = skip_ws(b, 0);
+        while first < open && b[first] == b'#' {
+            first = skip_ws(b, text[first..].find('\n').map_or(open, |n| first + n));
+        }
+        if first < open {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::STRAY_TEXT,
+                    Span::new(first, text[..open].trim_end().len()),
+                    "text before the JSON ruleset",
+                )
+                .with_label("not part of `nft -j list ruleset` output")
+                .with_help("keep only the output of `nft -j list ruleset`"),
+            );
+        }
+        let mut i = skip_ws(b, key + "\"nftables\"".len());
+        if b.get(i) != Some(&b':') || b.get(skip_ws(b, i + 1)) != Some(&b'[') {
+            self.broken(i, "expected `: [` after `\"nftables\"`".to_string(), "here");
+            return;
+        }
+        i = skip_ws(b, i + 1) + 1;
+        loop {
+            i = skip_ws(b, i);
+            match b.get(i) {
+                None => {
+                    self.broken(
+                        i,
+                        "the JSON ends before the `nftables` array closes: the paste is cut short"
+                            .to_string(),
+                        "the text ends here",
+                    );
+                    return;
+                }
+                Some(b']') => break,
+                _ => {}
+            }
+            let rest = &text[i..];
+            // One pass reads the item's `{"kind": body}` and keeps the body raw; the item ends
+            // at the `}` after its last field.
+            let mut de = serde_json::Deserializer::from_str(rest);
+            let span = match de.deserialize_map(RawFields(self.strings)) {
+                Ok(fields) => {
+                    let after = fields
+                        .last()
+                        .map_or(i + 1, |(_, raw)| self.span(raw).end as usize);
+                    let close = skip_ws(b, after);
+                    let span = Span::new(i, (close + 1).min(b.len()));
+                    self.item(fields, span, 0);
+                    span
+                }
+                Err(e) if e.classify() == Category::Data => {
+                    // Valid JSON but not an object: skip it whole.
+                    match <&'a RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest))
+                    {
+                        Ok(raw) => {
+                            let span = self.span(raw);
+                            self.unexpected(
+                                span,
+                                "expected an object with one key such as `\"rule\"`".into(),
+                            );
+                            span
+                        }
+                        Err(e) => return self.item_broken(i, rest, &e),
+                    }
+                }
+                Err(e) => return self.item_broken(i, rest, &e),
+            };
+            i = skip_ws(b, span.end as usize);
+            match b.get(i) {
+                Some(b',') => i += 1,
+                Some(b']') => break,
+                None => continue,
+                Some(_) => {
+                    self.broken(
+                        i,
+                        "expected `,` or `]` after this object".to_string(),
+                        "the JSON breaks here",
+                    );
+                    return;
+                }
+            }
+        }
+        i = skip_ws(b, i + 1);
+        match b.get(i) {
+            Some(b'}') => {
+                let tail = skip_ws(b, i + 1);
+                if tail < b.len() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            &codes::STRAY_TEXT,
+                            Span::new(tail, text.trim_end().len()),
+                            "text after the JSON ruleset",
+                        )
+                        .with_label("not part of `nft -j list ruleset` output")
+                        .with_help("keep only the output of `nft -j list ruleset`"),
+                    );
+                }
+            }
+            None => self.broken(
+                i,
+                "the JSON ends before its closing `}`: the paste is cut short".to_string(),
+                "the text ends here",
+            ),
+            Some(_) => self.broken(
+                i,
+                "expected `}` after the `nftables` array".to_string(),
+                "here",
+            ),
+        }
+    }
+
+    /// Where an item of the array could not be read: cut short, or broken.
+    fn item_broken(&mut self, i: usize, rest: &str, e: &serde_json::Error) {
+        // A paste cut inside a string ends in its newline: without the trailing blanks the
+        // text ends inside the object, so it is cut short as well.
+        let cut = e.is_eof()
+            || <&RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest.trim_end()))
+                .is_err_and(|e| e.is_eof());
+        if cut {
+            self.broken(
+                i,
+                "the JSON ends inside this object: the paste is cut short".to_string(),
+                "this object is not closed",
+            );
+        } else {
+            let at = error_offset(rest, e);
+            self.broken(i + at, format!("invalid JSON: {e}"), "the JSON breaks here");
+        }
+    }
+
+    /// One `{"kind": {...}}` of the array, as its fields.
+    fn item(&mut self, fields: Vec<(&'a str, &'a RawValue)>, span: Span, depth: u8) {
+        let [(kind, body)] = fields[..] else {
+            self.unexpected(
+                span,
+                "expected an object with one key such as `\"rule\"`".into(),
+            );
+            return;
+        };
+        let done = match kind {
+            "metainfo" => Some(()),
+            "table" => self.table(body, span),
+            "chain" => self.chain(body, span),
+            "set" | "map" => self.set(body, span, kind == "map"),
+            "element" => self.element(body, span),
+            "rule" => self.rule(body, span),
+            // `nft -j -f` input: what a command adds is read as the object.
+            "add" | "create" | "insert" if depth == 0 => {
+                let fields = self.fields(body).unwrap_or_default();
+                self.item(fields, span, 1);
+                Some(())
+            }
+            "counter" | "quota" | "ct helper" | "ct timeout" | "ct expectation" | "limit"
+            | "flowtable" | "secmark" | "synproxy" | "tunnel" => self.object(kind, body),
+            _ => {
+                self.unexpected(span, format!("`{kind}` objects are not read"));
+                Some(())
+            }
+        };
+        if done.is_none() {
+            self.unexpected(
+                span,
+                format!("this `{kind}` object lacks a field or has one of the wrong type"),
+            );
+        }
+    }
+
+    fn table_id(&mut self, family: &'a str, name: &'a str, span: Span) -> TableId {
+        if let Some(&tid) = self.tables.get(&(family, name)) {
+            return tid;
+        }
+        let tid = TableId(self.rs.tables.len() as u32);
+        self.rs.tables.push(Table {
+            family: Family::from_word(family),
+            family_word: Some(family),
+            name: Some(name),
+            span,
+            handle: None,
+            comment: None,
+            flags: Vec::new(),
+            chains: Vec::new(),
+            sets: Vec::new(),
+            objects: Vec::new(),
+            closed: true,
+        });
+        self.tables.insert((family, name), tid);
+        tid
+    }
+
+    /// The table an object names with `"family"` and `"table"`.
+    fn owner(&mut self, body: &J<'a>, span: Span) -> Option<TableId> {
+        let family = body.str_of("family")?;
+        let table = body.str_of("table")?;
+        Some(self.table_id(family, table, span))
+    }
+
+    fn table(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
+        let j = self.tree(body).ok()?;
+        let tid = self.table_id(j.str_of("family")?, j.str_of("name")?, span);
+        let t = &mut self.rs.tables[tid.index()];
+        t.span = span;
+        t.handle = j.str_of("handle").and_then(|h| h.parse().ok());
+        t.comment = j.str_of("comment");
+        t.flags = j.get("flags").map(J::words).unwrap_or_default();
+        Some(())
+    }
+
+    fn object(&mut self, kind: &'a str, body: &'a RawValue) -> Option<()> {
+        let j = self.tree(body).ok()?;
+        let span = self.span(body);
+        let tid = self.owner(&j, span)?;
+        let name = j.str_of("name")?;
+        self.rs.tables[tid.index()].objects.push(Object {
+            kind,
+            name,
+            text: body.get(),
+        });
+        Some(())
+    }
+
+    fn chain_id(&mut self, tid: TableId, name: &'a str, span: Span) -> ChainId {
+        if let Some(&cid) = self.chains.get(&(tid, name)) {
+            return cid;
+        }
+        let cid = ChainId(self.rs.chains.len() as u32);
+        self.rs.chains.push(Chain {
+            table: tid,
+            name,
+            span,
+            handle: None,
+            comment: None,
+            base: None,
+            rules: Vec::new(),
+            closed: true,
+        });
+        self.rs.tables[tid.index()].chains.push(cid);
+        self.chains.insert((tid, name), cid);
+        cid
+    }
+
+    fn chain(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
+        let j = self.tree(body).ok()?;
+        let name = j.str_of("name")?;
+        let tid = self.owner(&j, span)?;
+        let family = self.rs.tables[tid.index()].family;
+        let base = match j.str_of("hook") {
+            Some(hook) => {
+                let prio = j.str_of("prio").unwrap_or("");
+                Some(BaseChain {
+                    kind: j.str_of("type").unwrap_or(""),
+                    hook,
+                    device: j.str_of("dev"),
+                    priority: Priority {
+                        text: prio,
+                        value: priority_value(family, &[prio]),
+                    },
+                    policy: j.str_of("policy"),
+                    span,
+                })
+            }
+            None => None,
+        };
+        let cid = self.chain_id(tid, name, span);
+        let c = &mut self.rs.chains[cid.index()];
+        c.span = span;
+        c.handle = j.str_of("handle").and_then(|h| h.parse().ok());
+        c.comment = j.str_of("comment");
+        c.base = base;
+        Some(())
+    }
+
+    fn set_id(&mut self, tid: TableId, name: &'a str, is_map: bool, span: Span) -> SetId {
+        if let Some(&sid) = self.sets.get(&(tid, name)) {
+            return sid;
+        }
+        let sid = SetId(self.rs.sets.len() as u32);
+        self.rs.sets.push(Set {
+            table: tid,
+            is_map,
+            name,
+            span,
+            handle: None,
+            key_type: None,
+            flags: Vec::new(),
+            timeout: None,
+            size: None,
+            comment: None,
+            properties: Vec::new(),
+            elements: Vec::new(),
+            closed: true,
+        });
+        self.rs.tables[tid.index()].sets.push(sid);
+        self.sets.insert((tid, name), sid);
+        sid
+    }
+
+    /// Splits a set or element object into its `elem` list and the rest.
+    fn split_elems(&self, body: &'a RawValue) -> Option<(J<'a>, Option<&'a RawValue>)> {
+        let fields = self.fields(body).ok()?;
+        let mut rest = Vec::new();
+        let mut elems = None;
+        for (k, v) in fields {
+            if k == "elem" {
+                elems = Some(v);
+            } else {
+                rest.push((k, self.tree(v).ok()?));
+            }
+        }
+        Some((J::Obj(rest), elems))
+    }
+
+    fn elements(&mut self, list: &'a RawValue) -> Option<Vec<Element<'a>>> {
+        let mut out = Vec::new();
+        for raw in self.raw_list(list).ok()? {
+            let span = self.span(raw);
+            let j = self.tree(raw).ok()?;
+            match element(self.strings, &j, span) {
+                Some(e) => out.push(e),
+                None => self.unexpected(span, "set element cannot be read".into()),
+            }
+        }
+        Some(out)
+    }
+
+    fn set(&mut self, body: &'a RawValue, span: Span, is_map: bool) -> Option<()> {
+        let (j, elems) = self.split_elems(body)?;
+        let name = j.str_of("name")?;
+        let tid = self.owner(&j, span)?;
+        let key_type = j.get("type").map(|t| SetType {
+            typeof_: false,
+            key: t.words(),
+            data: j.get("map").map(J::words),
+        });
+        let elements = match elems {
+            Some(list) => self.elements(list)?,
+            None => Vec::new(),
+        };
+        let timeout = j
+            .str_of("timeout")
+            .map(|t| self.strings.alloc(&format!("{t}s")));
+        let mut properties = Vec::new();
+        for key in ["policy", "gc-interval"] {
+            if let Some(v) = j.str_of(key) {
+                properties.push(vec![key, v]);
+            }
+        }
+        let sid = self.set_id(tid, name, is_map, span);
+        let s = &mut self.rs.sets[sid.index()];
+        s.span = span;
+        s.is_map = is_map;
+        s.handle = j.str_of("handle").and_then(|h| h.parse().ok());
+        s.key_type = key_type;
+        s.flags = j.get("flags").map(J::words).unwrap_or_default();
+        s.timeout = timeout;
+        s.size = j.str_of("size");
+        s.comment = j.str_of("comment");
+        s.properties = properties;
+        s.elements.extend(elements);
+        Some(())
+    }
+
+    fn element(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
+        let (j, elems) = self.split_elems(body)?;
+        let name = j.str_of("name")?;
+        let tid = self.owner(&j, span)?;
+        let elements = match elems {
+            Some(list) => self.elements(list)?,
+            None => Vec::new(),
+        };
+        let sid = self.set_id(tid, name, false, span);
+        let set = &mut self.rs.sets[sid.index()];
+        if elements.iter().any(|e| e.value.is_some()) {
+            set.is_map = true;
+        }
+        set.elements.extend(elements);
+        Some(())
+    }
+
+    fn rule(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
+        let mut de = serde_json::Deserializer::from_str(body.get());
+        let RuleParts {
+            head,
+            exprs,
+            comment,
+        } = de.deserialize_map(RuleFields(self.strings)).ok()?;
+        let head = J::Obj(head);
+        let chain = head.str_of("chain")?;
+        let tid = self.owner(&head, span)?;
+        let mut statements = Vec::new();
+        if let Some(list) = exprs {
+            for raw in list {
+                let stmt_span = self.span(raw);
+                let kind = match self.tree(raw) {
+                    Ok(j) => statement(self.strings, &j),
+                    Err(_) => None,
+                }
+                .unwrap_or(Stmt::Opaque {
+                    words: vec![raw.get()],
+                });
+                statements.push(Statement {
+                    span: stmt_span,
+                    kind,
+                });
+            }
+        }
+        if let Some(raw) = comment
+            && let Ok(J::Str(text)) = self.tree(raw)
+        {
+            statements.push(Statement {
+                span: self.span(raw),
+                kind: Stmt::Comment(text),
+            });
+        }
+        let cid = self.chain_id(tid, chain, span);
+        let rid = RuleId(self.rs.rules.len() as u32);
+        self.rs.rules.push(Rule {
+            chain: cid,
+            span,
+            handle: head.str_of("handle").and_then(|h| h.parse().ok()),
+            statements,
+        });
+        self.rs.chains[cid.index()].rules.push(rid);
+        Some(())
+    }
+}
+
+// ---- values, expressions, statements ----
+
+/// A verdict object: `{"accept": null}`, `{"goto": {"target": "X"}}`.
+fn verdict<'a>(j: &J<'a>) -> Option<Verdict<'a>> {
+    let (k, v) = j.single()?;
+    let kind = VerdictKind::from_word(k)?;
+    let target = if kind.takes_chain() {
+        Some(v.str_of("target")?)
+    } else {
+        None
+    };
+    Some(Verdict { kind, target })
+}
+
+/// A set element: `KEY`, `{"elem": {"val": KEY, "comment": ..}}`, or a map's `[KEY, VALUE]`.
+fn element<'a>(strings: &'a Strings, j: &J<'a>, span: Span) -> Option<Element<'a>> {
+    let (key, value) = match j {
+        J::Arr(pair) if pair.len() == 2 => (&pair[0], Some(&pair[1])),
+        _ => (j, None),
+    };
+    let mut options = Vec::new();
+    let mut comment = None;
+    let key = match key.single() {
+        Some(("elem", e)) => {
+            for opt in ["timeout", "expires"] {
+                if let Some(v) = e.str_of(opt) {
+                    options.push(opt);
+                    options.push(strings.alloc(&format!("{v}s")));
+                }
+            }
+            comment = e.str_of("comment");
+            e.get("val")?
+        }
+        _ => key,
+    };
+    let value = match value {
+        Some(v) => Some(match verdict(v) {
+            Some(verdict) => Value::Verdict(verdict),
+            None => Value::Data(expr(strings, v)?),
+        }),
+        None => None,
+    };
+    Some(Element {
+        key: expr(strings, key)?,
+        options,
+        comment,
+        value,
+        span,
+    })
+}
+
+fn binop_word(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "&" => "&",
+        "|" => "|",
+        "^" => "^",
+        "<<" => "<<",
+        ">>" => ">>",
+        _ => return None,
+    })
+}
+
+/// Meta keys `nft` lists without `meta`.
+fn bare_meta(key: &str) -> bool {
+    matches!(
+        key,
+        "iif" | "oif" | "iifname" | "oifname" | "iifgroup" | "oifgroup"
+    )
+}
+
+/// An expression; `None` for one the model does not hold (its statement is kept opaque).
+fn expr<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Expr<'a>> {
+    Some(match j {
+        J::Str(s) => match s.strip_prefix('@') {
+            Some(name) if !name.is_empty() => Expr::SetRef(name),
+            _ => Expr::Literal(s),
+        },
+        J::Num(n) => Expr::Literal(n),
+        J::Bool(b) => Expr::Literal(if *b { "true" } else { "false" }),
+        J::Arr(items) => {
+            let words: Vec<&str> = items.iter().filter_map(J::text).collect();
+            if words.len() != items.len() || words.is_empty() {
+                return None;
+            }
+            Expr::List(words)
+        }
+        J::Null => return None,
+        J::Obj(_) => {
+            let (k, v) = j.single()?;
+            match k {
+                "payload" => Expr::Payload {
+                    proto: v.str_of("protocol")?,
+                    field: v.str_of("field")?,
+                },
+                "meta" => {
+                    let key = v.str_of("key")?;
+                    Expr::Meta {
+                        key,
+                        bare: bare_meta(key),
+                    }
+                }
+                "ct" => Expr::Ct {
+                    dir: v.str_of("dir"),
+                    key: v.str_of("key")?,
+                },
+                "fib" => Expr::Fib {
+                    flags: v.get("flags").map(J::words).unwrap_or_default(),
+                    result: v.str_of("result")?,
+                },
+                "numgen" => Expr::Numgen {
+                    mode: v.str_of("mode")?,
+                    modulus: v.str_of("mod")?,
+                    // `nft` lists `offset 0` as no offset.
+                    offset: v.str_of("offset").filter(|o| *o != "0"),
+                },
+                "concat" => match v {
+                    J::Arr(items) => Expr::Concat(
+                        items
+                            .iter()
+                            .map(|i| expr(strings, i))
+                            .collect::<Option<_>>()?,
+                    ),
+                    _ => return None,
+                },
+                "prefix" => {
+                    let addr = v.get("addr")?.text()?;
+                    let len = v.str_of("len")?;
+                    Expr::Literal(strings.alloc(&format!("{addr}/{len}")))
+                }
+                "range" => match v {
+                    J::Arr(ends) if ends.len() == 2 => Expr::Literal(strings.alloc(&format!(
+                        "{}-{}",
+                        ends[0].text()?,
+                        ends[1].text()?
+                    ))),
+                    _ => return None,
+                },
+                "set" => match v {
+                    J::Str(s) if s.starts_with('@') => expr(strings, v)?,
+                    J::Arr(items) => Expr::Set(
+                        items
+                            .iter()
+                            .map(|i| element(strings, i, Span::default()))
+                            .collect::<Option<_>>()?,
+                    ),
+                    other => Expr::Set(vec![element(strings, other, Span::default())?]),
+                },
+                "map" => Expr::Map {
+                    key: Box::new(expr(strings, v.get("key")?)?),
+                    map: Box::new(expr(strings, v.get("data")?)?),
+                },
+                _ => match (binop_word(k), v) {
+                    (Some(op), J::Arr(sides)) if sides.len() == 2 => Expr::Binop {
+                        op,
+                        left: Box::new(expr(strings, &sides[0])?),
+                        right: Box::new(expr(strings, &sides[1])?),
+                    },
+                    _ => return None,
+                },
+            }
+        }
+    })
+}
+
+/// Statements kept as keyword and words, as the text reader keeps them.
+const KEYWORD_STATEMENTS: &[&str] = &[
+    "log", "limit", "queue", "notrack", "quota", "xt", "tproxy", "dup", "fwd", "synproxy", "flow",
+    "meter",
+];
+
+/// A statement; `None` for one the model does not hold (kept opaque by the caller).
+fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
+    if let Some(v) = verdict(j) {
+        return Some(Stmt::Verdict(v));
+    }
+    let (k, v) = j.single()?;
+    Some(match k {
+        "match" => {
+            let left = expr(strings, v.get("left")?)?;
+            // `nft` lists `==` and `in` as no operator, except `==` after a binary operation
+            // (`meta mark & 0x00004000 == 0x00000000`).
+            let op = match v.str_of("op")? {
+                "==" if matches!(left, Expr::Binop { .. }) => Some("=="),
+                "==" | "in" => None,
+                op => Some(op),
+            };
+            Stmt::Match {
+                left,
+                op,
+                right: expr(strings, v.get("right")?)?,
+            }
+        }
+        "vmap" => Stmt::Vmap {
+            key: expr(strings, v.get("key")?)?,
+            map: expr(strings, v.get("data")?)?,
+        },
+        "mangle" => Stmt::Assign {
+            left: expr(strings, v.get("key")?)?,
+            value: expr(strings, v.get("value")?)?,
+        },
+        "reject" => Stmt::Reject {
+            with: match v {
+                J::Null => Vec::new(),
+                _ => {
+                    let mut with = v.get("type").map(J::words).unwrap_or_default();
+                    if with == ["tcp reset"] {
+                        with = vec!["tcp", "reset"];
+                    }
+                    with.extend(v.str_of("expr"));
+                    with
+                }
+            },
+        },
+        "counter" => Stmt::Counter {
+            args: match v {
+                J::Null => Vec::new(),
+                J::Str(name) => vec!["name", name],
+                _ => {
+                    let mut args = Vec::new();
+                    for key in ["packets", "bytes"] {
+                        if let Some(n) = v.str_of(key) {
+                            args.push(key);
+                            args.push(n);
+                        }
+                    }
+                    args
+                }
+            },
+        },
+        "dnat" | "snat" | "masquerade" | "redirect" => nat(strings, k, v)?,
+        "set" => {
+            let set = v.str_of("set")?;
+            Stmt::SetUpdate {
+                op: v.str_of("op")?,
+                set: set.strip_prefix('@').unwrap_or(set),
+                elements: vec![element(strings, v.get("elem")?, Span::default())?],
+            }
+        }
+        "log" => Stmt::Keyword {
+            keyword: k,
+            args: log_args(strings, v),
+        },
+        "limit" => Stmt::Keyword {
+            keyword: k,
+            args: limit_args(strings, v)?,
+        },
+        _ if KEYWORD_STATEMENTS.contains(&k) => {
+            let mut args = Vec::new();
+            if let J::Obj(fields) = v {
+                for (key, value) in fields {
+                    args.push(*key);
+                    args.extend(value.words());
+                }
+            }
+            Stmt::Keyword { keyword: k, args }
+        }
+        _ => return None,
+    })
+}
+
+/// `{"dnat": {"addr": "10.180.0.1", "port": 80}}` as the text's `dnat to 10.180.0.1:80`.
+fn nat<'a>(strings: &'a Strings, kind: &'a str, v: &J<'a>) -> Option<Stmt<'a>> {
+    let addr = v.get("addr");
+    let port = v.str_of("port");
+    let to = match (addr, port) {
+        (None, None) => None,
+        (None, Some(port)) => Some(Expr::Literal(strings.alloc(&format!(":{port}")))),
+        (Some(a), None) => Some(expr(strings, a)?),
+        (Some(a), Some(port)) => {
+            let addr = a.text()?;
+            let text = if addr.contains(':') {
+                format!("[{addr}]:{port}")
+            } else {
+                format!("{addr}:{port}")
+            };
+            Some(Expr::Literal(strings.alloc(&text)))
+        }
+    };
+    Some(Stmt::Nat {
+        kind,
+        family: v.str_of("family"),
+        spec: Vec::new(),
+        to,
+        flags: v.get("flags").map(J::words).unwrap_or_default(),
+    })
+}
+
+/// `{"log": {"prefix": "in: ", "level": "info"}}` as the text's `log prefix "in: " level info`.
+fn log_args<'a>(strings: &'a Strings, v: &J<'a>) -> Vec<&'a str> {
+    let mut args = Vec::new();
+    if let J::Obj(fields) = v {
+        for (key, value) in fields {
+            args.push(*key);
+            match (*key, value) {
+                ("prefix", J::Str(p)) => args.push(strings.alloc(&format!("\"{p}\""))),
+                _ => args.extend(value.words()),
+            }
+        }
+    }
+    args
+}
+
+/// `{"limit": {"rate": 10, "burst": 5, "per": "second"}}` as the text's `limit rate
+/// 10/second` (`nft` leaves out the default burst of 5 packets).
+fn limit_args<'a>(strings: &'a Strings, v: &J<'a>) -> Option<Vec<&'a str>> {
+    let mut args = vec!["rate"];
+    if matches!(v.get("inv"), Some(J::Bool(true))) {
+        args.push("over");
+    }
+    let rate = v.str_of("rate")?;
+    let per = v.str_of("per").unwrap_or("second");
+    match v.str_of("rate_unit").filter(|u| *u != "packets") {
+        Some(unit) => {
+            args.push(rate);
+            args.push(strings.alloc(&format!("{unit}/{per}")));
+        }
+        None => args.push(strings.alloc(&format!("{rate}/{per}"))),
+    }
+    if let Some(burst) = v.str_of("burst").filter(|b| *b != "0" && *b != "5") {
+        args.push("burst");
+        args.push(burst);
+        args.push(v.str_of("burst_unit").unwrap_or("packets"));
+    }
+    Some(args)
+}
