@@ -130,7 +130,6 @@ pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
             info: &lint.info,
             category: lint.category,
         }))
-        .chain(std::iter::once(syntax(&crate::source::UNREAD_SECTION)))
         .collect();
     all.sort_by_key(|e| e.info.code);
     all.into_iter()

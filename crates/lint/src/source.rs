@@ -11,35 +11,11 @@
 //! **Invariant:** a text with no nftables block is one [`SectionKind::Iptables`] section
 //! covering all of it, so a pure iptables-save file takes exactly the path it always took.
 
-use crate::config::{Config, Level};
+use crate::config::Config;
 use crate::nft::check::check_nft;
 use crate::nft::context::IptablesFacts;
-use crate::registry::find_code;
-use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Parsed, Severity, Span};
+use rulelint_parser::{Diagnostic, LineIndex, Parsed, Span};
 use std::ops::Range;
-
-/// `RL901`: a section in a form rulelint recognises but does not read yet.
-pub const UNREAD_SECTION: CodeInfo = CodeInfo {
-    code: "RL901",
-    name: "unread-section",
-    severity: Severity::Warning,
-    summary: "a part of the input in a form rulelint recognises but does not analyse yet",
-    docs: "## What it flags
-A part of the file in the `nft -j list ruleset` JSON form or in the `add table ...`
-transaction form (what kube-proxy pipes to `nft -f`). rulelint recognises these forms but
-does not read them yet.
-
-## Why it matters
-Nothing in that part is checked: no finding there does not mean it is correct.
-
-## Example
-```text
-{\"nftables\": [{\"metainfo\": {\"version\": \"1.0.6\"}}, ...]}
-```
-
-## Instead
-Paste the text form: `nft list ruleset` (or `nft -a list ruleset`).",
-};
 
 /// The format of a section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -387,28 +363,17 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
                 diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
                 nft.push((offset, parsed));
             }
-            SectionKind::NftJson | SectionKind::NftTransaction => {
-                let level = find_code(UNREAD_SECTION.code)
-                    .map_or(Level::At(UNREAD_SECTION.severity), |e| config.level(&e));
-                if let Level::At(severity) = level {
-                    let first_line = body.lines().next().unwrap_or("").trim_end();
-                    let start = body.len() - body.trim_start().len();
-                    let end = (start + first_line.trim_start().len()).min(body.len());
-                    let mut d = Diagnostic::new(
-                        &UNREAD_SECTION,
-                        Span::new(start, end),
-                        format!(
-                            "{} is recognised but not analysed yet",
-                            section.kind.describe()
-                        ),
-                    )
-                    .with_label(format!("{} starts here", section.kind.describe()))
-                    .with_help(
-                        "paste the text form (`nft list ruleset`) to have this part checked",
-                    );
-                    d.severity = severity;
-                    diagnostics.push(shift(d));
-                }
+            SectionKind::NftTransaction => {
+                let parsed = rulelint_nft::parse_transaction(body);
+                diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
+                nft.push((offset, parsed));
+            }
+            SectionKind::NftJson => {
+                // Strings the JSON escapes are interned in a store that lives for this check
+                // only: the findings are owned, the model is not kept.
+                let strings = rulelint_nft::Strings::new();
+                let parsed = rulelint_nft::parse_json(body, &strings);
+                diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
             }
         }
     }

@@ -88,6 +88,26 @@ const BIN_OPS: &[&str] = &[
 ];
 const NAT_FLAGS: &[&str] = &["random", "fully-random", "persistent", "netmap"];
 
+/// The symbol of an operator nft also accepts as a word (`and`, `eq`): the model holds one
+/// spelling, the one `nft list` prints, so the transaction form kube-proxy writes
+/// (`mark and 0x4000 == 0`) reads like the listing (`meta mark & 0x00004000 == 0x00000000`).
+pub(crate) fn operator_symbol(op: &str) -> &str {
+    match op {
+        "and" => "&",
+        "or" => "|",
+        "xor" => "^",
+        "lshift" => "<<",
+        "rshift" => ">>",
+        "eq" => "==",
+        "ne" => "!=",
+        "lt" => "<",
+        "gt" => ">",
+        "le" => "<=",
+        "ge" => ">=",
+        other => other,
+    }
+}
+
 fn is_stmt_keyword(w: &str) -> bool {
     STMT_KEYWORDS.contains(&w)
 }
@@ -370,6 +390,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                         if op.is_some() {
                             self.bump();
                         }
+                        let op = op.map(operator_symbol);
                         // `ct status dnat`: after `ct`, statement words are values.
                         let right = match (&left, self.word()) {
                             (Expr::Ct { .. }, Some(w @ ("dnat" | "snat"))) => {
@@ -561,7 +582,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             };
             let left = std::mem::replace(e, Expr::Literal(""));
             *e = Expr::Binop {
-                op,
+                op: operator_symbol(op),
                 left: Box::new(left),
                 right: Box::new(right),
             };
