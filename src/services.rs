@@ -8,8 +8,13 @@ use std::io::{self, Write};
 pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) -> io::Result<u8> {
     let mut status = 0;
     let mut catalogs = Vec::with_capacity(loaded.len());
-    for file in loaded {
-        let (catalog, has_content) = catalog_of(&file.text);
+    // Each file's store of the strings its JSON escapes: the catalogues borrow them.
+    let strings: Vec<rulelint_nft::Strings> = loaded
+        .iter()
+        .map(|_| rulelint_nft::Strings::new())
+        .collect();
+    for (file, strings) in loaded.iter().zip(&strings) {
+        let (catalog, has_content) = catalog_of(&file.text, strings);
         if !has_content {
             let kind = if is_nft_listing(&file.text) {
                 "nft list ruleset"

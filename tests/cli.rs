@@ -327,3 +327,45 @@ fn services_reads_nft_listings_beside_iptables_dumps() {
         "service-MHHHYRWA-ns2/svc2/tcp/p8080"
     );
 }
+
+/// `services` reads the three forms of one nftables ruleset alike.
+#[test]
+fn services_reads_every_nft_form_alike() {
+    let services = |file: &str| -> serde_json::Value {
+        let out = rulelint(&["services", "--format", "json", file], None);
+        assert_eq!(out.status.code(), Some(0), "{file}");
+        let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let file = &mut doc["files"][0];
+        file["path"] = serde_json::Value::Null;
+        // Lines differ between the forms; what the Services are does not.
+        strip_lines(file);
+        doc
+    };
+    let listing = services("corpus/nft/ok/01-overall-rules.txt");
+    assert!(
+        listing["files"][0]["services"]
+            .as_array()
+            .is_some_and(|s| s.len() == 6)
+    );
+    assert_eq!(services("corpus/nft/forms/01-overall-rules.json"), listing);
+    assert_eq!(
+        services("corpus/nft/forms/01-overall-rules.transaction.nft"),
+        listing
+    );
+}
+
+/// Without line numbers, and with a Service's addresses in one order: the listing prints map
+/// elements in the kernel's order, the transaction in kube-proxy's.
+fn strip_lines(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove("line");
+            if let Some(serde_json::Value::Array(addresses)) = map.get_mut("addresses") {
+                addresses.sort_by_key(|a| a.to_string());
+            }
+            map.values_mut().for_each(strip_lines);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_lines),
+        _ => {}
+    }
+}

@@ -398,15 +398,17 @@ pub fn is_nft_listing(text: &str) -> bool {
         })
 }
 
-/// The catalogue of one text, read as iptables-save or, for an nft listing
-/// ([`is_nft_listing`]), as nftables; and whether the text held any ruleset content at all.
-pub fn catalog_of(text: &str) -> (Catalog<'_>, bool) {
-    if is_nft_listing(text) {
-        let parsed = rulelint_nft::parse(text);
-        let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
-        let model = crate::nft::kube::NftKubeModel::build(&parsed.ruleset, &graph);
-        (Catalog::from_nft(&model), !parsed.ruleset.tables.is_empty())
-    } else {
+/// The catalogue of one text and whether it held any ruleset content at all. A text with an
+/// nftables part ([`crate::source::sections`]: listing, `nft -j` JSON or transaction) is read
+/// as nftables, unless that part programs no Service and the iptables part does (a node whose
+/// kube-proxy runs in iptables mode beside another nftables table). `strings` keeps the
+/// strings a JSON ruleset escapes.
+pub fn catalog_of<'a>(text: &'a str, strings: &'a rulelint_nft::Strings) -> (Catalog<'a>, bool) {
+    let sections = crate::source::sections(text);
+    let has_nft = sections
+        .iter()
+        .any(|s| s.kind != crate::source::SectionKind::Iptables);
+    let iptables = || {
         let parsed = rulelint_parser::parse(text);
         let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
         let model = super::KubeModel::build(&parsed.ruleset, &graph);
@@ -414,7 +416,24 @@ pub fn catalog_of(text: &str) -> (Catalog<'_>, bool) {
             Catalog::from_iptables(&parsed.ruleset, &graph, &model),
             !parsed.has_no_content(),
         )
+    };
+    if !has_nft {
+        return iptables();
     }
+    let (_, parsed) = rulelint_nft::parse_any(text, strings);
+    let graph = rulelint_nft::ChainGraph::build(&parsed.ruleset);
+    let model = crate::nft::kube::NftKubeModel::build(&parsed.ruleset, &graph);
+    let catalog = Catalog::from_nft(&model);
+    let mixed = sections.iter().any(|s| {
+        s.kind == crate::source::SectionKind::Iptables && !text[s.range.clone()].trim().is_empty()
+    });
+    if catalog.services.is_empty() && mixed {
+        let (from_iptables, _) = iptables();
+        if !from_iptables.services.is_empty() {
+            return (from_iptables, true);
+        }
+    }
+    (catalog, !parsed.ruleset.tables.is_empty())
 }
 
 /// The `rulelint services` document of one text ([`catalog_of`]): `with` gets the document
@@ -424,6 +443,7 @@ pub fn with_services_file<R>(
     text: &str,
     with: impl FnOnce(&ServicesFile<'_>, bool) -> R,
 ) -> R {
-    let (catalog, has_content) = catalog_of(text);
+    let strings = rulelint_nft::Strings::new();
+    let (catalog, has_content) = catalog_of(text, &strings);
     with(&services_file(path, &catalog), has_content)
 }
