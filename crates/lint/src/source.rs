@@ -334,7 +334,7 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
     let sections = sections(text);
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
         let iptables = rulelint_parser::parse(text);
-        let diagnostics = crate::check(&iptables, config);
+        let diagnostics = capped(crate::check(&iptables, config));
         return CheckedSource {
             sections,
             iptables,
@@ -378,12 +378,58 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
         }
     }
     crate::sort(&mut diagnostics);
+    let diagnostics = capped(diagnostics);
     CheckedSource {
         sections,
         iptables,
         nft,
         diagnostics,
     }
+}
+
+/// The most findings of one code shown for one file; past it, one more finding says how many
+/// were left out. A cut-off copy of a large node or a file of garbage holds tens of thousands
+/// of findings of one kind: the first ones say it, the rest would bury the others.
+pub const MAX_FINDINGS_PER_CODE: usize = 200;
+
+/// `diagnostics` (sorted) with at most [`MAX_FINDINGS_PER_CODE`] of each code, and for each code
+/// over it one finding at the first one left out that counts them.
+fn capped(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen: std::collections::HashMap<&'static str, usize> = Default::default();
+    for d in &diagnostics {
+        *seen.entry(d.code).or_default() += 1;
+    }
+    if seen.values().all(|&n| n <= MAX_FINDINGS_PER_CODE) {
+        return diagnostics;
+    }
+    let mut kept = Vec::with_capacity(
+        diagnostics
+            .len()
+            .min(seen.len() * (MAX_FINDINGS_PER_CODE + 1)),
+    );
+    let mut shown: std::collections::HashMap<&'static str, usize> = Default::default();
+    for d in diagnostics {
+        let n = shown.entry(d.code).or_default();
+        *n += 1;
+        if *n <= MAX_FINDINGS_PER_CODE {
+            kept.push(d);
+        } else if *n == MAX_FINDINGS_PER_CODE + 1 {
+            let more = seen[d.code] - MAX_FINDINGS_PER_CODE;
+            let code = d.code;
+            kept.push(Diagnostic {
+                message: format!(
+                    "{more} more {code} finding{} in this file, from here on, are not shown",
+                    if more == 1 { "" } else { "s" }
+                ),
+                label: format!("the first {code} finding not shown"),
+                help: Some(format!(
+                    "fix the first {MAX_FINDINGS_PER_CODE}, or `--select {code}` on a smaller part of the file; so many usually means the file is cut off or not a dump"
+                )),
+                ..d
+            });
+        }
+    }
+    kept
 }
 
 /// The iptables parser over the iptables sections only, in place: every byte of the other
@@ -435,6 +481,27 @@ fn iptables_facts(parsed: &Parsed<'_>) -> IptablesFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn findings_of_one_code_are_capped_with_a_count() {
+        let text = format!("*filter\n{}COMMIT\n", "x\n".repeat(5000));
+        let found = check_source(&text, &Config::default()).diagnostics;
+        let stray: Vec<&Diagnostic> = found.iter().filter(|d| d.code == "RL102").collect();
+        assert_eq!(stray.len(), MAX_FINDINGS_PER_CODE + 1);
+        let last = stray.last().expect("summary");
+        assert_eq!(
+            last.message,
+            format!(
+                "{} more RL102 findings in this file, from here on, are not shown",
+                5000 - MAX_FINDINGS_PER_CODE
+            )
+        );
+        // The summary sits at the first finding left out, after the last one shown.
+        assert!(stray[MAX_FINDINGS_PER_CODE - 1].span.start < last.span.start);
+        // Under the cap nothing changes.
+        let few = format!("*filter\n{}COMMIT\n", "x\n".repeat(10));
+        assert_eq!(check_source(&few, &Config::default()).diagnostics.len(), 10);
+    }
 
     fn kinds(text: &str) -> Vec<(SectionKind, &str)> {
         sections(text)
