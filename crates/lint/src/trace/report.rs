@@ -122,7 +122,37 @@ pub fn probability(p: f64) -> String {
     format!("{p:.4}")
 }
 
-fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
+/// A prepared dump the report can point into: an iptables-save node ([`TraceNode`]) or an
+/// nftables node ([`super::nft::NftTraceNode`]).
+pub trait TracedDump {
+    /// The node's name.
+    fn node_name(&self) -> &str;
+    /// Where a step happened, as table, chain, line and text.
+    fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc;
+}
+
+impl TracedDump for TraceNode<'_> {
+    fn node_name(&self) -> &str {
+        &self.name
+    }
+
+    fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc {
+        iptables_step_doc(self, at, effect)
+    }
+}
+
+/// The step of a routing decision (both backends).
+pub(crate) fn route_step_doc(effect: &str) -> StepDoc {
+    StepDoc {
+        table: "routing".into(),
+        chain: String::new(),
+        line: None,
+        rule: String::new(),
+        effect: effect.into(),
+    }
+}
+
+fn iptables_step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
     let set = node.set;
     match at {
         StepAt::Rule(id) => {
@@ -147,8 +177,10 @@ fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
                 effect: effect.into(),
             }
         }
-        StepAt::Route => StepDoc {
-            table: "routing".into(),
+        StepAt::Route => route_step_doc(effect),
+        // An nftables step in an iptables node's path cannot happen: shown without a place.
+        StepAt::NftRule(_) | StepAt::NftPolicy(_) => StepDoc {
+            table: String::new(),
             chain: String::new(),
             line: None,
             rule: String::new(),
@@ -157,33 +189,33 @@ fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
     }
 }
 
-fn outcome_doc(node: &TraceNode<'_>, o: &Outcome) -> OutcomeDoc {
+fn outcome_doc(node: &dyn TracedDump, o: &Outcome) -> OutcomeDoc {
     OutcomeDoc {
         probability: o.probability,
         verdict: o.verdict,
         destination: o.destination.to_string(),
         translated: o.destination.translated,
-        masquerade: o.masquerade.map(|id| {
-            let rule = node.set.rule(id);
+        masquerade: o.masquerade.map(|at| {
+            let step = node.step_doc(at, "");
             RuleAt {
-                table: rule.chain().table().name().into(),
-                chain: rule.chain().name().into(),
-                line: node.rule_line(id),
-                rule: rule.text().into(),
+                table: step.table,
+                chain: step.chain,
+                line: step.line.unwrap_or(0),
+                rule: step.rule,
             }
         }),
         assumptions: o.assumptions.iter().map(ToString::to_string).collect(),
         steps: o
             .steps
             .iter()
-            .map(|s| step_doc(node, s.at, &s.effect))
+            .map(|s| node.step_doc(s.at, &s.effect))
             .collect(),
         stopped: o.stopped.map(Limit::describe),
     }
 }
 
 /// The one-line answer: `10.96.0.10:53/udp from pod -> 3 endpoints (1/3 each), not masqueraded`.
-pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
+pub fn summary(node: &dyn TracedDump, t: &NodeTrace) -> String {
     let p = &t.packet;
     let mut s = format!("{}/{} from {}", p.dst, p.protocol, p.from.as_str());
     s.push_str(" -> ");
@@ -259,7 +291,7 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
             parts.push(format!("stopped: {}", why.join("; ")));
             continue;
         }
-        let by = of[0].steps.last().map(|s| step_doc(node, s.at, &s.effect));
+        let by = of[0].steps.last().map(|s| node.step_doc(s.at, &s.effect));
         let word = match verdict {
             Verdict::Drop => "dropped",
             Verdict::Reject => "rejected",
@@ -300,9 +332,9 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
 }
 
 /// The document for one node.
-pub fn node_doc(node: &TraceNode<'_>, file: &str, t: &NodeTrace) -> NodeDoc {
+pub fn node_doc(node: &dyn TracedDump, file: &str, t: &NodeTrace) -> NodeDoc {
     NodeDoc {
-        node: node.name.clone(),
+        node: node.node_name().to_string(),
         file: file.into(),
         summary: summary(node, t),
         packet: t.packet.clone(),
