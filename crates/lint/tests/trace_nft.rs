@@ -107,7 +107,11 @@ fn check_cluster(shape: &Shape) -> usize {
             );
             let on_nft = trace_nft(&nft_node, &spec);
             let on_ipt = trace(&ipt_node, &spec);
-            assert!(on_nft.limits.is_empty(), "{what}: limits {:?}", on_nft.limits);
+            assert!(
+                on_nft.limits.is_empty(),
+                "{what}: limits {:?}",
+                on_nft.limits
+            );
             let nft_answer = answer(&on_nft);
             assert_eq!(
                 nft_answer,
@@ -123,7 +127,10 @@ fn check_cluster(shape: &Shape) -> usize {
                         ((verdict, *d), (1e6 / n).round() as u64)
                     })
                     .collect();
-                assert_eq!(nft_answer, want, "{what}: not its endpoints with 1/{n} each");
+                assert_eq!(
+                    nft_answer, want,
+                    "{what}: not its endpoints with 1/{n} each"
+                );
             }
             if address.kind == AddressKind::ClusterIp && endpoints.is_empty() {
                 assert!(
@@ -205,7 +212,9 @@ fn a_rule() -> impl Strategy<Value = String> {
         Just("ip saddr @affinity-x goto a".to_string()),
         Just("update @affinity-x { ip saddr }".to_string()),
         Just("meta l4proto tcp dnat to 10.1.2.3:80".to_string()),
-        Just("dnat to numgen random mod 2 map { 0 : 10.0.0.1 . 80, 1 : 10.0.0.2 . 81 }".to_string()),
+        Just(
+            "dnat to numgen random mod 2 map { 0 : 10.0.0.1 . 80, 1 : 10.0.0.2 . 81 }".to_string()
+        ),
         Just("masquerade".to_string()),
         Just("limit rate 5/second accept".to_string()),
         Just("frobnicate the packet".to_string()),

@@ -129,6 +129,10 @@ impl TracedDump for NftTraceNode<'_> {
         &self.name
     }
 
+    fn backend(&self) -> &'static str {
+        "nftables"
+    }
+
     fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc {
         match at {
             StepAt::NftRule(id) => {
@@ -718,6 +722,12 @@ impl<'n, 'a> Walker<'n, 'a> {
                 Some(End::Verdict(Verdict::Reject))
             }
             Stmt::Assign { left, value } => {
+                if matches!(left, Expr::Meta { key: "nftrace", .. }) {
+                    // `nft monitor trace` output only: nothing a rule matches.
+                    step(b, format!("`{text}` (packet tracing on: continues)"));
+                    b.next_stmt();
+                    return None;
+                }
                 let is_mark = matches!(left, Expr::Meta { key: "mark", .. });
                 match is_mark.then(|| eval_mark(value, b.pkt.mark)).flatten() {
                     Some(after) => {
@@ -730,7 +740,10 @@ impl<'n, 'a> Walker<'n, 'a> {
                             format!("`{text}` changes nothing later rules match (not modelled)"),
                             true,
                         );
-                        step(b, format!("`{text}` (not modelled: assumed to change nothing)"));
+                        step(
+                            b,
+                            format!("`{text}` (not modelled: assumed to change nothing)"),
+                        );
                     }
                 }
                 b.next_stmt();
@@ -769,9 +782,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             Tri::Ask(q) => match b.known(&q) {
                 Some(true) => b.next_stmt(),
                 Some(false) => b.next_rule(),
-                None if self.affinity == Some(Affinity::Miss)
-                    && eval::is_affinity_question(&q) =>
-                {
+                None if self.affinity == Some(Affinity::Miss) && eval::is_affinity_question(&q) => {
                     b.assume(q, false);
                     b.next_rule();
                 }
@@ -892,10 +903,15 @@ impl<'n, 'a> Walker<'n, 'a> {
             return self.decide(
                 b,
                 work,
-                Tri::Ask(format!("`{text}` finds an element (the map is not in the dump)")),
+                Tri::Ask(format!(
+                    "`{text}` finds an element (the map is not in the dump)"
+                )),
             );
         };
-        if let Expr::Numgen { modulus, offset, .. } = key {
+        if let Expr::Numgen {
+            modulus, offset, ..
+        } = key
+        {
             return self.numgen(b, work, modulus, *offset, text, |me, b, value| {
                 let found = elements
                     .iter()
@@ -1035,7 +1051,9 @@ impl<'n, 'a> Walker<'n, 'a> {
             }
             "dnat" | "redirect" => {
                 if let Some(Expr::Map { key, map }) = to
-                    && let Expr::Numgen { modulus, offset, .. } = key.as_ref()
+                    && let Expr::Numgen {
+                        modulus, offset, ..
+                    } = key.as_ref()
                     && let Some(elements) = self.elements(rule_chain(self.node, rule), map)
                 {
                     return self.numgen(b, work, modulus, *offset, text, |me, b, value| {
@@ -1282,7 +1300,11 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
                 None => Field::Ask(Env::local_question(ip)),
             }
         }
-        Expr::Binop { op: "&", left, right } => match (field(left, pkt, env), right.as_ref()) {
+        Expr::Binop {
+            op: "&",
+            left,
+            right,
+        } => match (field(left, pkt, env), right.as_ref()) {
             (Field::Known(Val::Num(v)), Expr::Literal(m)) => match parse_num(m) {
                 Some(mask) => Field::Known(Val::Num(v & mask)),
                 None => Field::NotModelled,
@@ -1295,11 +1317,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
 }
 
 /// Whether the key `fields` equals (or falls in) the element key `key`.
-fn element_matches(
-    fields: &[Field],
-    key: &Expr<'_>,
-    text: &str,
-) -> Tri {
+fn element_matches(fields: &[Field], key: &Expr<'_>, text: &str) -> Tri {
     let parts: Vec<&Expr<'_>> = match key {
         Expr::Concat(p) => p.iter().collect(),
         other => vec![other],
