@@ -286,6 +286,9 @@ enum Tri {
 /// A packet field's value.
 #[derive(Clone, Debug, PartialEq)]
 enum Val {
+    /// The packet has no such header (`tcp dport` on a udp packet, `ip daddr` on IPv6): the
+    /// statement fails whatever it compares with, `!=` too.
+    Absent,
     Ip(IpAddr),
     Num(u64),
     Word(String),
@@ -934,7 +937,24 @@ impl<'n, 'a> Walker<'n, 'a> {
             });
         }
         let fields = key_fields(key, &b.pkt, &self.env);
+        if fields
+            .iter()
+            .any(|f| matches!(f, Field::Known(Val::Absent)))
+        {
+            b.next_rule();
+            return None;
+        }
+        // With a part of the key unknown, each element is its own question.
+        let unknown = fields.iter().any(|f| !matches!(f, Field::Known(_)));
         for element in elements {
+            let label;
+            let text = if unknown {
+                let element_text = self.node.set.text.get(element.span.range()).unwrap_or("");
+                label = format!("{text}` finds `{element_text}");
+                label.as_str()
+            } else {
+                text
+            };
             let answer = match element_matches(&fields, &element.key, text) {
                 Tri::Ask(q) => match b.known(&q) {
                     Some(true) => Tri::Yes,
@@ -1154,6 +1174,12 @@ impl<'n, 'a> Walker<'n, 'a> {
             };
         }
         let fields = key_fields(left, &b.pkt, &self.env);
+        if fields
+            .iter()
+            .any(|f| matches!(f, Field::Known(Val::Absent)))
+        {
+            return Tri::No;
+        }
         let answer = match right {
             Expr::Set(_) | Expr::SetRef(_) => {
                 let Some(elements) = self.elements(chain, right) else {
@@ -1231,15 +1257,14 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
                 ("protocol" | "nexthdr", Some(true)) => {
                     Field::Known(Val::Num(u64::from(pkt.protocol)))
                 }
-                (_, Some(false)) => Field::NotModelled,
+                (_, Some(false)) => Field::Known(Val::Absent),
                 ("dport" | "sport", None) => {
                     let proto_ok = match *proto {
                         "th" => has_ports(pkt.protocol),
                         p => protocol_number(p) == Some(pkt.protocol),
                     };
                     if !proto_ok {
-                        // `tcp dport` on a udp packet: the protocol test fails first.
-                        return Field::Known(Val::Word(String::new()));
+                        return Field::Known(Val::Absent);
                     }
                     let port = if *field == "dport" {
                         pkt.dport
@@ -1351,6 +1376,7 @@ fn element_matches(fields: &[Field], key: &Expr<'_>, text: &str) -> Tri {
 /// Whether a value matches one literal (or flag list); `None` when the literal is not read.
 fn value_matches(v: &Val, e: &Expr<'_>) -> Option<Tri> {
     match (v, e) {
+        (Val::Absent, _) => Some(Tri::No),
         (Val::Word(w), Expr::List(words)) => Some(tri(words.iter().any(|x| x == w))),
         (Val::Word(w), Expr::Literal(lit)) => {
             let lit = lit.trim_matches('"');
