@@ -1,6 +1,8 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
-use crate::{EXIT_INPUT, load_all, no_content, parse_all, write_json};
+use crate::{EXIT_INPUT, load_all, no_content, write_json};
+use rulelint_lint::source::{SectionKind, sections};
+use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::{
     Affinity, ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace,
 };
@@ -126,21 +128,48 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let parsed = parse_all(&loaded);
-    let mut empty = false;
-    for (l, p) in loaded.iter().zip(&parsed) {
-        empty |= no_content(&l.name, p);
+    // Each dump through the parser of its kind: an `nft list ruleset` listing (even beside
+    // iptables-save text) through the nftables walk, else iptables-save.
+    let mut dumps = Vec::with_capacity(loaded.len());
+    let mut failed = false;
+    for l in &loaded {
+        match dump_kind(&l.name, &l.text) {
+            Some(DumpKind::Nft) => {
+                let parsed = rulelint_nft::parse(&l.text);
+                if parsed.ruleset.chains.is_empty() {
+                    eprintln!("rulelint: `{}` holds no nftables chain", l.name);
+                    failed = true;
+                }
+                dumps.push(Parsed::Nft(parsed));
+            }
+            Some(DumpKind::Iptables) => {
+                let parsed = rulelint_parser::parse(&l.text);
+                failed |= no_content(&l.name, &parsed);
+                dumps.push(Parsed::Iptables(parsed));
+            }
+            None => failed = true,
+        }
     }
-    if empty {
+    if failed {
         return Ok(EXIT_INPUT);
     }
     let names = crate::diff::node_names(&loaded.iter().collect::<Vec<_>>());
     let mut docs = Vec::with_capacity(loaded.len());
-    for ((l, p), name) in loaded.iter().zip(&parsed).zip(names) {
-        let name = rulelint_lint::diff::declared_name(&p.ruleset).map_or(name, str::to_string);
-        let node = TraceNode::new(name, &p.ruleset);
-        let result = trace(&node, &spec);
-        docs.push(report::node_doc(&node, &l.name, &result));
+    for ((l, p), name) in loaded.iter().zip(&dumps).zip(names) {
+        match p {
+            Parsed::Iptables(p) => {
+                let name =
+                    rulelint_lint::diff::declared_name(&p.ruleset).map_or(name, str::to_string);
+                let node = TraceNode::new(name, &p.ruleset);
+                let result = trace(&node, &spec);
+                docs.push(report::node_doc(&node, &l.name, &result));
+            }
+            Parsed::Nft(p) => {
+                let node = NftTraceNode::new(name, &p.ruleset);
+                let result = trace_nft(&node, &spec);
+                docs.push(report::node_doc(&node, &l.name, &result));
+            }
+        }
     }
     let doc = report::document(docs);
     match args.format {
@@ -148,4 +177,45 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
         Format::Human => out.write_all(report::human(&doc).as_bytes())?,
     }
     Ok(0)
+}
+
+/// A dump parsed by the parser of its kind.
+enum Parsed<'a> {
+    Iptables(rulelint_parser::Parsed<'a>),
+    Nft(rulelint_nft::Parsed<'a>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DumpKind {
+    Iptables,
+    Nft,
+}
+
+/// Which walk reads a file: nftables when it holds an `nft list ruleset` listing, iptables-save
+/// otherwise. Forms the trace does not read yet are refused (`None`, the message printed).
+fn dump_kind(name: &str, text: &str) -> Option<DumpKind> {
+    let kinds: Vec<SectionKind> = sections(text).into_iter().map(|s| s.kind).collect();
+    let nft = kinds.contains(&SectionKind::Nft);
+    if nft {
+        if kinds.contains(&SectionKind::Iptables) {
+            eprintln!(
+                "rulelint: `{name}` holds both iptables-save and nft text: the trace walks the \
+                 nftables listing only"
+            );
+        }
+        return Some(DumpKind::Nft);
+    }
+    if let Some(other) = kinds
+        .iter()
+        .find(|k| matches!(k, SectionKind::NftJson | SectionKind::NftTransaction))
+        && !kinds.contains(&SectionKind::Iptables)
+    {
+        eprintln!(
+            "rulelint: `{name}` holds {}: the trace reads `nft list ruleset` text or \
+             iptables-save only",
+            other.describe()
+        );
+        return None;
+    }
+    Some(DumpKind::Iptables)
 }

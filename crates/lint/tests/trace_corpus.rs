@@ -3,6 +3,8 @@
 //! for every packet is pinned in `corpus/trace/snapshots/`; the JSON document is checked for
 //! its shape. `corpus/trace/make.py` writes the dumps.
 
+use rulelint_lint::source::{SectionKind, sections};
+use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::report::{TraceDocument, document, human, node_doc};
 use rulelint_lint::trace::{Affinity, ConnState, Endpoint, Origin, PacketSpec, TraceNode, trace};
 use rulelint_parser::parse;
@@ -63,17 +65,43 @@ pub fn spec(flags: &str) -> PacketSpec {
     spec
 }
 
-/// Traces `spec` on the dumps (file name, text) and returns the document.
+/// A dump read by the parser of its kind, as `rulelint trace` picks it.
+enum Dump<'a> {
+    Iptables(rulelint_parser::Parsed<'a>),
+    Nft(rulelint_nft::Parsed<'a>),
+}
+
+/// Traces `spec` on the dumps (file name, text) and returns the document: an `nft list
+/// ruleset` listing through the nftables walk, iptables-save through the iptables walk.
 fn run(dumps: &[(String, String)], spec: &PacketSpec) -> TraceDocument {
-    let parsed: Vec<_> = dumps.iter().map(|(_, t)| parse(t)).collect();
+    let parsed: Vec<Dump<'_>> = dumps
+        .iter()
+        .map(|(_, t)| {
+            if sections(t).iter().any(|s| s.kind == SectionKind::Nft) {
+                Dump::Nft(rulelint_nft::parse(t))
+            } else {
+                Dump::Iptables(parse(t))
+            }
+        })
+        .collect();
     let mut docs = Vec::new();
     for ((file, _), p) in dumps.iter().zip(&parsed) {
-        let name = rulelint_lint::diff::declared_name(&p.ruleset)
-            .unwrap_or(file.trim_end_matches(".txt"))
-            .to_string();
-        let node = TraceNode::new(name, &p.ruleset);
-        let result = trace(&node, spec);
-        docs.push(node_doc(&node, file, &result));
+        let file_name = file.trim_end_matches(".txt");
+        match p {
+            Dump::Iptables(p) => {
+                let name = rulelint_lint::diff::declared_name(&p.ruleset)
+                    .unwrap_or(file_name)
+                    .to_string();
+                let node = TraceNode::new(name, &p.ruleset);
+                let result = trace(&node, spec);
+                docs.push(node_doc(&node, file, &result));
+            }
+            Dump::Nft(p) => {
+                let node = NftTraceNode::new(file_name, &p.ruleset);
+                let result = trace_nft(&node, spec);
+                docs.push(node_doc(&node, file, &result));
+            }
+        }
     }
     document(docs)
 }

@@ -105,9 +105,20 @@ pub fn affinity_question(list: &str) -> String {
     format!("the `recent` list {list}{AFFINITY_QUESTION_END}")
 }
 
-/// Whether a question is a session-affinity question, which `--affinity` answers.
+/// What an nftables session-affinity question starts with (see [`nft_affinity_question`]).
+const NFT_AFFINITY_QUESTION_START: &str = "the session-affinity set @";
+
+/// The question an nftables `ip saddr @affinity-...` lookup asks.
+pub fn nft_affinity_question(set: &str) -> String {
+    format!("{NFT_AFFINITY_QUESTION_START}{set}{AFFINITY_QUESTION_END}")
+}
+
+/// Whether a question is a session-affinity question (iptables or nftables), which
+/// `--affinity` answers.
 pub fn is_affinity_question(question: &str) -> bool {
-    question.starts_with("the `recent` list ") && question.ends_with(AFFINITY_QUESTION_END)
+    (question.starts_with("the `recent` list ")
+        || question.starts_with(NFT_AFFINITY_QUESTION_START))
+        && question.ends_with(AFFINITY_QUESTION_END)
 }
 
 /// A match's value before negation.

@@ -33,6 +33,7 @@
 
 pub mod eval;
 pub mod index;
+pub mod nft;
 pub mod report;
 mod walk;
 
@@ -435,28 +436,33 @@ fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>, lines: &LineIndex) -> No
         }
     }
     if facts.pod_cidr.is_none() {
-        // The network most endpoints share, widened to a /16 (IPv4) or /64 (IPv6).
-        let mut counts: Vec<(IpNet, usize)> = Vec::new();
-        for ip in &facts.endpoint_ips {
-            let prefix = if ip.is_ipv4() { 16 } else { 64 };
-            let Ok(net) = IpNet::new(*ip, prefix) else {
-                continue;
-            };
-            let net = net.trunc();
-            match counts.iter_mut().find(|(n, _)| *n == net) {
-                Some((_, c)) => *c += 1,
-                None => counts.push((net, 1)),
-            }
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        if let Some((net, n)) = counts.first() {
-            facts.pod_cidr = Some((
-                *net,
-                format!("the network around {n} of the endpoints' pod addresses"),
-            ));
-        }
+        facts.pod_cidr = pod_cidr_around(&facts.endpoint_ips);
     }
     facts
+}
+
+/// The network most endpoints share, widened to a /16 (IPv4) or /64 (IPv6): the pod network
+/// when no rule names it.
+pub(crate) fn pod_cidr_around(endpoint_ips: &FxHashSet<IpAddr>) -> Option<(IpNet, String)> {
+    let mut counts: Vec<(IpNet, usize)> = Vec::new();
+    for ip in endpoint_ips {
+        let prefix = if ip.is_ipv4() { 16 } else { 64 };
+        let Ok(net) = IpNet::new(*ip, prefix) else {
+            continue;
+        };
+        let net = net.trunc();
+        match counts.iter_mut().find(|(n, _)| *n == net) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((net, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts.first().map(|(net, n)| {
+        (
+            *net,
+            format!("the network around {n} of the endpoints' pod addresses"),
+        )
+    })
 }
 
 /// How a packet field got its value.
@@ -582,6 +588,10 @@ pub enum StepAt {
     Policy(rulelint_parser::ChainId),
     /// The routing decision.
     Route,
+    /// A rule of an nftables listing.
+    NftRule(rulelint_nft::RuleId),
+    /// A base chain's policy in an nftables listing.
+    NftPolicy(rulelint_nft::ChainId),
 }
 
 /// One thing that happened to the packet: a rule that matched (and what it did), a policy, a
@@ -619,8 +629,9 @@ pub struct Outcome {
     pub verdict: Verdict,
     /// The destination after DNAT.
     pub destination: Destination,
-    /// The MASQUERADE or SNAT rule that rewrote the source, if any.
-    pub masquerade: Option<RuleId>,
+    /// The MASQUERADE or SNAT rule (iptables) or statement's rule (nftables) that rewrote the
+    /// source, if any.
+    pub masquerade: Option<StepAt>,
     /// What the path assumes, sorted.
     pub assumptions: Vec<Assumption>,
     /// Every rule that matched or changed the packet, policies, routing decisions.

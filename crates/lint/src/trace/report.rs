@@ -31,6 +31,9 @@ pub struct NodeDoc {
     pub node: String,
     /// The file.
     pub file: String,
+    /// Which ruleset the dump holds: `iptables` (iptables-save) or `nftables` (`nft list
+    /// ruleset`).
+    pub backend: &'static str,
     /// The one-line answer.
     pub summary: String,
     /// The packet traced.
@@ -122,7 +125,43 @@ pub fn probability(p: f64) -> String {
     format!("{p:.4}")
 }
 
-fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
+/// A prepared dump the report can point into: an iptables-save node ([`TraceNode`]) or an
+/// nftables node ([`super::nft::NftTraceNode`]).
+pub trait TracedDump {
+    /// The node's name.
+    fn node_name(&self) -> &str;
+    /// Where a step happened, as table, chain, line and text.
+    fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc;
+    /// `iptables` or `nftables`.
+    fn backend(&self) -> &'static str;
+}
+
+impl TracedDump for TraceNode<'_> {
+    fn node_name(&self) -> &str {
+        &self.name
+    }
+
+    fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc {
+        iptables_step_doc(self, at, effect)
+    }
+
+    fn backend(&self) -> &'static str {
+        "iptables"
+    }
+}
+
+/// The step of a routing decision (both backends).
+pub(crate) fn route_step_doc(effect: &str) -> StepDoc {
+    StepDoc {
+        table: "routing".into(),
+        chain: String::new(),
+        line: None,
+        rule: String::new(),
+        effect: effect.into(),
+    }
+}
+
+fn iptables_step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
     let set = node.set;
     match at {
         StepAt::Rule(id) => {
@@ -147,8 +186,10 @@ fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
                 effect: effect.into(),
             }
         }
-        StepAt::Route => StepDoc {
-            table: "routing".into(),
+        StepAt::Route => route_step_doc(effect),
+        // An nftables step in an iptables node's path cannot happen: shown without a place.
+        StepAt::NftRule(_) | StepAt::NftPolicy(_) => StepDoc {
+            table: String::new(),
             chain: String::new(),
             line: None,
             rule: String::new(),
@@ -157,33 +198,33 @@ fn step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc {
     }
 }
 
-fn outcome_doc(node: &TraceNode<'_>, o: &Outcome) -> OutcomeDoc {
+fn outcome_doc(node: &dyn TracedDump, o: &Outcome) -> OutcomeDoc {
     OutcomeDoc {
         probability: o.probability,
         verdict: o.verdict,
         destination: o.destination.to_string(),
         translated: o.destination.translated,
-        masquerade: o.masquerade.map(|id| {
-            let rule = node.set.rule(id);
+        masquerade: o.masquerade.map(|at| {
+            let step = node.step_doc(at, "");
             RuleAt {
-                table: rule.chain().table().name().into(),
-                chain: rule.chain().name().into(),
-                line: node.rule_line(id),
-                rule: rule.text().into(),
+                table: step.table,
+                chain: step.chain,
+                line: step.line.unwrap_or(0),
+                rule: step.rule,
             }
         }),
         assumptions: o.assumptions.iter().map(ToString::to_string).collect(),
         steps: o
             .steps
             .iter()
-            .map(|s| step_doc(node, s.at, &s.effect))
+            .map(|s| node.step_doc(s.at, &s.effect))
             .collect(),
         stopped: o.stopped.map(Limit::describe),
     }
 }
 
 /// The one-line answer: `10.96.0.10:53/udp from pod -> 3 endpoints (1/3 each), not masqueraded`.
-pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
+pub fn summary(node: &dyn TracedDump, t: &NodeTrace) -> String {
     let p = &t.packet;
     let mut s = format!("{}/{} from {}", p.dst, p.protocol, p.from.as_str());
     s.push_str(" -> ");
@@ -259,7 +300,7 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
             parts.push(format!("stopped: {}", why.join("; ")));
             continue;
         }
-        let by = of[0].steps.last().map(|s| step_doc(node, s.at, &s.effect));
+        let by = of[0].steps.last().map(|s| node.step_doc(s.at, &s.effect));
         let word = match verdict {
             Verdict::Drop => "dropped",
             Verdict::Reject => "rejected",
@@ -300,10 +341,11 @@ pub fn summary(node: &TraceNode<'_>, t: &NodeTrace) -> String {
 }
 
 /// The document for one node.
-pub fn node_doc(node: &TraceNode<'_>, file: &str, t: &NodeTrace) -> NodeDoc {
+pub fn node_doc(node: &dyn TracedDump, file: &str, t: &NodeTrace) -> NodeDoc {
     NodeDoc {
-        node: node.name.clone(),
+        node: node.node_name().to_string(),
         file: file.into(),
+        backend: node.backend(),
         summary: summary(node, t),
         packet: t.packet.clone(),
         inputs: t.inputs.clone(),
@@ -332,6 +374,66 @@ pub fn document(nodes: Vec<NodeDoc>) -> TraceDocument {
 }
 
 /// Compares steps without their lines (nodes' files differ in line numbers, not meaning).
+/// How an outcome ends, comparable across backends: verdict, destination, probability (in
+/// millionths), masqueraded, rests on assumptions.
+fn end_of(o: &OutcomeDoc) -> (&'static str, String, u64, bool, bool) {
+    (
+        o.verdict.as_str(),
+        o.destination.clone(),
+        (o.probability * 1e6).round() as u64,
+        o.masquerade.is_some(),
+        !o.assumptions.is_empty(),
+    )
+}
+
+/// Where the outcomes of two nodes of different backends differ, compared as sets of ends.
+fn different_ends(first: &NodeDoc, other: &NodeDoc) -> Option<DifferenceDoc> {
+    let ends = |n: &NodeDoc| {
+        let mut e: Vec<_> = n.outcomes.iter().map(end_of).collect();
+        e.sort();
+        e
+    };
+    let (a, b) = (ends(first), ends(other));
+    if a == b {
+        return None;
+    }
+    let describe = |e: &[(&str, String, u64, bool, bool)]| {
+        e.iter()
+            .map(|(v, d, p, m, assumed)| {
+                format!(
+                    "{v} {d} ({}{}{})",
+                    probability(*p as f64 / 1e6),
+                    if *m { ", masqueraded" } else { "" },
+                    if *assumed { ", assumed" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(DifferenceDoc {
+        message: format!(
+            "outcomes differ ({} is {}, {} is {}; paths not compared): {}: {}; {}: {}",
+            first.node,
+            first.backend,
+            other.node,
+            other.backend,
+            first.node,
+            describe(&a),
+            other.node,
+            describe(&b)
+        ),
+        node: other.node.clone(),
+        outcome: a
+            .iter()
+            .zip(&b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len())),
+        step: None,
+        first: None,
+        other: None,
+    })
+}
+
 fn same_step(a: &StepDoc, b: &StepDoc) -> bool {
     a.table == b.table && a.chain == b.chain && a.rule == b.rule && a.effect == b.effect
 }
@@ -350,6 +452,14 @@ fn same_outcome(a: &OutcomeDoc, b: &OutcomeDoc) -> bool {
 fn first_difference(nodes: &[NodeDoc]) -> Option<DifferenceDoc> {
     let first = nodes.first()?;
     for other in &nodes[1..] {
+        if other.backend != first.backend {
+            // An iptables node and an nftables node take different paths by design: what
+            // they do to the packet is what compares.
+            if let Some(d) = different_ends(first, other) {
+                return Some(d);
+            }
+            continue;
+        }
         let n = first.outcomes.len().max(other.outcomes.len());
         for i in 0..n {
             let (a, b) = (first.outcomes.get(i), other.outcomes.get(i));
@@ -488,6 +598,13 @@ pub fn human(doc: &TraceDocument) -> String {
         match &doc.first_difference {
             Some(d) => {
                 let _ = writeln!(s, "first difference: {}", d.message);
+            }
+            None if doc.nodes.iter().any(|n| n.backend != doc.nodes[0].backend) => {
+                let _ = writeln!(
+                    s,
+                    "every node gives the same outcomes (iptables and nftables paths are not \
+                     compared)"
+                );
             }
             None => {
                 let _ = writeln!(s, "every node gives the same outcomes by the same rules");

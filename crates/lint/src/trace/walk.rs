@@ -10,7 +10,7 @@ use super::{
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
 use rulelint_parser::views::NatAddress;
-use rulelint_parser::{ChainId, RuleId, RuleRef, TableKind};
+use rulelint_parser::{ChainId, RuleRef, TableKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A netfilter hook.
@@ -69,7 +69,7 @@ struct Branch {
     probability: f64,
     assumptions: Vec<Assumption>,
     steps: Vec<Step>,
-    masquerade: Option<RuleId>,
+    masquerade: Option<StepAt>,
     stage: Stage,
     /// Index into the hook's tables of the table being (or next to be) traversed.
     table: usize,
@@ -119,7 +119,35 @@ struct Walker<'n, 'a> {
 
 /// Traces `spec` on `node`.
 pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
-    let (inputs, pkt, env, origin, traced) = resolve(node, spec);
+    let known = Known {
+        facts: &node.facts,
+        addresses: node
+            .facts
+            .addresses
+            .iter()
+            .map(|(ip, rule)| {
+                (
+                    *ip,
+                    format!(
+                        "line {}: `-d {ip}` jumps to KUBE-NODEPORTS",
+                        node.rule_line(*rule)
+                    ),
+                )
+            })
+            .collect(),
+        layout: node.model.layout.describe().into(),
+        services_not_local: matches!(node.proxy_mode(), ProxyMode::Iptables | ProxyMode::None),
+        local_endpoints: node
+            .model
+            .services
+            .iter()
+            .flat_map(|s| &s.local_endpoints)
+            .filter_map(|j| node.model.endpoint(j))
+            .filter_map(|e| e.destination)
+            .filter_map(|d| NatAddress::parse(d).ok()?.first)
+            .collect(),
+    };
+    let (inputs, pkt, env, origin, traced) = resolve(&known, spec);
     let mut walker = Walker {
         node,
         env,
@@ -183,7 +211,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
 
 /// Merges outcomes that agree in everything but probability (summed), then outcomes that an
 /// assumption split without deciding anything, and sorts: most probable first.
-fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
+pub(super) fn merge(outcomes: Vec<Outcome>) -> Vec<Outcome> {
     let outcomes = merge_same(outcomes);
     let outcomes = merge_undecided(outcomes);
     let mut merged = merge_same(outcomes);
@@ -772,7 +800,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 None
             }
             "SNAT" | "MASQUERADE" => {
-                b.masquerade = Some(rule.id);
+                b.masquerade = Some(StepAt::Rule(rule.id));
                 b.pkt.snat = true;
                 let effect = match target.option_arg("--to-source").map(NatAddress::parse) {
                     Some(Ok(nat)) if name == "SNAT" => {
@@ -847,11 +875,26 @@ fn mark_target(target: &rulelint_parser::TargetRef<'_, '_>, mark: u32) -> Option
 }
 
 /// Decides every field of the packet on this node: given, default or inferred.
-fn resolve<'n>(
-    node: &'n TraceNode<'_>,
+/// What the walk needs to know about a node, whichever backend its dump came from.
+pub(super) struct Known<'n> {
+    /// The node facts (Service addresses, pod network, endpoints).
+    pub facts: &'n super::NodeFacts,
+    /// The node's addresses the dump shows, each with where it shows it.
+    pub addresses: Vec<(IpAddr, String)>,
+    /// The proxy mode and layout, in words.
+    pub layout: String,
+    /// Service addresses are not the node's own (iptables and nftables modes, not IPVS).
+    pub services_not_local: bool,
+    /// Pod addresses of node-local endpoints (the default source of `--from pod`).
+    pub local_endpoints: Vec<IpAddr>,
+}
+
+/// The packet's fields: given, defaulted or inferred from `known`, with the inputs to print.
+pub(super) fn resolve<'n>(
+    known: &Known<'n>,
     spec: &PacketSpec,
 ) -> (Vec<Input>, Packet, Env<'n>, Origin, TracedPacket) {
-    let facts = &node.facts;
+    let facts = known.facts;
     let mut inputs = Vec::new();
     let given_or = |given: bool| if given { How::Given } else { How::Default };
     let protocol = spec.protocol.unwrap_or(6);
@@ -884,16 +927,12 @@ fn resolve<'n>(
         env.local.insert(*ip);
         addresses.push(format!("{ip} (given)"));
     }
-    for (ip, rule) in &facts.addresses {
+    for (ip, why) in &known.addresses {
         if env.local.insert(*ip) {
-            addresses.push(format!(
-                "{ip} (line {}: `-d {ip}` jumps to KUBE-NODEPORTS)",
-                node.rule_line(*rule)
-            ));
+            addresses.push(format!("{ip} ({why})"));
         }
     }
-    let mode = node.proxy_mode();
-    if matches!(mode, ProxyMode::Iptables | ProxyMode::None) {
+    if known.services_not_local {
         env.not_local = Some(&facts.service_ips);
     }
     let mut node_value = if addresses.is_empty() {
@@ -928,13 +967,13 @@ fn resolve<'n>(
     });
     inputs.push(Input {
         field: "proxy mode",
-        value: node.model.layout.describe().into(),
+        value: known.layout.clone(),
         how: How::Inferred("from the chains the dump holds".into()),
     });
     // The source.
     let (src, src_how) = match spec.src {
         Some(s) => (Some(s.ip), How::Given),
-        None => default_source(node, &env, origin, v4, spec),
+        None => default_source(known, &env, origin, v4, spec),
     };
     inputs.push(Input {
         field: "src",
@@ -1036,25 +1075,21 @@ fn resolve<'n>(
 
 /// The source a user would expect: a pod address, an outside address, or the node's.
 fn default_source(
-    node: &TraceNode<'_>,
+    known: &Known<'_>,
     env: &Env<'_>,
     origin: Origin,
     v4: bool,
     spec: &PacketSpec,
 ) -> (Option<IpAddr>, How) {
-    let facts = &node.facts;
+    let facts = known.facts;
     match origin {
         Origin::Pod => {
             // A pod of this node: the /24 (/80) around a node-local endpoint (KUBE-SVL), else
             // the whole pod network.
-            let local = node
-                .model
-                .services
+            let local = known
+                .local_endpoints
                 .iter()
-                .flat_map(|s| &s.local_endpoints)
-                .filter_map(|j| node.model.endpoint(j))
-                .filter_map(|e| e.destination)
-                .filter_map(|d| NatAddress::parse(d).ok()?.first)
+                .copied()
                 .filter(|ip| ip.is_ipv4() == v4)
                 .filter(|ip| facts.pod_cidr.as_ref().is_none_or(|(n, _)| n.contains(ip)))
                 .min()
