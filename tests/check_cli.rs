@@ -445,3 +445,93 @@ fn nft_json_is_recognised_and_said_to_be_unread() {
     assert!(text.contains("RL901 unread-section"), "{text}");
     assert!(text.contains("0 errors, 1 warning, 0 infos"), "{text}");
 }
+
+#[test]
+fn unreadable_files_are_listed_in_json_and_sarif() {
+    let dir = TempDir::new("check-unreadable");
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", "node.txt", "missing.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let doc = json(&out);
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["unreadable"][0]["path"], "missing.txt");
+    let error = doc["unreadable"][0]["error"].as_str().unwrap();
+    assert!(error.contains("cannot read `missing.txt`"), "{error}");
+    // Absent when every file was read (format version 1 unchanged for them).
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", "node.txt"], None);
+    assert!(json(&out).get("unreadable").is_none());
+
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "sarif", "node.txt", "missing.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let log = json(&out);
+    let invocation = &log["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let note = &invocation["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "error");
+    assert!(
+        note["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt")
+    );
+    let location = &note["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert!(
+        location["uri"].as_str().unwrap().ends_with("missing.txt"),
+        "{location}"
+    );
+}
+
+#[test]
+fn sarif_links_docs_and_writes_paths_relative_to_the_repository_root() {
+    let dir = TempDir::new("check-sarif-root");
+    std::fs::create_dir_all(dir.0.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/node a.txt", BROKEN);
+    let sub = dir.0.join("nodes");
+    let out = rulelint_in(Some(&sub), &["--format", "sarif", "node a.txt"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log = json(&out);
+    let run = &log["runs"][0];
+    assert!(
+        run["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://")
+    );
+    for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+        let uri = rule["helpUri"].as_str().unwrap();
+        let page = format!(
+            "{}-{}.md",
+            rule["id"].as_str().unwrap(),
+            rule["name"].as_str().unwrap()
+        );
+        assert!(uri.ends_with(&format!("/docs/lints/{page}")), "{uri}");
+        // The linked page exists in the repository.
+        assert!(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("docs/lints")
+                .join(&page)
+                .is_file(),
+            "{page}"
+        );
+    }
+    let artifact = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(artifact["uri"], "nodes/node%20a.txt");
+    assert_eq!(artifact["uriBaseId"], "%SRCROOT%");
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        root.starts_with("file:///") && root.ends_with('/'),
+        "{root}"
+    );
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+}

@@ -131,6 +131,7 @@ pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
             category: lint.category,
         }))
         .chain(std::iter::once(syntax(&crate::source::UNREAD_SECTION)))
+        .chain(std::iter::once(crate::suppression::entry()))
         .collect();
     all.sort_by_key(|e| e.info.code);
     all.into_iter()

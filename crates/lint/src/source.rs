@@ -358,7 +358,9 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
     let sections = sections(text);
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
         let iptables = rulelint_parser::parse(text);
-        let diagnostics = crate::check(&iptables, config);
+        let mut diagnostics = crate::check(&iptables, config);
+        crate::suppression::apply(text, &mut diagnostics, config);
+        crate::sort(&mut diagnostics);
         return CheckedSource {
             sections,
             iptables,
@@ -412,6 +414,7 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
             }
         }
     }
+    crate::suppression::apply(text, &mut diagnostics, config);
     crate::sort(&mut diagnostics);
     CheckedSource {
         sections,
