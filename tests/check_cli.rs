@@ -535,3 +535,255 @@ fn sarif_links_docs_and_writes_paths_relative_to_the_repository_root() {
     );
     assert_eq!(run["invocations"][0]["executionSuccessful"], true);
 }
+
+#[test]
+fn concise_quiet_statistics_and_output_file() {
+    let dir = TempDir::new("check-concise");
+    // A control character in a comment ends up in no message here, so one goes in the path.
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["--format", "concise", "node.txt"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "node.txt:7:1: info RL203 unreferenced-chain: nothing jumps to filter chain `OLD-RULES`: its rule never runs",
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "node.txt:10:1: error RL401 bare-drop: DROP in KUBE-FIREWALL matches every packet"
+        ),
+        "{text}"
+    );
+    assert_eq!(lines[2], "node.txt: 1 error, 0 warnings, 1 info");
+    assert_eq!(lines.len(), 3, "{text}");
+
+    // --quiet: the findings only, in both text formats.
+    for format in ["concise", "human"] {
+        let out = rulelint_in(Some(&dir.0), &["-q", "--format", format, "node.txt"], None);
+        assert_eq!(out.status.code(), Some(1));
+        let text = stdout(&out);
+        assert!(text.contains("RL401"), "{text}");
+        assert!(!text.contains("1 error, 0 warnings"), "{text}");
+    }
+
+    // --statistics: counts per code, most frequent first, over all files.
+    dir.write("again.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "node.txt", "again.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("2  RL203  unreferenced-chain"), "{text}");
+    assert!(text.contains("2  RL401  bare-drop"), "{text}");
+    assert!(!text.contains("matches every packet"), "{text}");
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "--format", "json", "node.txt"],
+        None,
+    );
+    let rows = json(&out);
+    assert_eq!(rows[0]["count"], 1);
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "--format", "sarif", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    // --output-file: the report in the file, nothing on stdout, the same status.
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", "-o", "report.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let written = std::fs::read_to_string(dir.0.join("report.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(doc["summary"]["error"], 1);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["-o", "no/such/folder/report.txt", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn concise_lines_escape_control_characters_and_newlines() {
+    let dir = TempDir::new("check-concise-escape");
+    let name = "odd\u{1b}[31m\nname.txt";
+    dir.write(name, BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["-q", "--format", "concise", name], None);
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 2, "{text:?}");
+    assert!(
+        text.starts_with("odd\\x1b[31m\\nname.txt:7:1: "),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn folders_are_read_and_files_without_a_dump_skipped() {
+    let dir = TempDir::new("check-folder");
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/a.txt", BROKEN);
+    dir.write("nodes/b.txt", INFO_ONLY);
+    dir.write("nodes/README.md", "# dumps of the nodes\n");
+    dir.write("nodes/.hidden.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", "nodes/"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let paths: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(
+        paths[0].ends_with("a.txt") && paths[1].ends_with("b.txt"),
+        "{paths:?}"
+    );
+    assert!(stderr(&out).contains("skipping"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("README.md"), "{}", stderr(&out));
+    // A file named on the command line must still be a dump.
+    let out = rulelint_in(Some(&dir.0), &["nodes/a.txt", "nodes/README.md"], None);
+    assert_eq!(out.status.code(), Some(2));
+    // An empty folder is an input error.
+    std::fs::create_dir_all(dir.0.join("empty")).unwrap();
+    let out = rulelint_in(Some(&dir.0), &["empty"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn config_is_found_above_the_working_directory_up_to_the_repository_root() {
+    let dir = TempDir::new("check-config-walk");
+    let repo = dir.0.join("repo");
+    let deep = repo.join("clusters/prod");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(deep.join("node.txt"), BROKEN).unwrap();
+    // Above the repository root: not read.
+    dir.write("rulelint.toml", "ignore = [\"RL203\"]\n");
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    assert_eq!(json(&out)["summary"]["info"], 1);
+    // At the root: read from two folders below.
+    std::fs::write(repo.join("rulelint.toml"), "ignore = [\"bare-drop\"]\n").unwrap();
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["summary"]["error"], 0);
+    // The nearest one wins.
+    std::fs::write(
+        repo.join("clusters/rulelint.toml"),
+        "select = [\"RL203\"]\n",
+    )
+    .unwrap();
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    let doc = json(&out);
+    assert_eq!(doc["summary"]["error"], 0);
+    assert_eq!(doc["summary"]["info"], 1);
+    // A broken discovered file names itself.
+    std::fs::write(repo.join("clusters/rulelint.toml"), "fail-on = 3\n").unwrap();
+    let out = rulelint_in(Some(&deep), &["node.txt"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("clusters/rulelint.toml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn baseline_reports_only_new_findings() {
+    let dir = TempDir::new("check-baseline");
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--write-baseline", "known.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    assert_eq!(recorded["format_version"], 1);
+    let codes: Vec<&str> = recorded["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["RL203", "RL401"]);
+    assert_eq!(recorded["findings"][1]["chain"], "KUBE-FIREWALL");
+    assert_eq!(recorded["findings"][1]["table"], "filter");
+
+    // The same node re-dumped with a rule inserted above the DROP and a new problem.
+    let redumped = BROKEN
+        .replace(
+            "-A INPUT -j KUBE-FIREWALL\n",
+            "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j KUBE-FIREWALL\n",
+        )
+        .replace("COMMIT\n", "-A OLD-RULES -j NO-SUCH-CHAIN\nCOMMIT\n");
+    dir.write("node.txt", &redumped);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &[
+            "--baseline",
+            "known.json",
+            "--format",
+            "concise",
+            "-q",
+            "node.txt",
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("RL401"), "{text}");
+    assert!(!text.contains("RL203"), "{text}");
+    assert!(text.contains("NO-SUCH-CHAIN"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    // Without the baseline, everything again.
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "concise", "-q", "node.txt"],
+        None,
+    );
+    assert!(stdout(&out).contains("RL401"));
+
+    // A missing or foreign baseline is an input error.
+    for bad in ["missing.json", "node.txt"] {
+        let out = rulelint_in(Some(&dir.0), &["--baseline", bad, "node.txt"], None);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
+
+#[test]
+fn a_rules_comment_suppresses_a_code_and_an_unused_suppression_is_reported() {
+    let allowed = BROKEN.replace(
+        "--comment \"kubernetes firewall for dropping marked packets\"",
+        "--comment \"kubernetes firewall; known, see ticket 7 rulelint:allow=RL401,RL303\"",
+    );
+    let out = rulelint(
+        &["--format", "concise", "-q", "-"],
+        Some(allowed.as_bytes()),
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("RL401"), "{text}");
+    assert!(
+        text.contains("<stdin>:10:")
+            && text.contains(
+                "info RL902 unused-suppression: suppression of RL303 is unused: this rule has no RL303"
+            ),
+        "{text}"
+    );
+    // Only infos are left: exit 0 at the default threshold.
+    assert_eq!(out.status.code(), Some(0));
+    let out = rulelint(&["explain", "RL902"], None);
+    assert!(stdout(&out).contains("unused-suppression"));
+}
