@@ -132,17 +132,15 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
         None => None,
     };
     match &options.output_file {
+        // The report is written once the inputs are read, so `-o` naming an input cannot
+        // truncate it before it is checked.
         Some(path) => {
-            let file = match std::fs::File::create(path) {
-                Ok(f) => f,
-                Err(e) => {
-                    eprintln!("rulelint: cannot write `{path}`: {e}");
-                    return Ok(crate::EXIT_INPUT);
-                }
-            };
-            let mut file = io::BufWriter::new(file);
-            let status = check_all(&options, &config, baseline.as_ref(), &mut file)?;
-            file.flush()?;
+            let mut report = Vec::new();
+            let status = check_all(&options, &config, baseline.as_ref(), &mut report)?;
+            if let Err(e) = std::fs::write(path, report) {
+                eprintln!("rulelint: cannot write `{path}`: {e}");
+                return Ok(crate::EXIT_INPUT);
+            }
             Ok(status)
         }
         None => check_all(&options, &config, baseline.as_ref(), out),

@@ -55,7 +55,8 @@ struct CheckArgs {
     /// Report only the findings that this baseline file does not hold.
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
     baseline: Option<String>,
-    /// Record today's findings in this baseline file instead of reporting them (exit 0).
+    /// Record today's findings in this baseline file instead of reporting them (exit 0 unless
+    /// an input is unreadable).
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<String>,
     /// The lowest severity that makes the run fail (exit 1) [default: error, or the config's].

@@ -612,6 +612,12 @@ fn concise_quiet_statistics_and_output_file() {
         None,
     );
     assert_eq!(out.status.code(), Some(2));
+    // The report is written after the inputs are read: naming an input loses no finding.
+    dir.write("self.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["-o", "self.txt", "self.txt"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(dir.0.join("self.txt")).unwrap();
+    assert!(written.contains("RL401 bare-drop"), "{written}");
 }
 
 #[test]
@@ -786,4 +792,72 @@ fn a_rules_comment_suppresses_a_code_and_an_unused_suppression_is_reported() {
     assert_eq!(out.status.code(), Some(0));
     let out = rulelint(&["explain", "RL902"], None);
     assert!(stdout(&out).contains("unused-suppression"));
+}
+
+/// Runs the check step of `action.yml` as the runner does: the script with its environment,
+/// `rulelint` on `PATH`.
+fn action_check(dir: &std::path::Path, paths: &str, args: &str) -> (Option<i32>, String) {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rulelint"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action-check.sh");
+    let output_file = dir.join("github-output");
+    let _ = std::fs::remove_file(&output_file);
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("RULELINT_PATHS", paths)
+        .env("RULELINT_ARGS", args)
+        .env("RULELINT_SARIF", "out.sarif")
+        .env("GITHUB_OUTPUT", &output_file)
+        .output()
+        .expect("bash runs");
+    let recorded = std::fs::read_to_string(&output_file).unwrap_or_default();
+    (out.status.code(), recorded)
+}
+
+#[test]
+fn action_check_step_writes_sarif_and_defers_the_status() {
+    let dir = TempDir::new("check-action");
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/a.txt", BROKEN);
+    dir.write("nodes/b.txt", INFO_ONLY);
+    // Findings: the SARIF is written, the step succeeds so the upload runs, the status waits.
+    let (code, recorded) = action_check(&dir.0, "nodes/*.txt", "");
+    assert_eq!(code, Some(0));
+    assert_eq!(recorded, "exit-code=1\n");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.sarif")).unwrap()).unwrap();
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 3);
+    // Flags pass through.
+    let (_, recorded) = action_check(&dir.0, "nodes", "--fail-on never");
+    assert_eq!(recorded, "exit-code=0\n");
+    // An unreadable input: still SARIF, with the notification, and status 2.
+    let (code, recorded) = action_check(&dir.0, "nodes/a.txt missing.txt", "");
+    assert_eq!(code, Some(0));
+    assert_eq!(recorded, "exit-code=2\n");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.sarif")).unwrap()).unwrap();
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    // A usage error writes no SARIF: the step fails with rulelint's status.
+    let (code, recorded) = action_check(&dir.0, "nodes", "--format-typo");
+    assert_eq!(code, Some(2));
+    assert_eq!(recorded, "exit-code=2\n");
+    // The action runs this script and uploads its SARIF.
+    let action = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml"),
+    )
+    .unwrap();
+    assert!(action.contains("scripts/action-check.sh"));
+    assert!(action.contains("github/codeql-action/upload-sarif@"));
 }

@@ -62,28 +62,41 @@ struct Directive {
 fn directives(text: &str) -> BTreeMap<usize, Directive> {
     let mut found: BTreeMap<usize, Directive> = BTreeMap::new();
     let bytes = text.as_bytes();
+    // The line of the previous marker, and where its first `comment` ends: each line is
+    // searched once however many markers it holds, so a long line costs linear time.
+    let mut line = 0..0;
+    let mut comment_end = None;
     for (at, _) in text.match_indices(MARKER) {
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line_end = bytes[at..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(text.len(), |i| at + i);
-        if !text[line_start..at].contains("comment") {
+        if at >= line.end {
+            let start = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let end = bytes[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| at + i);
+            line = start..end;
+            comment_end = text[line.clone()]
+                .find("comment")
+                .map(|i| start + i + "comment".len());
+        }
+        if comment_end.is_none_or(|end| end > at) {
             continue;
         }
         let list_start = at + MARKER.len();
-        let list_len = bytes[list_start..line_end]
+        let list_len = bytes[list_start..line.end]
             .iter()
             .position(|b| !(b.is_ascii_alphanumeric() || *b == b',' || *b == b'-'))
-            .unwrap_or(line_end - list_start);
-        let mut codes = Vec::new();
+            .unwrap_or(line.end - list_start);
+        let directive = found.entry(line.start).or_insert(Directive {
+            line_end: line.end,
+            codes: Vec::new(),
+        });
         let mut start = list_start;
         for code in text[list_start..list_start + list_len].split(',') {
             if !code.is_empty() {
-                codes.push((
+                directive.codes.push((
                     code.to_ascii_uppercase(),
                     Span::new(start, start + code.len()),
                     false,
@@ -91,11 +104,6 @@ fn directives(text: &str) -> BTreeMap<usize, Directive> {
             }
             start += code.len() + 1;
         }
-        let directive = found.entry(line_start).or_insert(Directive {
-            line_end,
-            codes: Vec::new(),
-        });
-        directive.codes.extend(codes);
     }
     found
 }
@@ -202,5 +210,17 @@ mod tests {
         let config = Config::from_toml("ignore = [\"RL902\"]").unwrap();
         let quiet = check_source(&other, &config).diagnostics;
         assert!(!quiet.iter().any(|d| d.code == "RL902"));
+    }
+
+    #[test]
+    fn many_markers_on_one_long_line_take_linear_time() {
+        // 200k markers on one line: a quadratic scan would not finish in a test's lifetime.
+        let line = format!(
+            "-A X -m comment --comment \"{}\" -j DROP\n",
+            "rulelint:allow=RL401 ".repeat(200_000)
+        );
+        let found = directives(&line);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[&0].codes.len(), 200_000);
     }
 }
