@@ -26,7 +26,7 @@ use std::process::ExitCode;
     about,
     args_conflicts_with_subcommands = true,
     subcommand_help_heading = "Commands",
-    after_help = "Examples:\n  rulelint node-a.txt\n  iptables-save | rulelint -\n  rulelint --format sarif nodes/*.txt > rulelint.sarif\n  rulelint explain bare-drop"
+    after_help = "Examples:\n  rulelint node-a.txt\n  rulelint --format concise nodes/\n  iptables-save | rulelint -\n  rulelint --format sarif nodes/*.txt > rulelint.sarif\n  rulelint explain bare-drop"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -539,7 +539,6 @@ fn sarif_links_docs_and_writes_paths_relative_to_the_repository_root() {
 #[test]
 fn concise_quiet_statistics_and_output_file() {
     let dir = TempDir::new("check-concise");
-    // A control character in a comment ends up in no message here, so one goes in the path.
     dir.write("node.txt", BROKEN);
     let out = rulelint_in(Some(&dir.0), &["--format", "concise", "node.txt"], None);
     assert_eq!(out.status.code(), Some(1));
