@@ -860,3 +860,24 @@ fn action_check_step_writes_sarif_and_defers_the_status() {
     assert!(action.contains("scripts/action-check.sh"));
     assert!(action.contains("github/codeql-action/upload-sarif@"));
 }
+
+#[test]
+fn readme_shows_every_check_flag() {
+    let help = stdout(&rulelint(&["check", "--help"], None));
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let mut flags: Vec<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .collect();
+    flags.sort_unstable();
+    flags.dedup();
+    assert!(flags.contains(&"--write-baseline"), "{help}");
+    for flag in flags {
+        if flag == "--help" {
+            continue;
+        }
+        assert!(readme.contains(flag), "README does not show `{flag}`");
+    }
+}

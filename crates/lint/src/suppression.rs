@@ -7,7 +7,7 @@
 use crate::config::{Config, Level};
 use crate::registry::{Category, CodeEntry, find_code};
 use rulelint_parser::{CodeInfo, Diagnostic, Severity, Span};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// The marker that starts a suppression inside a comment.
 pub const MARKER: &str = "rulelint:allow=";
@@ -66,6 +66,8 @@ fn directives(text: &str) -> BTreeMap<usize, Directive> {
     // searched once however many markers it holds, so a long line costs linear time.
     let mut line = 0..0;
     let mut comment_end = None;
+    // A code named twice on one line is one suppression (and at most one RL902).
+    let mut seen: HashSet<(usize, String)> = HashSet::new();
     for (at, _) in text.match_indices(MARKER) {
         if at >= line.end {
             let start = bytes[..at]
@@ -95,12 +97,11 @@ fn directives(text: &str) -> BTreeMap<usize, Directive> {
         });
         let mut start = list_start;
         for code in text[list_start..list_start + list_len].split(',') {
-            if !code.is_empty() {
-                directive.codes.push((
-                    code.to_ascii_uppercase(),
-                    Span::new(start, start + code.len()),
-                    false,
-                ));
+            let upper = code.to_ascii_uppercase();
+            if !code.is_empty() && seen.insert((line.start, upper.clone())) {
+                directive
+                    .codes
+                    .push((upper, Span::new(start, start + code.len()), false));
             }
             start += code.len() + 1;
         }
@@ -221,6 +222,14 @@ mod tests {
         );
         let found = directives(&line);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[&0].codes.len(), 200_000);
+        assert_eq!(found[&0].codes.len(), 1);
+        let distinct = "-A X -m comment --comment \"rulelint:allow=RL401,rl401 rulelint:allow=RL302\" -j DROP\n";
+        let found = directives(distinct);
+        let codes: Vec<&str> = found[&0]
+            .codes
+            .iter()
+            .map(|(code, _, _)| code.as_str())
+            .collect();
+        assert_eq!(codes, ["RL401", "RL302"]);
     }
 }
