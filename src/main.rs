@@ -2,6 +2,7 @@
 
 mod check;
 mod diff;
+mod folders;
 mod input;
 mod serve;
 mod services;
@@ -25,7 +26,7 @@ use std::process::ExitCode;
     about,
     args_conflicts_with_subcommands = true,
     subcommand_help_heading = "Commands",
-    after_help = "Examples:\n  rulelint node-a.txt\n  iptables-save | rulelint -\n  rulelint --format sarif nodes/*.txt > rulelint.sarif\n  rulelint explain bare-drop"
+    after_help = "Examples:\n  rulelint node-a.txt\n  rulelint --format concise nodes/\n  iptables-save | rulelint -\n  rulelint --format sarif nodes/*.txt > rulelint.sarif\n  rulelint explain bare-drop"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,11 +38,27 @@ struct Cli {
 /// The flags of `check`, also accepted without the subcommand.
 #[derive(Args)]
 struct CheckArgs {
-    /// Dump files; `-` reads standard input; `.gz` files are decompressed.
+    /// Dump files or folders of dumps; `-` reads standard input; `.gz` files are decompressed.
     files: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = check::Format::Human)]
     format: check::Format,
+    /// Print the findings only, without the summary lines.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output_file: Option<String>,
+    /// Print the number of findings per code instead of the findings (JSON with `--format json`).
+    #[arg(long)]
+    statistics: bool,
+    /// Report only the findings that this baseline file does not hold.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    baseline: Option<String>,
+    /// Record today's findings in this baseline file instead of reporting them (exit 0 unless
+    /// an input is unreadable).
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<String>,
     /// The lowest severity that makes the run fail (exit 1) [default: error, or the config's].
     #[arg(long, value_parser = ["error", "warning", "info", "never"])]
     fail_on: Option<String>,
@@ -52,10 +69,11 @@ struct CheckArgs {
     /// Do not report these codes or names (comma-separated). Replaces the config file's `ignore`.
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     ignore: Option<Vec<String>>,
-    /// Configuration file [default: ./rulelint.toml when it exists].
+    /// Configuration file [default: rulelint.toml in the working directory or the nearest
+    /// folder above it, up to the repository root].
     #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
     config: Option<String>,
-    /// Ignore ./rulelint.toml.
+    /// Do not look for rulelint.toml.
     #[arg(long)]
     no_config: bool,
     /// Colour in human output.
@@ -259,6 +277,11 @@ fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
             config: args.config,
             no_config: args.no_config,
             color,
+            quiet: args.quiet,
+            output_file: args.output_file,
+            statistics: args.statistics,
+            baseline: args.baseline,
+            write_baseline: args.write_baseline,
         },
         out,
     )

@@ -458,3 +458,439 @@ fn nft_json_and_transaction_forms_are_checked_like_the_listing() {
         ["RL457", "RL457"]
     );
 }
+
+#[test]
+fn unreadable_files_are_listed_in_json_and_sarif() {
+    let dir = TempDir::new("check-unreadable");
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", "node.txt", "missing.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let doc = json(&out);
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["unreadable"][0]["path"], "missing.txt");
+    let error = doc["unreadable"][0]["error"].as_str().unwrap();
+    assert!(error.contains("cannot read `missing.txt`"), "{error}");
+    // Absent when every file was read (format version 1 unchanged for them).
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", "node.txt"], None);
+    assert!(json(&out).get("unreadable").is_none());
+
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "sarif", "node.txt", "missing.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let log = json(&out);
+    let invocation = &log["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let note = &invocation["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "error");
+    assert!(
+        note["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt")
+    );
+    let location = &note["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert!(
+        location["uri"].as_str().unwrap().ends_with("missing.txt"),
+        "{location}"
+    );
+}
+
+#[test]
+fn sarif_links_docs_and_writes_paths_relative_to_the_repository_root() {
+    let dir = TempDir::new("check-sarif-root");
+    std::fs::create_dir_all(dir.0.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/node a.txt", BROKEN);
+    let sub = dir.0.join("nodes");
+    let out = rulelint_in(Some(&sub), &["--format", "sarif", "node a.txt"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log = json(&out);
+    let run = &log["runs"][0];
+    assert!(
+        run["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://")
+    );
+    for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+        let uri = rule["helpUri"].as_str().unwrap();
+        let page = format!(
+            "{}-{}.md",
+            rule["id"].as_str().unwrap(),
+            rule["name"].as_str().unwrap()
+        );
+        assert!(uri.ends_with(&format!("/docs/lints/{page}")), "{uri}");
+        // The linked page exists in the repository.
+        assert!(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("docs/lints")
+                .join(&page)
+                .is_file(),
+            "{page}"
+        );
+    }
+    let artifact = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(artifact["uri"], "nodes/node%20a.txt");
+    assert_eq!(artifact["uriBaseId"], "%SRCROOT%");
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        root.starts_with("file:///") && root.ends_with('/'),
+        "{root}"
+    );
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+}
+
+#[test]
+fn concise_quiet_statistics_and_output_file() {
+    let dir = TempDir::new("check-concise");
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["--format", "concise", "node.txt"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "node.txt:7:1: info RL203 unreferenced-chain: nothing jumps to filter chain `OLD-RULES`: its rule never runs",
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "node.txt:10:1: error RL401 bare-drop: DROP in KUBE-FIREWALL matches every packet"
+        ),
+        "{text}"
+    );
+    assert_eq!(lines[2], "node.txt: 1 error, 0 warnings, 1 info");
+    assert_eq!(lines.len(), 3, "{text}");
+
+    // --quiet: the findings only, in both text formats.
+    for format in ["concise", "human"] {
+        let out = rulelint_in(Some(&dir.0), &["-q", "--format", format, "node.txt"], None);
+        assert_eq!(out.status.code(), Some(1));
+        let text = stdout(&out);
+        assert!(text.contains("RL401"), "{text}");
+        assert!(!text.contains("1 error, 0 warnings"), "{text}");
+    }
+
+    // --statistics: counts per code, most frequent first, over all files.
+    dir.write("again.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "node.txt", "again.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("2  RL203  unreferenced-chain"), "{text}");
+    assert!(text.contains("2  RL401  bare-drop"), "{text}");
+    assert!(!text.contains("matches every packet"), "{text}");
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "--format", "json", "node.txt"],
+        None,
+    );
+    let rows = json(&out);
+    assert_eq!(rows[0]["count"], 1);
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--statistics", "--format", "sarif", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    // --output-file: the report in the file, nothing on stdout, the same status.
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "json", "-o", "report.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let written = std::fs::read_to_string(dir.0.join("report.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(doc["summary"]["error"], 1);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["-o", "no/such/folder/report.txt", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    // The report is written after the inputs are read: naming an input loses no finding.
+    dir.write("self.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["-o", "self.txt", "self.txt"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(dir.0.join("self.txt")).unwrap();
+    assert!(written.contains("RL401 bare-drop"), "{written}");
+}
+
+#[test]
+fn concise_lines_escape_control_characters_and_newlines() {
+    let dir = TempDir::new("check-concise-escape");
+    let name = "odd\u{1b}[31m\nname.txt";
+    dir.write(name, BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["-q", "--format", "concise", name], None);
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 2, "{text:?}");
+    assert!(
+        text.starts_with("odd\\x1b[31m\\nname.txt:7:1: "),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn folders_are_read_and_files_without_a_dump_skipped() {
+    let dir = TempDir::new("check-folder");
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/a.txt", BROKEN);
+    dir.write("nodes/b.txt", INFO_ONLY);
+    dir.write("nodes/README.md", "# dumps of the nodes\n");
+    dir.write("nodes/.hidden.txt", BROKEN);
+    let out = rulelint_in(Some(&dir.0), &["--format", "json", "nodes/"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let paths: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(
+        paths[0].ends_with("a.txt") && paths[1].ends_with("b.txt"),
+        "{paths:?}"
+    );
+    assert!(stderr(&out).contains("skipping"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("README.md"), "{}", stderr(&out));
+    // A file named on the command line must still be a dump.
+    let out = rulelint_in(Some(&dir.0), &["nodes/a.txt", "nodes/README.md"], None);
+    assert_eq!(out.status.code(), Some(2));
+    // An empty folder is an input error.
+    std::fs::create_dir_all(dir.0.join("empty")).unwrap();
+    let out = rulelint_in(Some(&dir.0), &["empty"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn config_is_found_above_the_working_directory_up_to_the_repository_root() {
+    let dir = TempDir::new("check-config-walk");
+    let repo = dir.0.join("repo");
+    let deep = repo.join("clusters/prod");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(deep.join("node.txt"), BROKEN).unwrap();
+    // Above the repository root: not read.
+    dir.write("rulelint.toml", "ignore = [\"RL203\"]\n");
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    assert_eq!(json(&out)["summary"]["info"], 1);
+    // At the root: read from two folders below.
+    std::fs::write(repo.join("rulelint.toml"), "ignore = [\"bare-drop\"]\n").unwrap();
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["summary"]["error"], 0);
+    // The nearest one wins.
+    std::fs::write(
+        repo.join("clusters/rulelint.toml"),
+        "select = [\"RL203\"]\n",
+    )
+    .unwrap();
+    let out = rulelint_in(Some(&deep), &["--format", "json", "node.txt"], None);
+    let doc = json(&out);
+    assert_eq!(doc["summary"]["error"], 0);
+    assert_eq!(doc["summary"]["info"], 1);
+    // A broken discovered file names itself.
+    std::fs::write(repo.join("clusters/rulelint.toml"), "fail-on = 3\n").unwrap();
+    let out = rulelint_in(Some(&deep), &["node.txt"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("clusters/rulelint.toml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn baseline_reports_only_new_findings() {
+    let dir = TempDir::new("check-baseline");
+    dir.write("node.txt", BROKEN);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--write-baseline", "known.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    assert_eq!(recorded["format_version"], 1);
+    let codes: Vec<&str> = recorded["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["RL203", "RL401"]);
+    assert_eq!(recorded["findings"][1]["chain"], "KUBE-FIREWALL");
+    assert_eq!(recorded["findings"][1]["table"], "filter");
+
+    // The same node re-dumped with a rule inserted above the DROP and a new problem.
+    let redumped = BROKEN
+        .replace(
+            "-A INPUT -j KUBE-FIREWALL\n",
+            "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -j KUBE-FIREWALL\n",
+        )
+        .replace("COMMIT\n", "-A OLD-RULES -j NO-SUCH-CHAIN\nCOMMIT\n");
+    dir.write("node.txt", &redumped);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &[
+            "--baseline",
+            "known.json",
+            "--format",
+            "concise",
+            "-q",
+            "node.txt",
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("RL401"), "{text}");
+    assert!(!text.contains("RL203"), "{text}");
+    assert!(text.contains("NO-SUCH-CHAIN"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    // Without the baseline, everything again.
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--format", "concise", "-q", "node.txt"],
+        None,
+    );
+    assert!(stdout(&out).contains("RL401"));
+
+    // A missing or foreign baseline is an input error.
+    for bad in ["missing.json", "node.txt"] {
+        let out = rulelint_in(Some(&dir.0), &["--baseline", bad, "node.txt"], None);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
+
+#[test]
+fn a_rules_comment_suppresses_a_code_and_an_unused_suppression_is_reported() {
+    let allowed = BROKEN.replace(
+        "--comment \"kubernetes firewall for dropping marked packets\"",
+        "--comment \"kubernetes firewall; known, see ticket 7 rulelint:allow=RL401,RL303\"",
+    );
+    let out = rulelint(
+        &["--format", "concise", "-q", "-"],
+        Some(allowed.as_bytes()),
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("RL401"), "{text}");
+    assert!(
+        text.contains("<stdin>:10:")
+            && text.contains(
+                "info RL902 unused-suppression: suppression of RL303 is unused: this rule has no RL303"
+            ),
+        "{text}"
+    );
+    // Only infos are left: exit 0 at the default threshold.
+    assert_eq!(out.status.code(), Some(0));
+    let out = rulelint(&["explain", "RL902"], None);
+    assert!(stdout(&out).contains("unused-suppression"));
+}
+
+/// Runs the check step of `action.yml` as the runner does: the script with its environment,
+/// `rulelint` on `PATH`.
+fn action_check(dir: &std::path::Path, paths: &str, args: &str) -> (Option<i32>, String) {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rulelint"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action-check.sh");
+    let output_file = dir.join("github-output");
+    let _ = std::fs::remove_file(&output_file);
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("RULELINT_PATHS", paths)
+        .env("RULELINT_ARGS", args)
+        .env("RULELINT_SARIF", "out.sarif")
+        .env("GITHUB_OUTPUT", &output_file)
+        .output()
+        .expect("bash runs");
+    let recorded = std::fs::read_to_string(&output_file).unwrap_or_default();
+    (out.status.code(), recorded)
+}
+
+#[test]
+fn action_check_step_writes_sarif_and_defers_the_status() {
+    let dir = TempDir::new("check-action");
+    std::fs::create_dir_all(dir.0.join("nodes")).unwrap();
+    dir.write("nodes/a.txt", BROKEN);
+    dir.write("nodes/b.txt", INFO_ONLY);
+    // Findings: the SARIF is written, the step succeeds so the upload runs, the status waits.
+    let (code, recorded) = action_check(&dir.0, "nodes/*.txt", "");
+    assert_eq!(code, Some(0));
+    assert_eq!(recorded, "exit-code=1\n");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.sarif")).unwrap()).unwrap();
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 3);
+    // Flags pass through.
+    let (_, recorded) = action_check(&dir.0, "nodes", "--fail-on never");
+    assert_eq!(recorded, "exit-code=0\n");
+    // An unreadable input: still SARIF, with the notification, and status 2.
+    let (code, recorded) = action_check(&dir.0, "nodes/a.txt missing.txt", "");
+    assert_eq!(code, Some(0));
+    assert_eq!(recorded, "exit-code=2\n");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.sarif")).unwrap()).unwrap();
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    // A usage error writes no SARIF: the step fails with rulelint's status.
+    let (code, recorded) = action_check(&dir.0, "nodes", "--format-typo");
+    assert_eq!(code, Some(2));
+    assert_eq!(recorded, "exit-code=2\n");
+    // The action runs this script and uploads its SARIF.
+    let action = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml"),
+    )
+    .unwrap();
+    assert!(action.contains("scripts/action-check.sh"));
+    assert!(action.contains("github/codeql-action/upload-sarif@"));
+}
+
+#[test]
+fn readme_shows_every_check_flag() {
+    let help = stdout(&rulelint(&["check", "--help"], None));
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let mut flags: Vec<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .collect();
+    flags.sort_unstable();
+    flags.dedup();
+    assert!(flags.contains(&"--write-baseline"), "{help}");
+    for flag in flags {
+        if flag == "--help" {
+            continue;
+        }
+        assert!(readme.contains(flag), "README does not show `{flag}`");
+    }
+}

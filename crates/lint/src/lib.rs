@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub mod baseline;
 mod check;
 mod config;
 mod context;
@@ -46,6 +47,7 @@ mod registry;
 pub mod report;
 pub mod sarif;
 pub mod source;
+pub mod suppression;
 pub mod trace;
 
 pub use check::{check, check_text, check_with_graph, sort};

@@ -130,6 +130,7 @@ pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
             info: &lint.info,
             category: lint.category,
         }))
+        .chain(std::iter::once(crate::suppression::entry()))
         .collect();
     all.sort_by_key(|e| e.info.code);
     all.into_iter()

@@ -90,6 +90,19 @@ pub struct CheckDocument<'r> {
     pub files: Vec<CheckFileDoc<'r>>,
     /// Counts over all files.
     pub summary: Summary,
+    /// Inputs that could not be read, with why; present only when there are some (additive to
+    /// format version 1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// An input that could not be read: it has no findings, and the run fails (exit 2).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The path as given.
+    pub path: String,
+    /// Why it could not be read, one line.
+    pub error: String,
 }
 
 /// The tool that wrote a report.
@@ -144,7 +157,14 @@ impl<'r> CheckDocument<'r> {
             tool: TOOL,
             files,
             summary,
+            unreadable: Vec::new(),
         }
+    }
+
+    /// Adds the inputs that could not be read.
+    pub fn with_unreadable(mut self, unreadable: &[Unreadable]) -> CheckDocument<'r> {
+        self.unreadable = unreadable.to_vec();
+        self
     }
 }
 

@@ -334,7 +334,10 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
     let sections = sections(text);
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
         let iptables = rulelint_parser::parse(text);
-        let diagnostics = capped(crate::check(&iptables, config));
+        let mut diagnostics = crate::check(&iptables, config);
+        crate::suppression::apply(text, &mut diagnostics, config);
+        crate::sort(&mut diagnostics);
+        let diagnostics = capped(diagnostics);
         return CheckedSource {
             sections,
             iptables,
@@ -377,6 +380,7 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
             }
         }
     }
+    crate::suppression::apply(text, &mut diagnostics, config);
     crate::sort(&mut diagnostics);
     let diagnostics = capped(diagnostics);
     CheckedSource {

@@ -57,7 +57,20 @@ fn corpus_sarif_is_valid_sarif_2_1_0() {
             diagnostics: f,
         })
         .collect();
-    let log = sarif::sarif_log(&files);
+    // Paths resolved against a root, and an unreadable input, as the CLI writes them.
+    let options = sarif::SarifOptions {
+        cwd: Some("/repo/nodes".into()),
+        root: Some("/repo".into()),
+    };
+    let unreadable = [rulelint_lint::report::Unreadable {
+        path: "missing file.txt".to_string(),
+        error: "cannot read `missing file.txt`: No such file or directory".to_string(),
+    }];
+    let log = sarif::sarif_log_with(&files, &unreadable, &options);
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
     let results = log["runs"][0]["results"].as_array().expect("results").len();
     assert!(
         results > 20,
