@@ -3,7 +3,7 @@
 //! is pinned in `corpus/diff/snapshots/`. Generated nodes of one cluster must not drift.
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::diff::{Node, compare, report};
+use rulelint_lint::diff::{Node, NodeInput, compare, report};
 use rulelint_parser::{Parsed, parse};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,10 @@ fn expectation(case: &str) -> Expect {
         "missing-hook-jump" => (false, &["hook-jump"], &[], true),
         "group-odd-node" => (false, &["endpoint"], &["node-07"], true),
         "group-rejected-service" => (false, &["service", "chain-rules"], &["node-a"], true),
+        "migration-pair" => (true, &[], &[], true),
+        "migration-stale-endpoint" => (false, &["endpoint"], &[], true),
+        "migration-group" => (false, &["endpoint"], &["node-02"], true),
+        "nft-layout-upgrade" => (true, &[], &[], true),
         other => panic!("corpus/diff/{other}: add its expectation to this test"),
     };
     Expect {
@@ -83,11 +87,11 @@ fn stem(path: &str) -> String {
 
 /// The text report (no colour) and the JSON document of one case.
 fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
-    let parsed: Vec<Parsed<'_>> = dumps.iter().map(|(_, t)| parse(t)).collect();
+    let inputs: Vec<NodeInput<'_>> = dumps.iter().map(|(_, t)| NodeInput::read(t)).collect();
     let nodes: Vec<Node<'_>> = dumps
         .iter()
-        .zip(&parsed)
-        .map(|((path, _), p)| Node::new(stem(path), p))
+        .zip(&inputs)
+        .map(|((path, _), input)| Node::from_input(stem(path), input))
         .collect();
     let comparison = compare(&nodes);
     let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
