@@ -357,7 +357,11 @@ fn generated_nodes_in_both_backends_do_not_drift() {
             Node::from_input("nft", &inputs[3]),
         ];
         let c = compare(&pair);
-        assert!(c.differences.is_empty(), "seed {seed}: {:#?}", c.differences);
+        assert!(
+            c.differences.is_empty(),
+            "seed {seed}: {:#?}",
+            c.differences
+        );
         // The nftables twin without one Service port's map element.
         let element = texts[3]
             .lines()
@@ -406,4 +410,36 @@ fn an_nft_layout_change_is_not_drift() {
     let changed = [dumps[0].clone(), ("x/node-99.txt".into(), same_generation)];
     let (_, doc) = rendered(&changed);
     assert_eq!(doc["agree"], false, "{doc:#}");
+}
+
+/// A LoadBalancer Service without endpoints: nftables keeps its firewall chain and lists its
+/// cluster IP and node port only in the no-endpoint maps, iptables in filter's REJECT rules.
+/// Both are the same ways in (seed 3 of 5,000 Service ports has such a Service).
+#[test]
+fn a_load_balancer_without_endpoints_agrees_across_backends() {
+    let mut shape = Shape::with_services(5_000);
+    shape.seed = 3;
+    let iptables = generate(&shape);
+    let nft = rulelint_dumpgen::generate_nft(&shape, rulelint_dumpgen::NftForm::List);
+    let rejected_with_firewall = nft
+        .lines()
+        .filter(|l| l.contains(": goto reject-chain"))
+        .filter_map(|l| l.split("comment \"").nth(1)?.split('"').next())
+        .any(|name| {
+            let (service, port) = name.split_once(':').unwrap_or((name, ""));
+            nft.lines().any(|l| {
+                l.starts_with("\tchain firewall-")
+                    && l.contains(&format!("-{service}/"))
+                    && l.contains(&format!("/{port} {{"))
+            })
+        });
+    assert!(rejected_with_firewall, "the case this test is about");
+    let inputs = [NodeInput::read(&iptables), NodeInput::read(&nft)];
+    let nodes = [
+        Node::from_input("ipt", &inputs[0]),
+        Node::from_input("nft", &inputs[1]),
+    ];
+    let comparison = compare(&nodes);
+    let doc = report::document(&comparison, &["ipt", "nft"]);
+    assert!(doc.differences.is_empty(), "{}", report::human(&doc, false));
 }

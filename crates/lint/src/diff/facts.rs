@@ -5,8 +5,8 @@
 
 use super::Node;
 use super::node_local::{Expected, has_node_local_rules, is_per_pod_chain};
-use crate::kube::names::{ServiceChainKind, is_endpoint_chain, service_chain};
 use crate::kube::catalog::CatalogEndpoint;
+use crate::kube::names::{ServiceChainKind, is_endpoint_chain, service_chain};
 use crate::kube::{AddressKind, EndpointJump, Service};
 use ipnet::IpNet;
 use rulelint_parser::{ChainId, RuleId, TableKind};

@@ -355,7 +355,12 @@ pub fn declared_name<'a>(set: &Ruleset<'a>) -> Option<&'a str> {
 /// the iptables parser).
 fn declared_name_in_text(text: &str) -> Option<&str> {
     text.lines().find_map(|line| {
-        let name = line.trim().strip_prefix('#')?.trim().strip_prefix("node:")?.trim();
+        let name = line
+            .trim()
+            .strip_prefix('#')?
+            .trim()
+            .strip_prefix("node:")?
+            .trim();
         (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
     })
 }
@@ -370,7 +375,10 @@ fn shift_origins(service: &mut CatalogService<'_>, offset: u32, lines: u32) {
         );
         o.line = o.line.saturating_add(lines);
     };
-    service.addresses.iter_mut().for_each(|a| shift(&mut a.origin));
+    service
+        .addresses
+        .iter_mut()
+        .for_each(|a| shift(&mut a.origin));
     service
         .endpoints
         .iter_mut()
@@ -379,7 +387,10 @@ fn shift_origins(service: &mut CatalogService<'_>, offset: u32, lines: u32) {
     if let Some(a) = service.affinity.as_mut() {
         shift(&mut a.origin);
     }
-    service.source_ranges.iter_mut().for_each(|r| shift(&mut r.origin));
+    service
+        .source_ranges
+        .iter_mut()
+        .for_each(|r| shift(&mut r.origin));
     service
         .rejects_without_endpoints
         .iter_mut()
@@ -560,8 +571,7 @@ fn disagreement<'r>(
         Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),
     };
     let compared_count = nodes.iter().filter(|n| compared(n)).count();
-    if holders_count == compared_count
-        || (holders_count != usize::MAX && !subject.absence_counts())
+    if holders_count == compared_count || (holders_count != usize::MAX && !subject.absence_counts())
     {
         return None;
     }

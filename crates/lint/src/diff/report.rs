@@ -220,7 +220,9 @@ fn phrase(subject: &Subject<'_>) -> (String, String) {
             target,
             ..
         } => (format!("{table} {hook}"), format!("jumps to {target}")),
-        Subject::Chain { table, chain, .. } => (table.to_string(), format!("has the chain {chain}")),
+        Subject::Chain { table, chain, .. } => {
+            (table.to_string(), format!("has the chain {chain}"))
+        }
         Subject::Policy { table, chain, .. } | Subject::ChainRules { table, chain, .. } => {
             (format!("{table} {chain}"), "exists".into())
         }
