@@ -2,7 +2,7 @@
 //! A dump is iptables-save, `nft list ruleset` text, or both.
 
 use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
-use rulelint_lint::diff::{Node, NodeInput, compare, report};
+use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -130,11 +130,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     }
     let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
     let inputs: Vec<&NodeInput<'_>> = kept.iter().map(|&i| &inputs[i]).collect();
-    let nodes: Vec<Node<'_>> = node_names(&loaded)
-        .into_iter()
-        .zip(inputs)
-        .map(|(name, input)| Node::from_input(name, input))
-        .collect();
+    let nodes: Vec<Node<'_>> = prepare(node_names(&loaded).into_iter().zip(inputs));
     let comparison = compare(&nodes);
     let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
     let doc = report::document(&comparison, &paths);

@@ -3,7 +3,7 @@
 //! is pinned in `corpus/diff/snapshots/`. Generated nodes of one cluster must not drift.
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::diff::{Node, NodeInput, compare, report};
+use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
 use rulelint_parser::{Parsed, parse};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -88,11 +88,7 @@ fn stem(path: &str) -> String {
 /// The text report (no colour) and the JSON document of one case.
 fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
     let inputs: Vec<NodeInput<'_>> = dumps.iter().map(|(_, t)| NodeInput::read(t)).collect();
-    let nodes: Vec<Node<'_>> = dumps
-        .iter()
-        .zip(&inputs)
-        .map(|((path, _), input)| Node::from_input(stem(path), input))
-        .collect();
+    let nodes: Vec<Node<'_>> = prepare(dumps.iter().map(|(path, _)| stem(path)).zip(&inputs));
     let comparison = compare(&nodes);
     let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
     let doc = report::document(&comparison, &paths);
@@ -343,19 +339,17 @@ fn generated_nodes_in_both_backends_do_not_drift() {
         };
         let texts = [node(0, false), node(1, true), node(2, true), node(0, true)];
         let inputs: Vec<NodeInput<'_>> = texts.iter().map(|t| NodeInput::read(t)).collect();
-        let nodes: Vec<Node<'_>> = inputs
-            .iter()
-            .enumerate()
-            .map(|(i, input)| Node::from_input(format!("node-{i}"), input))
-            .collect();
+        let nodes: Vec<Node<'_>> = prepare(
+            inputs
+                .iter()
+                .enumerate()
+                .map(|(i, input)| (format!("node-{i}"), input)),
+        );
         let group = compare(&nodes[..3]);
         let doc = report::document(&group, &["0", "1", "2"]);
         assert!(doc.agree, "seed {seed}:\n{}", report::human(&doc, false));
         // One node in both backends: not a single difference, expected or not.
-        let pair = [
-            Node::from_input("ipt", &inputs[0]),
-            Node::from_input("nft", &inputs[3]),
-        ];
+        let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[3])]);
         let c = compare(&pair);
         assert!(
             c.differences.is_empty(),
@@ -369,10 +363,7 @@ fn generated_nodes_in_both_backends_do_not_drift() {
             .expect("a service-ips element line");
         let without = texts[3].replacen(&format!("{element}\n"), "", 1);
         let input = NodeInput::read(&without);
-        let pair = [
-            Node::from_input("ipt", &inputs[0]),
-            Node::from_input("nft", &input),
-        ];
+        let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &input)]);
         let c = compare(&pair);
         let doc = report::document(&c, &["a", "b"]);
         assert!(!doc.agree, "seed {seed}: a missing Service port must drift");
@@ -435,10 +426,7 @@ fn a_load_balancer_without_endpoints_agrees_across_backends() {
         });
     assert!(rejected_with_firewall, "the case this test is about");
     let inputs = [NodeInput::read(&iptables), NodeInput::read(&nft)];
-    let nodes = [
-        Node::from_input("ipt", &inputs[0]),
-        Node::from_input("nft", &inputs[1]),
-    ];
+    let nodes = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[1])]);
     let comparison = compare(&nodes);
     let doc = report::document(&comparison, &["ipt", "nft"]);
     assert!(doc.differences.is_empty(), "{}", report::human(&doc, false));

@@ -162,7 +162,9 @@ pub struct Node<'a> {
     /// Rules in its nftables sections.
     pub nft_rules: usize,
     nft_services: Vec<ServiceEntry<'a>>,
-    iptables_services: OnceCell<Vec<ServiceEntry<'a>>>,
+    // Built by `with_catalog` (a lazy cell would make `Node` invariant in `'a`), only where a
+    // comparison needs it: iptables-only comparisons read the iptables model.
+    iptables_services: Vec<ServiceEntry<'a>>,
     lines: LineIndex,
     endpoint_ips: OnceCell<FxHashSet<IpAddr>>,
 }
@@ -189,7 +191,7 @@ impl<'a> Node<'a> {
             nft_chains: Vec::new(),
             nft_rules: 0,
             nft_services: Vec::new(),
-            iptables_services: OnceCell::new(),
+            iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),
             endpoint_ips: OnceCell::new(),
         }
@@ -202,6 +204,7 @@ impl<'a> Node<'a> {
         if input.nft.is_empty() {
             return node;
         }
+        node = node.with_catalog();
         node.backend = if input.iptables.has_no_content() {
             NodeBackend::Nftables
         } else {
@@ -277,31 +280,19 @@ impl<'a> Node<'a> {
         node
     }
 
-    /// The Service ports of the backend-neutral catalogue: the iptables part's (built on first
-    /// use), then the nftables sections'.
+    /// Builds the catalogue of the iptables part, which comparisons with an nftables node read
+    /// ([`prepare`] does this when some input has nftables).
+    pub fn with_catalog(mut self) -> Node<'a> {
+        if self.iptables_services.is_empty() {
+            self.iptables_services = iptables_catalog(self.set, &self.graph, &self.model);
+        }
+        self
+    }
+
+    /// The Service ports of the backend-neutral catalogue: the iptables part's, then the
+    /// nftables sections'.
     pub fn catalog_services(&self) -> impl Iterator<Item = &ServiceEntry<'a>> {
-        let iptables = self.iptables_services.get_or_init(|| {
-            if !self.backend.has_iptables() || self.model.services.is_empty() {
-                return Vec::new();
-            }
-            let catalog = Catalog::from_iptables(self.set, &self.graph, &self.model);
-            catalog
-                .services
-                .into_iter()
-                .zip(&self.model.services)
-                .map(|(service, s)| {
-                    let status = if s.chains.iter().next().is_none() {
-                        facts::STATUS_REJECTED
-                    } else if s.is_live(&self.graph) {
-                        facts::STATUS_DISPATCHED
-                    } else {
-                        facts::STATUS_ORPHANED
-                    };
-                    ServiceEntry { service, status }
-                })
-                .collect()
-        });
-        iptables.iter().chain(&self.nft_services)
+        self.iptables_services.iter().chain(&self.nft_services)
     }
 
     /// The pod IPs this node DNATs to in any Service (built on first use).
@@ -349,6 +340,45 @@ pub fn declared_name<'a>(set: &Ruleset<'a>) -> Option<&'a str> {
             let name = text.strip_prefix("node:")?.trim();
             (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
         })
+}
+
+/// Prepares named inputs for [`compare`]: when any has nftables, every node's Service-level
+/// facts come from its catalogue, so the iptables nodes get theirs built too.
+pub fn prepare<'a>(named: impl IntoIterator<Item = (String, &'a NodeInput<'a>)>) -> Vec<Node<'a>> {
+    let nodes: Vec<Node<'a>> = named
+        .into_iter()
+        .map(|(name, input)| Node::from_input(name, input))
+        .collect();
+    if nodes.iter().all(|n| n.backend == NodeBackend::Iptables) {
+        return nodes;
+    }
+    nodes.into_iter().map(Node::with_catalog).collect()
+}
+
+/// The Service ports of an iptables dump as catalogue entries, with their status.
+fn iptables_catalog<'a>(
+    set: &Ruleset<'a>,
+    graph: &ChainGraph,
+    model: &KubeModel<'a>,
+) -> Vec<ServiceEntry<'a>> {
+    if model.services.is_empty() {
+        return Vec::new();
+    }
+    Catalog::from_iptables(set, graph, model)
+        .services
+        .into_iter()
+        .zip(&model.services)
+        .map(|(service, s)| {
+            let status = if s.chains.iter().next().is_none() {
+                facts::STATUS_REJECTED
+            } else if s.is_live(graph) {
+                facts::STATUS_DISPATCHED
+            } else {
+                facts::STATUS_ORPHANED
+            };
+            ServiceEntry { service, status }
+        })
+        .collect()
 }
 
 /// A `# node: NAME` line anywhere in a file (an nftables section's comments are not read by
