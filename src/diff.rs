@@ -1,8 +1,8 @@
 //! `rulelint diff`: compares two node dumps, or many (files or folders), and reports drift.
+//! A dump is iptables-save, `nft list ruleset` text, or both.
 
-use crate::{EXIT_INPUT, Loaded, load_all, no_content, parse_all, write_json};
-use rulelint_lint::diff::{Node, compare, report};
-use rulelint_parser::Parsed;
+use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
+use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -100,13 +100,14 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    let parsed = parse_all(&loaded);
+    // Each file is iptables-save, `nft list ruleset` or both (one node with both backends).
+    let inputs: Vec<NodeInput<'_>> = loaded.iter().map(|l| NodeInput::read(&l.text)).collect();
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
     let mut kept = Vec::with_capacity(loaded.len());
     let mut empty = false;
-    for (i, (entry, p)) in entries.iter().zip(&parsed).enumerate() {
-        if !p.has_no_content() {
+    for (i, (entry, input)) in entries.iter().zip(&inputs).enumerate() {
+        if !input.has_no_content() {
             kept.push(i);
         } else if entry.from_folder {
             eprintln!(
@@ -114,7 +115,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
                 entry.path
             );
         } else {
-            empty |= no_content(&loaded[i].name, p);
+            empty |= no_content(&loaded[i].name, &input.iptables);
         }
     }
     if empty {
@@ -128,12 +129,8 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         return Ok(EXIT_INPUT);
     }
     let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
-    let parsed: Vec<&Parsed<'_>> = kept.iter().map(|&i| &parsed[i]).collect();
-    let nodes: Vec<Node<'_>> = node_names(&loaded)
-        .into_iter()
-        .zip(&parsed)
-        .map(|(name, p)| Node::new(name, p))
-        .collect();
+    let inputs: Vec<&NodeInput<'_>> = kept.iter().map(|&i| &inputs[i]).collect();
+    let nodes: Vec<Node<'_>> = prepare(node_names(&loaded).into_iter().zip(inputs));
     let comparison = compare(&nodes);
     let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
     let doc = report::document(&comparison, &paths);

@@ -89,3 +89,66 @@ fn bad_input_exits_2() {
     assert_eq!(prose.status.code(), Some(2));
     assert!(stderr(&prose).contains("holds no iptables-save content"));
 }
+
+#[test]
+fn an_iptables_node_and_an_nftables_node_compare_at_the_service_level() {
+    let out = rulelint(
+        &["diff", "--format", "json", "corpus/diff/migration-pair"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let backends: Vec<&str> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(backends, ["iptables", "nftables"]);
+    assert_eq!(doc["nodes"][1]["nft_generation"], "pre-dnat-filter");
+    assert!(
+        doc["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("node-01 is in nftables mode")
+    );
+
+    let out = rulelint(&["diff", "corpus/diff/migration-stale-endpoint"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("on node-01 only; node-00 has no endpoint at"),
+        "{text}"
+    );
+    assert!(
+        text.contains("migration-stale-endpoint/node-01.txt:"),
+        "{text}"
+    );
+}
+
+/// `iptables-save; nft list ruleset` of one node in one file is one node with both backends.
+#[test]
+fn a_file_with_both_backends_is_one_node() {
+    let iptables = std::fs::read_to_string("corpus/diff/migration-pair/node-00.txt").unwrap();
+    let nft = std::fs::read_to_string("corpus/diff/migration-pair/node-01.txt").unwrap();
+    let both = format!(
+        "{}{}",
+        iptables.replace("# node: node-00", "# node: both"),
+        nft
+    );
+    let out = rulelint(
+        &[
+            "diff",
+            "--format",
+            "json",
+            "corpus/diff/migration-pair/node-00.txt",
+            "-",
+        ],
+        Some(both.as_bytes()),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["nodes"][1]["backend"], "iptables+nftables");
+    assert_eq!(doc["nodes"][1]["name"], "both");
+    assert_eq!(doc["nodes"][1]["parse_errors"], 0);
+}

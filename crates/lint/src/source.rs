@@ -438,7 +438,7 @@ fn capped(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 
 /// The iptables parser over the iptables sections only, in place: every byte of the other
 /// sections but `\n` reads as a blank, so offsets and lines are the file's.
-fn parse_iptables_sections<'a>(text: &'a str, sections: &[Section]) -> Parsed<'a> {
+pub(crate) fn parse_iptables_sections<'a>(text: &'a str, sections: &[Section]) -> Parsed<'a> {
     let mut blank = text.as_bytes().to_vec();
     for s in sections.iter().filter(|s| s.kind != SectionKind::Iptables) {
         for b in &mut blank[s.range.clone()] {

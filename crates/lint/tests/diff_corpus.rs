@@ -3,7 +3,7 @@
 //! is pinned in `corpus/diff/snapshots/`. Generated nodes of one cluster must not drift.
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::diff::{Node, compare, report};
+use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
 use rulelint_parser::{Parsed, parse};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,10 @@ fn expectation(case: &str) -> Expect {
         "missing-hook-jump" => (false, &["hook-jump"], &[], true),
         "group-odd-node" => (false, &["endpoint"], &["node-07"], true),
         "group-rejected-service" => (false, &["service", "chain-rules"], &["node-a"], true),
+        "migration-pair" => (true, &[], &[], true),
+        "migration-stale-endpoint" => (false, &["endpoint"], &[], true),
+        "migration-group" => (false, &["endpoint"], &["node-02"], true),
+        "nft-layout-upgrade" => (true, &[], &[], true),
         other => panic!("corpus/diff/{other}: add its expectation to this test"),
     };
     Expect {
@@ -83,12 +87,8 @@ fn stem(path: &str) -> String {
 
 /// The text report (no colour) and the JSON document of one case.
 fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
-    let parsed: Vec<Parsed<'_>> = dumps.iter().map(|(_, t)| parse(t)).collect();
-    let nodes: Vec<Node<'_>> = dumps
-        .iter()
-        .zip(&parsed)
-        .map(|((path, _), p)| Node::new(stem(path), p))
-        .collect();
+    let inputs: Vec<NodeInput<'_>> = dumps.iter().map(|(_, t)| NodeInput::read(t)).collect();
+    let nodes: Vec<Node<'_>> = prepare(dumps.iter().map(|(path, _)| stem(path)).zip(&inputs));
     let comparison = compare(&nodes);
     let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
     let doc = report::document(&comparison, &paths);
@@ -272,4 +272,162 @@ fn two_unrelated_large_chains_are_compared_as_sets() {
         "a Myers diff of 12k rules x 12k changes is over budget"
     );
     assert_eq!(input.changes.len(), 12_000);
+}
+
+/// The stale endpoint of the nftables node is named, and located at its `numgen` map line in
+/// the nftables file, not in the iptables one.
+#[test]
+fn migration_stale_endpoint_points_into_the_nft_file() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "migration-stale-endpoint")
+        .expect("case");
+    let (text, doc) = rendered(&dumps);
+    let endpoint = doc["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "endpoint")
+        .expect("the stale endpoint");
+    let holders = endpoint["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| !v["value"].is_null())
+        .expect("the nodes that have it")["nodes"]
+        .as_array()
+        .unwrap();
+    assert_eq!(holders.len(), 1);
+    assert_eq!(holders[0]["node"], "node-01");
+    let line = holders[0]["line"].as_u64().expect("a line") as usize;
+    let message = endpoint["messages"][0].as_str().unwrap();
+    let destination = message
+        .split("DNATs to ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a destination in the message");
+    let (ip, port) = destination.rsplit_once(':').unwrap();
+    assert!(
+        message.contains(&format!("node-00 has no endpoint at {ip} in any Service")),
+        "{message}"
+    );
+    let nft_line = dumps[1].1.lines().nth(line - 1).unwrap();
+    assert!(
+        nft_line.contains("numgen random mod") && nft_line.contains(&format!("__{ip}/{port}")),
+        "line {line} of node-01.txt is `{nft_line}`"
+    );
+    assert!(text.contains(&format!("migration-stale-endpoint/node-01.txt:{line}")));
+}
+
+/// Each node of generated clusters printed in iptables mode and in nftables mode: every
+/// mixture agrees at the Service level, and dropping one Service from an nftables node is
+/// found (the comparison is not vacuous).
+#[test]
+fn generated_nodes_in_both_backends_do_not_drift() {
+    for seed in [1u64, 2] {
+        let mut shape = Shape::with_rule_target(2_000);
+        shape.seed = seed;
+        shape.nodes = 3;
+        let node = |i: u32, nft: bool| {
+            let mut s = shape.clone();
+            s.node = i;
+            if nft {
+                rulelint_dumpgen::generate_nft(&s, rulelint_dumpgen::NftForm::List)
+            } else {
+                generate(&s)
+            }
+        };
+        let texts = [node(0, false), node(1, true), node(2, true), node(0, true)];
+        let inputs: Vec<NodeInput<'_>> = texts.iter().map(|t| NodeInput::read(t)).collect();
+        let nodes: Vec<Node<'_>> = prepare(
+            inputs
+                .iter()
+                .enumerate()
+                .map(|(i, input)| (format!("node-{i}"), input)),
+        );
+        let group = compare(&nodes[..3]);
+        let doc = report::document(&group, &["0", "1", "2"]);
+        assert!(doc.agree, "seed {seed}:\n{}", report::human(&doc, false));
+        // One node in both backends: not a single difference, expected or not.
+        let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[3])]);
+        let c = compare(&pair);
+        assert!(
+            c.differences.is_empty(),
+            "seed {seed}: {:#?}",
+            c.differences
+        );
+        // The nftables twin without one Service port's map element.
+        let element = texts[3]
+            .lines()
+            .find(|l| l.contains(": goto service-") && !l.contains("elements") && !l.ends_with('}'))
+            .expect("a service-ips element line");
+        let without = texts[3].replacen(&format!("{element}\n"), "", 1);
+        let input = NodeInput::read(&without);
+        let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &input)]);
+        let c = compare(&pair);
+        let doc = report::document(&c, &["a", "b"]);
+        assert!(!doc.agree, "seed {seed}: a missing Service port must drift");
+        assert!(
+            doc.differences
+                .iter()
+                .any(|d| d.kind == "service" && d.expected.is_none()),
+            "{}",
+            report::human(&doc, false)
+        );
+    }
+}
+
+/// Two nftables nodes of different layout generations (kube-proxy upgraded on one): the
+/// layout is not drift, but the same change within one generation is.
+#[test]
+fn an_nft_layout_change_is_not_drift() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "nft-layout-upgrade")
+        .expect("case");
+    let (_, doc) = rendered(&dumps);
+    assert_eq!(doc["agree"], true, "{doc:#}");
+    let generations: Vec<&str> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["nft_generation"].as_str().unwrap())
+        .collect();
+    assert_eq!(generations, ["pre-dnat-filter", "inline-masquerade"]);
+    // Within one generation a renamed chain is chain drift.
+    let same_generation = dumps[0]
+        .1
+        .replace("\tchain masquerading {", "\tchain masquerading-old {");
+    let changed = [dumps[0].clone(), ("x/node-99.txt".into(), same_generation)];
+    let (_, doc) = rendered(&changed);
+    assert_eq!(doc["agree"], false, "{doc:#}");
+}
+
+/// A LoadBalancer Service without endpoints: nftables keeps its firewall chain and lists its
+/// cluster IP and node port only in the no-endpoint maps, iptables in filter's REJECT rules.
+/// Both are the same ways in (seed 3 of 5,000 Service ports has such a Service).
+#[test]
+fn a_load_balancer_without_endpoints_agrees_across_backends() {
+    let mut shape = Shape::with_services(5_000);
+    shape.seed = 3;
+    let iptables = generate(&shape);
+    let nft = rulelint_dumpgen::generate_nft(&shape, rulelint_dumpgen::NftForm::List);
+    let rejected_with_firewall = nft
+        .lines()
+        .filter(|l| l.contains(": goto reject-chain"))
+        .filter_map(|l| l.split("comment \"").nth(1)?.split('"').next())
+        .any(|name| {
+            let (service, port) = name.split_once(':').unwrap_or((name, ""));
+            nft.lines().any(|l| {
+                l.starts_with("\tchain firewall-")
+                    && l.contains(&format!("-{service}/"))
+                    && l.contains(&format!("/{port} {{"))
+            })
+        });
+    assert!(rejected_with_firewall, "the case this test is about");
+    let inputs = [NodeInput::read(&iptables), NodeInput::read(&nft)];
+    let nodes = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[1])]);
+    let comparison = compare(&nodes);
+    let doc = report::document(&comparison, &["ipt", "nft"]);
+    assert!(doc.differences.is_empty(), "{}", report::human(&doc, false));
 }

@@ -3,7 +3,7 @@
 //! undeclared chains, duplicates and partial tables all occur; and every output format is built.
 
 use proptest::prelude::*;
-use rulelint_lint::diff::{Node, compare, report};
+use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
 use rulelint_lint::report::{CheckDocument, CheckedFile, github_annotations};
 use rulelint_lint::{Config, check, sarif};
 use rulelint_parser::parse;
@@ -95,6 +95,44 @@ proptest! {
             .enumerate()
             .map(|(i, p)| Node::new(format!("n{i}"), p))
             .collect();
+        for group in [&nodes[..2], &nodes[..]] {
+            let comparison = compare(group);
+            let doc = report::document(&comparison, &["a", "b", "c"]);
+            serde_json::to_string(&doc).expect("JSON");
+            report::human(&doc, true);
+        }
+    }
+}
+
+/// Lines of either backend, for files that mix them.
+fn mixed_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        line(),
+        Just("table ip kube-proxy {".to_string()),
+        Just("\tchain services {".to_string()),
+        Just("\t\tip daddr . meta l4proto . th dport vmap @service-ips".to_string()),
+        Just("\tmap service-ips {".to_string()),
+        Just("\t\telements = { 10.96.0.1 . tcp . 443 : goto service-X-default/kubernetes/tcp/https }".to_string()),
+        Just("\tchain service-X-default/kubernetes/tcp/https {".to_string()),
+        Just("\t\tnumgen random mod 2 vmap { 0 : goto endpoint-Y, 1 : goto endpoint-Z }".to_string()),
+        Just("\t\tdnat to 10.244.0.5:6443".to_string()),
+        Just("\t\ttype nat hook prerouting priority dstnat; policy accept;".to_string()),
+        Just("\t}".to_string()),
+        Just("}".to_string()),
+        Just("# node: n".to_string()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn diff_of_mixed_backends_never_panics(
+        a in prop::collection::vec(mixed_line(), 0..30),
+        b in prop::collection::vec(mixed_line(), 0..30),
+        c in prop::collection::vec(mixed_line(), 0..30),
+    ) {
+        let texts = [a.join("\n"), b.join("\n"), c.join("\n")];
+        let inputs: Vec<NodeInput<'_>> = texts.iter().map(|t| NodeInput::read(t)).collect();
+        let nodes = prepare(inputs.iter().enumerate().map(|(i, input)| (format!("n{i}"), input)));
         for group in [&nodes[..2], &nodes[..]] {
             let comparison = compare(group);
             let doc = report::document(&comparison, &["a", "b", "c"]);

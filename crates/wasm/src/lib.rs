@@ -133,18 +133,15 @@ pub fn diff(nodes: &str) -> String {
             inputs.len()
         ));
     }
-    let parsed: Vec<_> = inputs
+    // iptables-save, `nft list ruleset`, or both in one text.
+    let read: Vec<_> = inputs
         .iter()
-        .map(|n| rulelint_parser::parse(&n.text))
+        .map(|n| rulelint_lint::diff::NodeInput::read(&n.text))
         .collect();
-    if let Some((n, _)) = inputs.iter().zip(&parsed).find(|(_, p)| p.has_no_content()) {
+    if let Some((n, _)) = inputs.iter().zip(&read).find(|(_, r)| r.has_no_content()) {
         return error(format!("`{}` holds no iptables-save content", n.name));
     }
-    let prepared: Vec<_> = inputs
-        .iter()
-        .zip(&parsed)
-        .map(|(n, p)| rulelint_lint::diff::Node::new(n.name.clone(), p))
-        .collect();
+    let prepared = rulelint_lint::diff::prepare(inputs.iter().map(|n| n.name.clone()).zip(&read));
     let comparison = rulelint_lint::diff::compare(&prepared);
     let paths: Vec<&str> = inputs.iter().map(|n| n.name.as_str()).collect();
     to_json(&rulelint_lint::diff::report::document(&comparison, &paths))

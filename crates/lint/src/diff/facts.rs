@@ -5,6 +5,7 @@
 
 use super::Node;
 use super::node_local::{Expected, has_node_local_rules, is_per_pod_chain};
+use crate::kube::catalog::CatalogEndpoint;
 use crate::kube::names::{ServiceChainKind, is_endpoint_chain, service_chain};
 use crate::kube::{AddressKind, EndpointJump, Service};
 use ipnet::IpNet;
@@ -53,14 +54,44 @@ pub enum Subject<'r> {
         table: &'r str,
         hook: &'r str,
         target: &'r str,
+        scope: Scope,
     },
     /// A chain exists (per-Service chains are facts of their Service instead).
-    Chain { table: &'r str, chain: &'r str },
+    Chain {
+        table: &'r str,
+        chain: &'r str,
+        scope: Scope,
+    },
     /// A chain's policy. Value: the policy.
-    Policy { table: &'r str, chain: &'r str },
+    Policy {
+        table: &'r str,
+        chain: &'r str,
+        scope: Scope,
+    },
     /// A chain's rules, compared as a whole. Value: a digest of them. Only for groups of nodes,
     /// where no rule-level diff is printed.
-    ChainRules { table: &'r str, chain: &'r str },
+    ChainRules {
+        table: &'r str,
+        chain: &'r str,
+        scope: Scope,
+    },
+}
+
+/// Which nodes a chain-level fact is compared among: chains are compared only between nodes
+/// of one backend (and, for nftables, of one layout generation), since the same Services are
+/// written as different chains by each. Last in its subjects, so it never changes the order
+/// of an iptables-only report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// iptables-save chains.
+    Iptables,
+    /// nftables chains of a kube-proxy layout generation ([`NftGeneration::name`]).
+    ///
+    /// [`NftGeneration::name`]: crate::nft::kube::NftGeneration::name
+    Nft {
+        /// The generation's kebab-case name.
+        generation: &'static str,
+    },
 }
 
 /// A Service port's status: something jumps to its chains.
@@ -103,6 +134,9 @@ pub struct Fact<'r> {
     pub rule: Option<RuleId>,
     /// The chain that shows it, when no single rule does.
     pub chain: Option<ChainId>,
+    /// The line that shows it, when it was read without a rule or chain of the iptables dump
+    /// (the Service catalogue, an nftables section), as a line of the node's file.
+    pub line: Option<u32>,
     /// Set when a difference in this fact is expected between healthy nodes.
     pub expected: Option<Expected>,
 }
@@ -116,6 +150,18 @@ impl<'r> Subject<'r> {
             self,
             Subject::Weight { .. } | Subject::Policy { .. } | Subject::ChainRules { .. }
         )
+    }
+
+    /// The nodes a chain-level subject is compared among; `None` for Service-level subjects,
+    /// which every node is compared on.
+    pub fn scope(&self) -> Option<Scope> {
+        match *self {
+            Subject::HookJump { scope, .. }
+            | Subject::Chain { scope, .. }
+            | Subject::Policy { scope, .. }
+            | Subject::ChainRules { scope, .. } => Some(scope),
+            _ => None,
+        }
     }
 
     /// The Service port the subject belongs to.
@@ -144,8 +190,35 @@ pub fn service_key<'r>(service: &'r Service<'_>) -> &'r str {
         .unwrap_or("an unnamed Service")
 }
 
+/// How the facts of the compared nodes are read.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading {
+    /// Chain digests (groups, where no rule-level diff is printed).
+    pub rule_digests: bool,
+    /// Service-level facts from the backend-neutral catalogue (some node has nftables), not
+    /// from the iptables model.
+    pub by_catalog: bool,
+    /// Every node has the same backends, so Service chains (named per backend) compare.
+    pub one_backend: bool,
+}
+
 /// Collects the facts of one node, in no particular order.
-pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut Vec<Fact<'r>>) {
+pub fn collect<'r>(node: &'r Node<'_>, index: u32, reading: Reading, out: &mut Vec<Fact<'r>>) {
+    if reading.by_catalog {
+        collect_catalog(node, index, reading.one_backend, out);
+    } else {
+        collect_iptables_services(node, index, out);
+    }
+    if node.backend.has_iptables() {
+        collect_iptables_chains(node, index, reading.rule_digests, out);
+    }
+    if let Some(generation) = node.nft_generation {
+        collect_nft_chains(node, index, generation, out);
+    }
+}
+
+/// The Service-level facts of the iptables model: the report of iptables-only comparisons.
+fn collect_iptables_services<'r>(node: &'r Node<'_>, index: u32, out: &mut Vec<Fact<'r>>) {
     let set = node.set;
     let model = &node.model;
     let fact = |subject, value, rule, chain, expected| Fact {
@@ -154,6 +227,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
         node: index,
         rule,
         chain,
+        line: None,
         expected,
     };
 
@@ -280,7 +354,26 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
             ));
         }
     }
+}
 
+/// Chains, policies, hook jumps (and for groups chain digests) of the iptables dump.
+fn collect_iptables_chains<'r>(
+    node: &'r Node<'_>,
+    index: u32,
+    rule_digests: bool,
+    out: &mut Vec<Fact<'r>>,
+) {
+    let set = node.set;
+    let model = &node.model;
+    let fact = |subject, value, rule, chain, expected| Fact {
+        subject,
+        value,
+        node: index,
+        rule,
+        chain,
+        line: None,
+        expected,
+    };
     for table in set.iter_tables().filter(|t| !t.get().superseded) {
         let table_name = table.name();
         for chain in table.chains() {
@@ -294,6 +387,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                         Subject::Policy {
                             table: table_name,
                             chain: name,
+                            scope: Scope::Iptables,
                         },
                         Value::Text(policy),
                         None,
@@ -308,6 +402,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                             table: table_name,
                             hook: name,
                             target: target_name,
+                            scope: Scope::Iptables,
                         },
                         Value::Present,
                         Some(jump.rule),
@@ -320,6 +415,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                     Subject::Chain {
                         table: table_name,
                         chain: name,
+                        scope: Scope::Iptables,
                     },
                     Value::Present,
                     None,
@@ -334,6 +430,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, rule_digests: bool, out: &mut
                     Subject::ChainRules {
                         table: table_name,
                         chain: name,
+                        scope: Scope::Iptables,
                     },
                     Value::Digest { exact, masked },
                     None,
@@ -358,5 +455,186 @@ pub fn chain_kind_words(chain: &str) -> &'static str {
         Some((ServiceChainKind::External, _)) => "external",
         Some((ServiceChainKind::Firewall, _)) => "load-balancer firewall",
         None => "service",
+    }
+}
+
+/// The Service-level facts of the backend-neutral catalogue, for comparisons where some node
+/// is in nftables mode. Endpoints are keyed by Service port and destination only (the chain
+/// names differ by backend), weights are the share of new connections (an iptables
+/// probability ladder and an nftables `numgen mod N` agree when the shares do), and
+/// load-balancer IPs read as external IPs (nftables writes both alike, and tells them apart only
+/// by source ranges).
+fn collect_catalog<'r>(node: &'r Node<'_>, index: u32, one_backend: bool, out: &mut Vec<Fact<'r>>) {
+    let fact = |subject, value, line: u32, expected| Fact {
+        subject,
+        value,
+        node: index,
+        rule: None,
+        chain: None,
+        line: Some(line),
+        expected,
+    };
+    for entry in node.catalog_services() {
+        let service = &entry.service;
+        let Some(key) = service.name.as_deref().or(service.hash) else {
+            continue;
+        };
+        let first_line = service
+            .endpoints
+            .first()
+            .map(|e| e.origin.line)
+            .or_else(|| service.addresses.first().map(|a| a.origin.line))
+            .or_else(|| service.rejects_without_endpoints.first().map(|o| o.line));
+        out.push(Fact {
+            line: first_line,
+            ..fact(
+                Subject::Service { service: key },
+                Value::Text(entry.status),
+                0,
+                None,
+            )
+        });
+        if one_backend {
+            let chains = &service.chains;
+            for (chain, local) in [
+                (chains.cluster, false),
+                (chains.local, true),
+                (chains.external, false),
+                (chains.firewall, false),
+            ] {
+                let Some(chain) = chain else { continue };
+                out.push(Fact {
+                    line: None,
+                    ..fact(
+                        Subject::ServiceChain {
+                            service: key,
+                            chain,
+                        },
+                        Value::Present,
+                        0,
+                        local.then_some(Expected::LocalEndpoints),
+                    )
+                });
+            }
+        }
+        for address in &service.addresses {
+            let kind = if one_backend || address.kind != AddressKind::LoadBalancerIp {
+                address.kind
+            } else {
+                AddressKind::ExternalIp
+            };
+            out.push(fact(
+                Subject::Address {
+                    service: key,
+                    kind,
+                    address: address.address,
+                    protocol: address.protocol,
+                    port: address.port,
+                },
+                Value::Present,
+                address.origin.line,
+                None,
+            ));
+        }
+        if let Some(origin) = service.rejects_without_endpoints.first() {
+            out.push(fact(
+                Subject::NoEndpointsReject { service: key },
+                Value::Present,
+                origin.line,
+                None,
+            ));
+        }
+        if let Some(origin) = service.drops_without_local_endpoints.first() {
+            out.push(fact(
+                Subject::NoLocalEndpointsDrop { service: key },
+                Value::Present,
+                origin.line,
+                Some(Expected::LocalEndpoints),
+            ));
+        }
+        let destination = |e: &'r CatalogEndpoint<'_>| -> &'r str {
+            e.destination.as_deref().or(e.chain).unwrap_or("?")
+        };
+        for endpoint in service.endpoints.iter().filter(|e| !e.affinity_check) {
+            let to = destination(endpoint);
+            let affinity = service
+                .endpoints
+                .iter()
+                .any(|e| e.affinity_check && destination(e) == to);
+            out.push(fact(
+                Subject::Endpoint {
+                    service: key,
+                    chain: "",
+                    destination: to,
+                },
+                Value::Flag(affinity),
+                endpoint.origin.line,
+                None,
+            ));
+            if let Some(share) = endpoint.share {
+                out.push(fact(
+                    Subject::Weight {
+                        service: key,
+                        destination: to,
+                    },
+                    Value::Weight((share.clamp(0.0, 1.0) * 1e6).round() as u32),
+                    endpoint.origin.line,
+                    None,
+                ));
+            }
+        }
+        for endpoint in service.local_endpoints.iter().filter(|e| !e.affinity_check) {
+            out.push(fact(
+                Subject::LocalEndpoint {
+                    service: key,
+                    destination: destination(endpoint),
+                },
+                Value::Present,
+                endpoint.origin.line,
+                Some(Expected::LocalEndpoints),
+            ));
+        }
+    }
+}
+
+/// The chains and base-chain policies of the nftables sections, compared only among nodes of
+/// the same layout generation (a newer layout renames and moves chains by design).
+fn collect_nft_chains<'r>(
+    node: &'r Node<'_>,
+    index: u32,
+    generation: &'static str,
+    out: &mut Vec<Fact<'r>>,
+) {
+    let scope = Scope::Nft { generation };
+    for chain in node.nft_chains.iter() {
+        let fact = |subject, value| Fact {
+            subject,
+            value,
+            node: index,
+            rule: None,
+            chain: None,
+            line: Some(chain.line),
+            expected: None,
+        };
+        if !chain.per_service {
+            out.push(fact(
+                Subject::Chain {
+                    table: &chain.table,
+                    chain: chain.name,
+                    scope,
+                },
+                Value::Present,
+            ));
+        }
+        if let Some(policy) = chain.policy {
+            out.push(fact(
+                Subject::Policy {
+                    table: &chain.table,
+                    chain: chain.name,
+                    scope,
+                },
+                Value::Text(policy),
+            ));
+        }
     }
 }

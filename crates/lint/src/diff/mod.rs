@@ -29,15 +29,117 @@ pub mod report;
 pub mod rules;
 
 use crate::kube::KubeModel;
-use facts::{Fact, Subject, Value};
+use crate::kube::catalog::{Catalog, CatalogService, Origin};
+use crate::nft::kube::{NftKubeModel, NftMode};
+use crate::source::{SectionKind, parse_iptables_sections, sections};
+use facts::{Fact, Reading, Scope, Subject, Value};
 pub use node_local::Expected;
 use rulelint_parser::{
-    ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity,
+    ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
 };
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use std::cell::OnceCell;
 use std::hash::BuildHasher;
 use std::net::IpAddr;
+
+/// One node's file read for comparison: its iptables part and its `nft list ruleset`
+/// sections ([`sections`]); a file with both is one node with both backends.
+pub struct NodeInput<'a> {
+    /// The file's text.
+    pub text: &'a str,
+    /// The iptables part: the whole text when it has no nftables section, else the iptables
+    /// sections read in place (spans and lines are the file's).
+    pub iptables: Parsed<'a>,
+    /// Each `nft list ruleset` section: its byte offset in the text and what was read from it.
+    pub nft: Vec<(usize, rulelint_nft::Parsed<'a>)>,
+}
+
+impl<'a> NodeInput<'a> {
+    /// Splits and parses a file; a file without nftables is parsed exactly as before.
+    pub fn read(text: &'a str) -> NodeInput<'a> {
+        let parts = sections(text);
+        if parts.iter().all(|s| s.kind == SectionKind::Iptables) {
+            return NodeInput {
+                text,
+                iptables: rulelint_parser::parse(text),
+                nft: Vec::new(),
+            };
+        }
+        // The JSON and transaction forms are recognised but not read yet: they add nothing.
+        let nft = parts
+            .iter()
+            .filter(|s| s.kind == SectionKind::Nft)
+            .map(|s| (s.range.start, rulelint_nft::parse(&text[s.range.clone()])))
+            .collect();
+        NodeInput {
+            text,
+            iptables: parse_iptables_sections(text, &parts),
+            nft,
+        }
+    }
+
+    /// True when the file holds no iptables-save content and no nftables table or chain.
+    pub fn has_no_content(&self) -> bool {
+        self.iptables.has_no_content()
+            && self
+                .nft
+                .iter()
+                .all(|(_, p)| p.ruleset.tables.is_empty() && p.ruleset.chains.is_empty())
+    }
+}
+
+/// Which packet filters a node's file shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeBackend {
+    /// iptables-save only.
+    Iptables,
+    /// `nft list ruleset` only.
+    Nftables,
+    /// Both (`iptables-save; nft list ruleset` of one node).
+    Both,
+}
+
+impl NodeBackend {
+    /// Whether iptables chains are compared on this node.
+    pub fn has_iptables(self) -> bool {
+        self != NodeBackend::Nftables
+    }
+
+    /// The name in the JSON document.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeBackend::Iptables => "iptables",
+            NodeBackend::Nftables => "nftables",
+            NodeBackend::Both => "iptables+nftables",
+        }
+    }
+}
+
+/// A Service port of the catalogue, with its status ([`facts::STATUS_DISPATCHED`] ...) and its
+/// origins' lines as lines of the node's file.
+#[derive(Clone, Debug)]
+pub struct ServiceEntry<'a> {
+    /// The Service port.
+    pub service: CatalogService<'a>,
+    /// Dispatched, orphaned or rejected.
+    pub status: &'static str,
+}
+
+/// A chain of an nftables section, for chain-level facts.
+#[derive(Clone, Debug)]
+pub struct NftChain<'a> {
+    /// `ip kube-proxy`: family and table name.
+    pub table: String,
+    /// The chain's name.
+    pub name: &'a str,
+    /// A base chain's policy.
+    pub policy: Option<&'a str>,
+    /// A per-Service-port chain (kube-proxy names them `HASH-ns/name/proto/port`): a fact of
+    /// its Service instead.
+    pub per_service: bool,
+    /// Its line in the node's file.
+    pub line: u32,
+}
 
 /// One node's dump, with what comparing it needs.
 pub struct Node<'a> {
@@ -51,6 +153,18 @@ pub struct Node<'a> {
     pub model: KubeModel<'a>,
     /// Error diagnostics of the parser (`rulelint check` shows them).
     pub parse_errors: usize,
+    /// The packet filters its file shows.
+    pub backend: NodeBackend,
+    /// The nftables layout generation's name, when the file has nftables sections.
+    pub nft_generation: Option<&'static str>,
+    /// The chains of its nftables sections.
+    pub nft_chains: Vec<NftChain<'a>>,
+    /// Rules in its nftables sections.
+    pub nft_rules: usize,
+    nft_services: Vec<ServiceEntry<'a>>,
+    // Built by `with_catalog` (a lazy cell would make `Node` invariant in `'a`), only where a
+    // comparison needs it: iptables-only comparisons read the iptables model.
+    iptables_services: Vec<ServiceEntry<'a>>,
     lines: LineIndex,
     endpoint_ips: OnceCell<FxHashSet<IpAddr>>,
 }
@@ -72,18 +186,128 @@ impl<'a> Node<'a> {
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
                 .count(),
+            backend: NodeBackend::Iptables,
+            nft_generation: None,
+            nft_chains: Vec::new(),
+            nft_rules: 0,
+            nft_services: Vec::new(),
+            iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),
             endpoint_ips: OnceCell::new(),
         }
     }
 
+    /// Prepares a node's file, iptables, nftables or both; `name` is used unless the file
+    /// names its node (`# node: NAME`).
+    pub fn from_input(name: impl Into<String>, input: &'a NodeInput<'a>) -> Node<'a> {
+        let mut node = Node::new(name, &input.iptables);
+        if input.nft.is_empty() {
+            return node;
+        }
+        node = node.with_catalog();
+        node.backend = if input.iptables.has_no_content() {
+            NodeBackend::Nftables
+        } else {
+            NodeBackend::Both
+        };
+        // "No iptables content" is no error in a file of nftables sections; theirs count.
+        let no_content = input
+            .iptables
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error && d.code == rulelint_parser::codes::NO_CONTENT.code
+            })
+            .count();
+        let nft_errors = input
+            .nft
+            .iter()
+            .flat_map(|(_, p)| &p.diagnostics)
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        node.parse_errors = node.parse_errors - no_content + nft_errors;
+        if declared_name(node.set).is_none()
+            && let Some(name) = declared_name_in_text(input.text)
+        {
+            node.name = name.to_string();
+        }
+        let mut generation = None;
+        for (offset, parsed) in &input.nft {
+            let set = &parsed.ruleset;
+            node.nft_rules += set.rules.len();
+            // Section lines are 1-based within the section: shift them to the file's.
+            let offset = u32::try_from(*offset).unwrap_or(u32::MAX);
+            let line_shift = node.lines.line(offset).saturating_sub(1);
+            let section_lines = LineIndex::new(set.text);
+            let graph = rulelint_nft::ChainGraph::build(set);
+            let model = NftKubeModel::build(set, &graph);
+            if model.mode == NftMode::Nftables {
+                generation.get_or_insert(model.generation.name());
+            }
+            for table in &set.tables {
+                let table_name = format!(
+                    "{} {}",
+                    table.family_word.unwrap_or("ip"),
+                    table.name.unwrap_or("?")
+                );
+                for &chain in &table.chains {
+                    let c = &set.chains[chain.index()];
+                    node.nft_chains.push(NftChain {
+                        table: table_name.clone(),
+                        name: c.name,
+                        policy: c.base.as_ref().and_then(|b| b.policy),
+                        per_service: c.name.contains('/'),
+                        line: section_lines.line(c.span.start) + line_shift,
+                    });
+                }
+            }
+            let catalog = Catalog::from_nft(&model);
+            node.nft_services
+                .extend(catalog.services.into_iter().map(|mut service| {
+                    shift_origins(&mut service, offset, line_shift);
+                    let status = if service.chains.cluster.is_some()
+                        || service.chains.local.is_some()
+                        || service.chains.external.is_some()
+                    {
+                        facts::STATUS_DISPATCHED
+                    } else {
+                        facts::STATUS_REJECTED
+                    };
+                    ServiceEntry { service, status }
+                }));
+        }
+        node.nft_generation = Some(generation.unwrap_or("none"));
+        node
+    }
+
+    /// Builds the catalogue of the iptables part, which comparisons with an nftables node read
+    /// ([`prepare`] does this when some input has nftables).
+    pub fn with_catalog(mut self) -> Node<'a> {
+        if self.iptables_services.is_empty() {
+            self.iptables_services = iptables_catalog(self.set, &self.graph, &self.model);
+        }
+        self
+    }
+
+    /// The Service ports of the backend-neutral catalogue: the iptables part's, then the
+    /// nftables sections'.
+    pub fn catalog_services(&self) -> impl Iterator<Item = &ServiceEntry<'a>> {
+        self.iptables_services.iter().chain(&self.nft_services)
+    }
+
     /// The pod IPs this node DNATs to in any Service (built on first use).
     pub fn endpoint_ips(&self) -> &FxHashSet<IpAddr> {
         self.endpoint_ips.get_or_init(|| {
+            let nft = self
+                .nft_services
+                .iter()
+                .flat_map(|s| s.service.endpoints.iter().chain(&s.service.local_endpoints))
+                .filter_map(|e| e.destination.as_deref());
             self.model
                 .endpoints
                 .iter()
                 .filter_map(|e| e.destination)
+                .chain(nft)
                 .filter_map(node_local::address_in)
                 .collect()
         })
@@ -116,6 +340,92 @@ pub fn declared_name<'a>(set: &Ruleset<'a>) -> Option<&'a str> {
             let name = text.strip_prefix("node:")?.trim();
             (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
         })
+}
+
+/// Prepares named inputs for [`compare`]: when any has nftables, every node's Service-level
+/// facts come from its catalogue, so the iptables nodes get theirs built too.
+pub fn prepare<'a>(named: impl IntoIterator<Item = (String, &'a NodeInput<'a>)>) -> Vec<Node<'a>> {
+    let nodes: Vec<Node<'a>> = named
+        .into_iter()
+        .map(|(name, input)| Node::from_input(name, input))
+        .collect();
+    if nodes.iter().all(|n| n.backend == NodeBackend::Iptables) {
+        return nodes;
+    }
+    nodes.into_iter().map(Node::with_catalog).collect()
+}
+
+/// The Service ports of an iptables dump as catalogue entries, with their status.
+fn iptables_catalog<'a>(
+    set: &Ruleset<'a>,
+    graph: &ChainGraph,
+    model: &KubeModel<'a>,
+) -> Vec<ServiceEntry<'a>> {
+    if model.services.is_empty() {
+        return Vec::new();
+    }
+    Catalog::from_iptables(set, graph, model)
+        .services
+        .into_iter()
+        .zip(&model.services)
+        .map(|(service, s)| {
+            let status = if s.chains.iter().next().is_none() {
+                facts::STATUS_REJECTED
+            } else if s.is_live(graph) {
+                facts::STATUS_DISPATCHED
+            } else {
+                facts::STATUS_ORPHANED
+            };
+            ServiceEntry { service, status }
+        })
+        .collect()
+}
+
+/// A `# node: NAME` line anywhere in a file (an nftables section's comments are not read by
+/// the iptables parser).
+fn declared_name_in_text(text: &str) -> Option<&str> {
+    text.lines().find_map(|line| {
+        let name = line
+            .trim()
+            .strip_prefix('#')?
+            .trim()
+            .strip_prefix("node:")?
+            .trim();
+        (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+    })
+}
+
+/// Moves a Service port's origins from its section into the file: spans by the section's byte
+/// offset, lines by the lines before it.
+fn shift_origins(service: &mut CatalogService<'_>, offset: u32, lines: u32) {
+    let shift = |o: &mut Origin| {
+        o.span = Span::new(
+            o.span.start.saturating_add(offset) as usize,
+            o.span.end.saturating_add(offset) as usize,
+        );
+        o.line = o.line.saturating_add(lines);
+    };
+    service
+        .addresses
+        .iter_mut()
+        .for_each(|a| shift(&mut a.origin));
+    service
+        .endpoints
+        .iter_mut()
+        .chain(service.local_endpoints.iter_mut())
+        .for_each(|e| shift(&mut e.origin));
+    if let Some(a) = service.affinity.as_mut() {
+        shift(&mut a.origin);
+    }
+    service
+        .source_ranges
+        .iter_mut()
+        .for_each(|r| shift(&mut r.origin));
+    service
+        .rejects_without_endpoints
+        .iter_mut()
+        .chain(service.drops_without_local_endpoints.iter_mut())
+        .for_each(shift);
 }
 
 /// The nodes that hold a subject with one value.
@@ -186,10 +496,14 @@ impl Comparison<'_> {
 /// Compares nodes: two as a pair (with the rule level), three or more against their majority
 /// (with whole-chain digests in place of the rule level).
 pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
-    let group = nodes.len() > 2;
+    let reading = Reading {
+        rule_digests: nodes.len() > 2,
+        by_catalog: nodes.iter().any(|n| n.backend != NodeBackend::Iptables),
+        one_backend: nodes.windows(2).all(|w| w[0].backend == w[1].backend),
+    };
     let mut all: Vec<Fact<'r>> = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
-        facts::collect(node, i as u32, group, &mut all);
+        facts::collect(node, i as u32, reading, &mut all);
     }
     // Group facts by subject: sort by a hash of the subject first, so that the sort compares
     // integers rather than long, alike names (the full order is restored for the differences).
@@ -224,7 +538,8 @@ pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
     differences.sort_by(|x, y| x.subject.cmp(&y.subject));
     drop_weights_explained_by_endpoints(&mut differences);
     drop_parts_explained_by_status(&mut differences);
-    let rules = if nodes.len() == 2 {
+    // The rule level compares iptables chains: both nodes need some.
+    let rules = if nodes.len() == 2 && nodes.iter().all(|n| n.backend.has_iptables()) {
         rules::diff(&nodes[0], &nodes[1], &kube_addresses(nodes))
     } else {
         Vec::new()
@@ -279,7 +594,15 @@ fn disagreement<'r>(
             last_node = Some(f.node);
         }
     }
-    if holders_count == nodes.len() || (holders_count != usize::MAX && !subject.absence_counts()) {
+    // Chain-level subjects are compared among the nodes that have chains of their kind.
+    let compared = |n: &Node<'_>| match subject.scope() {
+        None => true,
+        Some(Scope::Iptables) => n.backend.has_iptables(),
+        Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),
+    };
+    let compared_count = nodes.iter().filter(|n| compared(n)).count();
+    if holders_count == compared_count || (holders_count != usize::MAX && !subject.absence_counts())
+    {
         return None;
     }
     let mut variants: Vec<Variant<'r>> = Vec::new();
@@ -292,7 +615,7 @@ fn disagreement<'r>(
         let line = match (fact.rule, fact.chain) {
             (Some(rule), _) => Some(nodes[fact.node as usize].rule_line(rule)),
             (None, Some(chain)) => nodes[fact.node as usize].chain_line(chain),
-            (None, None) => None,
+            (None, None) => fact.line,
         };
         match variants.last_mut() {
             Some(v) if v.value == Some(fact.value) => v.nodes.push((fact.node, line)),
@@ -305,7 +628,7 @@ fn disagreement<'r>(
     if subject.absence_counts() {
         let service = subject.service();
         let absent: Vec<(u32, Option<u32>)> = (0..nodes.len() as u32)
-            .filter(|&n| !holders[n as usize])
+            .filter(|&n| !holders[n as usize] && compared(&nodes[n as usize]))
             .filter(|&n| {
                 matches!(subject, Subject::Service { .. })
                     || service.is_none_or(|s| !without_service.contains(&(s, n)))

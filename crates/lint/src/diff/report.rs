@@ -6,7 +6,7 @@ use super::facts::{
 };
 use super::node_local::{Expected, address_in};
 use super::rules::{ChainChanges, ChangeKind};
-use super::{Comparison, Difference, Node};
+use super::{Comparison, Difference, Node, NodeBackend};
 use crate::kube::AddressKind;
 use crate::kube::names::{comments, service_comment};
 use serde::Serialize;
@@ -185,6 +185,12 @@ fn phrase(subject: &Subject<'_>) -> (String, String) {
             service.to_string(),
             "is rejected in filter as having no endpoints".into(),
         ),
+        // Across backends endpoints carry no chain name (each backend names its own).
+        Subject::Endpoint {
+            service,
+            chain: "",
+            destination,
+        } => (service.to_string(), format!("DNATs to {destination}")),
         Subject::Endpoint {
             service,
             chain,
@@ -212,9 +218,12 @@ fn phrase(subject: &Subject<'_>) -> (String, String) {
             table,
             hook,
             target,
+            ..
         } => (format!("{table} {hook}"), format!("jumps to {target}")),
-        Subject::Chain { table, chain } => (table.to_string(), format!("has the chain {chain}")),
-        Subject::Policy { table, chain } | Subject::ChainRules { table, chain } => {
+        Subject::Chain { table, chain, .. } => {
+            (table.to_string(), format!("has the chain {chain}"))
+        }
+        Subject::Policy { table, chain, .. } | Subject::ChainRules { table, chain, .. } => {
             (format!("{table} {chain}"), "exists".into())
         }
     }
@@ -279,6 +288,10 @@ pub struct DiffDocument<'d> {
     pub rules: Vec<ChainDoc<'d>>,
     /// Groups only: per node that drifts, its drift by kind.
     pub odd_nodes: Vec<OddNodeDoc<'d>>,
+    /// What was not compared and why (nodes of other backends or nftables layouts); left out
+    /// when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One node.
@@ -292,6 +305,12 @@ pub struct NodeDoc<'d> {
     pub rules: usize,
     /// Error diagnostics of the parser (`rulelint check` shows them).
     pub parse_errors: usize,
+    /// `iptables`, `nftables` or `iptables+nftables`: the packet filters its file shows.
+    pub backend: &'static str,
+    /// The kube-proxy nftables layout generation (`pre-dnat-filter`, ...; `none` without a
+    /// kube-proxy table); left out for iptables-only nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nft_generation: Option<&'static str>,
 }
 
 /// Counts.
@@ -400,8 +419,10 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
         .map(|(i, n)| NodeDoc {
             name: &n.name,
             path: paths.get(i).copied().unwrap_or(""),
-            rules: n.set.rules.len(),
+            rules: n.set.rules.len() + n.nft_rules,
             parse_errors: n.parse_errors,
+            backend: n.backend.name(),
+            nft_generation: n.nft_generation,
         })
         .collect();
     let differences = comparison
@@ -448,7 +469,36 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
         differences,
         rules,
         odd_nodes: odd_nodes(comparison),
+        notes: notes(nodes),
     }
+}
+
+/// What the comparison leaves out between nodes of different backends or nftables layouts.
+fn notes(nodes: &[Node<'_>]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let any_iptables = nodes.iter().any(|n| n.backend.has_iptables());
+    if any_iptables {
+        for n in nodes.iter().filter(|n| n.backend == NodeBackend::Nftables) {
+            notes.push(format!(
+                "{} is in nftables mode: compared with iptables nodes at the Service level only",
+                n.name
+            ));
+        }
+    }
+    let mut generations: Vec<&str> = nodes.iter().filter_map(|n| n.nft_generation).collect();
+    generations.sort_unstable();
+    generations.dedup();
+    if generations.len() > 1 {
+        let by_node: Vec<String> = nodes
+            .iter()
+            .filter_map(|n| Some(format!("{} {}", n.name, n.nft_generation?)))
+            .collect();
+        notes.push(format!(
+            "nftables layouts differ ({}): nftables chains are compared only between nodes of one layout",
+            by_node.join(", ")
+        ));
+    }
+    notes
 }
 
 fn chain_doc<'d>(nodes: &'d [Node<'d>], c: &ChainChanges<'d>) -> ChainDoc<'d> {
@@ -590,6 +640,9 @@ pub fn human(doc: &DiffDocument<'_>, color: bool) -> String {
             names.join(" with ")
         }
     );
+    for note in &doc.notes {
+        let _ = writeln!(out, "{} {note}", p.dim("note:"));
+    }
     for n in doc.nodes.iter().filter(|n| n.parse_errors > 0) {
         let _ = writeln!(
             out,

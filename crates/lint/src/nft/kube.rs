@@ -538,8 +538,16 @@ impl<'r, 'a> Builder<'r, 'a> {
                 } else {
                     service.rejects_without_endpoints.push(origin);
                 }
-                // A Service without chains is known only by these elements: its addresses.
-                if self.chains[i].service_chains.is_empty() {
+                // A Service without endpoints is known by these elements: its addresses. (A
+                // load balancer keeps its firewall chain then, and the map leads to it only
+                // for the load-balancer IP.)
+                let known = service.addresses.iter().any(|a| {
+                    (a.address, a.protocol, a.port)
+                        == (address.address, address.protocol, address.port)
+                        && (a.kind == AddressKind::NodePort)
+                            == (address.kind == AddressKind::NodePort)
+                });
+                if !known {
                     service.addresses.push(address);
                 }
             }
