@@ -101,7 +101,16 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         Err(code) => return Ok(code),
     };
     // Each file is iptables-save, `nft list ruleset` or both (one node with both backends).
-    let inputs: Vec<NodeInput<'_>> = loaded.iter().map(|l| NodeInput::read(&l.text)).collect();
+    // Each file's store of the strings its nft JSON escapes: the inputs borrow them.
+    let strings: Vec<rulelint_nft::Strings> = loaded
+        .iter()
+        .map(|_| rulelint_nft::Strings::new())
+        .collect();
+    let inputs: Vec<NodeInput<'_>> = loaded
+        .iter()
+        .zip(&strings)
+        .map(|(l, strings)| NodeInput::read_with(&l.text, strings))
+        .collect();
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
     let mut kept = Vec::with_capacity(loaded.len());

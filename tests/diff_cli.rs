@@ -152,3 +152,23 @@ fn a_file_with_both_backends_is_one_node() {
     assert_eq!(doc["nodes"][1]["name"], "both");
     assert_eq!(doc["nodes"][1]["parse_errors"], 0);
 }
+
+/// The three forms of one nftables ruleset are one node three times: no drift.
+#[test]
+fn the_three_nft_forms_of_one_node_agree() {
+    let out = rulelint(
+        &[
+            "diff",
+            "corpus/nft/ok/01-overall-rules.txt",
+            "corpus/nft/forms/01-overall-rules.json",
+            "corpus/nft/forms/01-overall-rules.transaction.nft",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Comparing 3 nodes"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -55,8 +55,19 @@ pub struct NodeInput<'a> {
 }
 
 impl<'a> NodeInput<'a> {
-    /// Splits and parses a file; a file without nftables is parsed exactly as before.
+    /// Splits and parses a file; a file without nftables is parsed exactly as before. nft JSON
+    /// sections need a store for the strings they escape: [`NodeInput::read_with`].
     pub fn read(text: &'a str) -> NodeInput<'a> {
+        Self::read_sections(text, None)
+    }
+
+    /// [`NodeInput::read`], reading `nft -j` JSON sections too, their escaped strings in
+    /// `strings`.
+    pub fn read_with(text: &'a str, strings: &'a rulelint_nft::Strings) -> NodeInput<'a> {
+        Self::read_sections(text, Some(strings))
+    }
+
+    fn read_sections(text: &'a str, strings: Option<&'a rulelint_nft::Strings>) -> NodeInput<'a> {
         let parts = sections(text);
         if parts.iter().all(|s| s.kind == SectionKind::Iptables) {
             return NodeInput {
@@ -65,11 +76,18 @@ impl<'a> NodeInput<'a> {
                 nft: Vec::new(),
             };
         }
-        // The JSON and transaction forms are recognised but not read yet: they add nothing.
         let nft = parts
             .iter()
-            .filter(|s| s.kind == SectionKind::Nft)
-            .map(|s| (s.range.start, rulelint_nft::parse(&text[s.range.clone()])))
+            .filter_map(|s| {
+                let body = &text[s.range.clone()];
+                let parsed = match s.kind {
+                    SectionKind::Nft => rulelint_nft::parse(body),
+                    SectionKind::NftTransaction => rulelint_nft::parse_transaction(body),
+                    SectionKind::NftJson => rulelint_nft::parse_json(body, strings?),
+                    _ => return None,
+                };
+                Some((s.range.start, parsed))
+            })
             .collect();
         NodeInput {
             text,
