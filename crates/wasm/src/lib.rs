@@ -10,8 +10,9 @@ mod trace;
 pub use chains::{CHAINS_FORMAT_VERSION, ChainDoc, ChainsDoc, TableDoc, chains_doc};
 pub use trace::Tracer;
 
+use rulelint_lint::Config;
 use rulelint_lint::report::{CheckDocument, CheckedFile};
-use rulelint_lint::{Config, check as check_parsed};
+use rulelint_lint::source::check_source;
 use rulelint_parser::json;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -39,12 +40,13 @@ pub fn check(name: &str, text: &str, config: &str) -> String {
         Ok(c) => c,
         Err(e) => return serde_json::json!({ "error": e.to_string() }).to_string(),
     };
-    let parsed = rulelint_parser::parse(text);
-    let diagnostics = check_parsed(&parsed, &config);
+    // As the CLI does: iptables-save and nftables sections, each through its own parser and
+    // lints, suppressions and caps applied.
+    let checked = check_source(text, &config);
     let file = CheckedFile {
         path: name,
-        ruleset: &parsed.ruleset,
-        diagnostics: &diagnostics,
+        ruleset: &checked.iptables.ruleset,
+        diagnostics: &checked.diagnostics,
     };
     to_json(&CheckDocument::new(&[file]))
 }
@@ -149,6 +151,23 @@ pub fn diff(nodes: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The page checks an nftables listing as the CLI does: the stale chains of a deleted
+    /// Service are found (info), in the listing's own lines.
+    #[test]
+    fn check_reads_nft_listings_like_the_cli() {
+        let listing =
+            include_str!("../../../corpus/nft/ok/02-stale-chains-after-service-delete.txt");
+        let doc: serde_json::Value =
+            serde_json::from_str(&super::check("node.nft", listing, "")).expect("JSON");
+        let codes: Vec<&str> = doc["files"][0]["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .map(|d| d["code"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(codes, ["RL457", "RL457"], "{doc:#}");
+    }
+
     #[test]
     fn trace_returns_the_cli_json_shape_and_the_tracer_keeps_nodes() {
         let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n\
