@@ -181,10 +181,19 @@ enum Command {
         /// Dump files; `-` reads standard input; `.gz` files are decompressed.
         #[arg(required = true)]
         files: Vec<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
-        format: StatsFormat,
+        /// Output format: `prometheus` is the text exposition format, for node_exporter's
+        /// textfile collector.
+        #[arg(long, value_enum, default_value_t = StatsOutput::Human)]
+        format: StatsOutput,
     },
+}
+
+/// The formats of `rulelint stats`.
+#[derive(Clone, Copy, ValueEnum)]
+enum StatsOutput {
+    Human,
+    Json,
+    Prometheus,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -454,15 +463,16 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 .map(|(l, p)| stats::collect(&l.name, p))
                 .collect();
             match format {
-                StatsFormat::Json => {
+                StatsOutput::Json => {
                     let doc = json::Document::new(all);
                     write_json(out, &doc)?;
                 }
-                StatsFormat::Human => {
+                StatsOutput::Human => {
                     for s in &all {
                         out.write_all(stats::human(s).as_bytes())?;
                     }
                 }
+                StatsOutput::Prometheus => out.write_all(stats::prometheus(&all).as_bytes())?,
             }
             Ok(content_status(&loaded, &parsed))
         }

@@ -28,6 +28,11 @@ pub struct FileStats<'a> {
     /// Everything `rulelint check` reports with default settings: the parser's diagnostics and
     /// the lints' findings.
     pub findings: SeverityCounts,
+    /// The same findings counted per code.
+    pub findings_by_code: std::collections::BTreeMap<&'static str, usize>,
+    /// Service ports and endpoints kube-proxy programs (`rulelint services`).
+    pub services: usize,
+    pub endpoints: usize,
 }
 
 #[derive(Serialize)]
@@ -82,6 +87,9 @@ impl SeverityCounts {
 pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
     let set = &parsed.ruleset;
     let graph = rulelint_parser::ChainGraph::build(set);
+    let findings =
+        rulelint_lint::check_with_graph(parsed, &graph, &rulelint_lint::Config::default());
+    let model = rulelint_lint::kube::KubeModel::build(set, &graph);
     let reachable = graph.reachable_from_hooks(set);
     let mut kube = KubeStats::default();
     for chain in set.iter_chains() {
@@ -142,11 +150,13 @@ pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
         cycles: graph.cycles().len(),
         kube,
         diagnostics: SeverityCounts::of(&parsed.diagnostics),
-        findings: SeverityCounts::of(&rulelint_lint::check_with_graph(
-            parsed,
-            &graph,
-            &rulelint_lint::Config::default(),
-        )),
+        findings: SeverityCounts::of(&findings),
+        findings_by_code: findings.iter().fold(Default::default(), |mut by_code, d| {
+            *by_code.entry(d.code).or_default() += 1;
+            by_code
+        }),
+        services: model.services.len(),
+        endpoints: model.services.iter().map(|s| s.endpoints.len()).sum(),
     }
 }
 
@@ -211,4 +221,131 @@ pub fn human(stats: &FileStats<'_>) -> String {
         d.error, d.warning, d.info
     );
     out
+}
+
+/// The Prometheus text exposition format of the files' figures, for node_exporter's textfile
+/// collector: one gauge family per figure, a `file` label per dump.
+pub fn prometheus(files: &[FileStats<'_>]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut family =
+        |name: &str, help: &str, samples: &mut dyn Iterator<Item = (String, usize)>| {
+            let _ = writeln!(
+                out,
+                "# HELP rulelint_{name} {help}\n# TYPE rulelint_{name} gauge"
+            );
+            for (labels, value) in samples {
+                let _ = writeln!(out, "rulelint_{name}{{{labels}}} {value}");
+            }
+        };
+    let file = |f: &FileStats<'_>| format!("file=\"{}\"", label_value(f.path));
+    family(
+        "rules",
+        "Rules per table.",
+        &mut files.iter().flat_map(|f| {
+            f.tables.iter().map(move |t| {
+                (
+                    format!("{},table=\"{}\"", file(f), label_value(t.name)),
+                    t.rules,
+                )
+            })
+        }),
+    );
+    family(
+        "chains",
+        "Chains per table.",
+        &mut files.iter().flat_map(|f| {
+            f.tables.iter().map(move |t| {
+                (
+                    format!("{},table=\"{}\"", file(f), label_value(t.name)),
+                    t.chains,
+                )
+            })
+        }),
+    );
+    family(
+        "kube_proxy_chains",
+        "kube-proxy chains by prefix.",
+        &mut files.iter().flat_map(|f| {
+            let k = &f.kube;
+            [
+                ("KUBE-SVC", k.svc_chains),
+                ("KUBE-SEP", k.sep_chains),
+                ("KUBE-SVL", k.svl_chains),
+                ("KUBE-EXT", k.ext_chains),
+                ("KUBE-FW", k.fw_chains),
+            ]
+            .into_iter()
+            .map(move |(prefix, n)| (format!("{},prefix=\"{prefix}\"", file(f)), n))
+        }),
+    );
+    family(
+        "services",
+        "Service ports kube-proxy programs.",
+        &mut files.iter().map(|f| (file(f), f.services)),
+    );
+    family(
+        "endpoints",
+        "Endpoint jumps of those Service ports.",
+        &mut files.iter().map(|f| (file(f), f.endpoints)),
+    );
+    family(
+        "findings",
+        "Findings of rulelint check (default settings) by severity.",
+        &mut files.iter().flat_map(|f| {
+            let c = &f.findings;
+            [("error", c.error), ("warning", c.warning), ("info", c.info)]
+                .into_iter()
+                .map(move |(s, n)| (format!("{},severity=\"{s}\"", file(f)), n))
+        }),
+    );
+    family(
+        "findings_by_code",
+        "Findings of rulelint check (default settings) by code.",
+        &mut files.iter().flat_map(|f| {
+            f.findings_by_code
+                .iter()
+                .map(move |(code, &n)| (format!("{},code=\"{code}\"", file(f)), n))
+        }),
+    );
+    family(
+        "largest_chain_rules",
+        "Rules of the largest chain.",
+        &mut files.iter().filter_map(|f| {
+            f.largest_chains.first().map(|c| {
+                (
+                    format!(
+                        "{},table=\"{}\",chain=\"{}\"",
+                        file(f),
+                        label_value(c.table),
+                        label_value(c.chain)
+                    ),
+                    c.rules,
+                )
+            })
+        }),
+    );
+    out
+}
+
+/// A label value as the exposition format writes it: `\`, `"` and newlines escaped; other
+/// control characters (from a file or chain name) written out.
+fn label_value(text: &str) -> String {
+    rulelint_parser::escape_control(
+        &text
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n"),
+    )
+    .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(label_value("a\"b\\c\nd\x1be"), "a\\\"b\\\\c\\nd\\x1be");
+    }
 }

@@ -369,3 +369,50 @@ fn strip_lines(value: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// `stats --format prometheus`: the exposition format, with the figures of the JSON document.
+#[test]
+fn stats_in_the_prometheus_format() {
+    let out = rulelint(&["stats", "--format", "prometheus", DUMP], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let json = rulelint(&["stats", "--format", "json", DUMP], None);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let file = &doc["files"][0];
+    let mut samples = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            assert!(rest.ends_with(" gauge"), "{line}");
+            continue;
+        }
+        if line.starts_with("# HELP rulelint_") {
+            continue;
+        }
+        // name{labels} value, every label quoted.
+        let (series, value) = line.rsplit_once(' ').expect(line);
+        let value: u64 = value.parse().expect(line);
+        let (name, labels) = series.split_once('{').expect(line);
+        assert!(
+            name.starts_with("rulelint_") && labels.ends_with('}'),
+            "{line}"
+        );
+        assert!(labels.starts_with(&format!("file=\"{DUMP}\"")), "{line}");
+        samples.insert(series.to_string(), value);
+    }
+    for table in file["tables"].as_array().expect("tables") {
+        let name = table["name"].as_str().unwrap();
+        let key = format!("rulelint_rules{{file=\"{DUMP}\",table=\"{name}\"}}");
+        assert_eq!(samples.get(&key).copied(), table["rules"].as_u64(), "{key}");
+    }
+    let svc = format!("rulelint_kube_proxy_chains{{file=\"{DUMP}\",prefix=\"KUBE-SVC\"}}");
+    assert_eq!(
+        samples.get(&svc).copied(),
+        file["kube"]["svc_chains"].as_u64()
+    );
+    let errors = format!("rulelint_findings{{file=\"{DUMP}\",severity=\"error\"}}");
+    assert_eq!(
+        samples.get(&errors).copied(),
+        file["findings"]["error"].as_u64()
+    );
+    assert!(samples.keys().any(|k| k.starts_with("rulelint_services{")));
+}
