@@ -18,43 +18,6 @@ pub enum Format {
     Json,
 }
 
-/// A dump to compare, and whether it was found in a folder (rather than named).
-struct Entry {
-    path: String,
-    from_folder: bool,
-}
-
-/// Expands folders into the files they hold (sorted by name; hidden files skipped).
-fn expand(paths: &[String]) -> Result<Vec<Entry>, String> {
-    let mut files = Vec::new();
-    for path in paths {
-        let p = Path::new(path);
-        if path != "-" && p.is_dir() {
-            let entries = std::fs::read_dir(p).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-            let mut inside: Vec<String> = entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                .map(|e| e.path().to_string_lossy().into_owned())
-                .collect();
-            inside.sort();
-            if inside.is_empty() {
-                return Err(format!("folder `{path}` holds no files"));
-            }
-            files.extend(inside.into_iter().map(|path| Entry {
-                path,
-                from_folder: true,
-            }));
-        } else {
-            files.push(Entry {
-                path: path.clone(),
-                from_folder: false,
-            });
-        }
-    }
-    Ok(files)
-}
-
 /// A node's name from its file: the file name without `.gz`, `.txt`, `.save`, `.rules`, `.iptables`.
 fn name_from_path(path: &str) -> String {
     let mut name = Path::new(path)
@@ -88,7 +51,7 @@ pub(crate) fn node_names(loaded: &[&Loaded]) -> Vec<String> {
 
 /// Runs `rulelint diff`.
 pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) -> io::Result<u8> {
-    let entries = match expand(paths) {
+    let entries = match crate::folders::expand(paths) {
         Ok(f) => f,
         Err(message) => {
             eprintln!("rulelint: {message}");

@@ -3,8 +3,8 @@
 
 use crate::config::{Config, Level};
 use crate::context::{Findings, LintContext};
-use crate::registry::{CodeEntry, LINTS, find_code};
-use rulelint_parser::{ChainGraph, Diagnostic, Parsed, Ruleset};
+use crate::registry::{Category, CodeEntry, LINTS, find_code};
+use rulelint_parser::{ChainGraph, CodeInfo, Diagnostic, Parsed, Ruleset, Severity};
 
 const MISSING_COMMIT: &str = rulelint_parser::codes::MISSING_COMMIT.code;
 
@@ -23,35 +23,21 @@ pub fn check_with_graph(
 ) -> Vec<Diagnostic> {
     let set = &parsed.ruleset;
     let mut out = Vec::with_capacity(parsed.diagnostics.len());
-    for d in &parsed.diagnostics {
-        // Parser codes are always catalogued; an unknown one is kept at its own severity.
-        let level = find_code(d.code).map_or(Level::At(d.severity), |e| config.level(&e));
-        if let Level::At(severity) = level
-            && !allowed(config, set, d)
-        {
-            out.push(Diagnostic {
-                severity,
-                ..d.clone()
-            });
-        }
-    }
+    out.extend(
+        parsed
+            .diagnostics
+            .iter()
+            .filter(|d| !allowed(config, set, d))
+            .filter_map(|d| at_configured_level(config, d)),
+    );
     let cx = LintContext::new(set, graph);
     let mut found = Vec::new();
     for lint in LINTS {
-        let entry = CodeEntry {
-            info: &lint.info,
-            category: lint.category,
-        };
-        let Level::At(severity) = config.level(&entry) else {
+        let Some((severity, overridden)) = lint_level(config, &lint.info, lint.category) else {
             continue;
         };
         found.clear();
         (lint.check)(&cx, &mut Findings::new(lint, &mut found));
-        let overridden = config
-            .lints
-            .get(lint.info.code)
-            .and_then(|s| s.level)
-            .is_some();
         for mut d in found.drain(..) {
             if allowed(config, set, &d) {
                 continue;
@@ -66,6 +52,33 @@ pub fn check_with_graph(
     fold_cut_line(set, &mut out);
     sort(&mut out);
     out
+}
+
+/// A parser diagnostic at the severity `config` gives its code; `None` when the code is not
+/// selected. Parser codes are always catalogued; an unknown one keeps its own severity.
+pub(crate) fn at_configured_level(config: &Config, d: &Diagnostic) -> Option<Diagnostic> {
+    let level = find_code(d.code).map_or(Level::At(d.severity), |e| config.level(&e));
+    match level {
+        Level::At(severity) => Some(Diagnostic {
+            severity,
+            ..d.clone()
+        }),
+        Level::Off => None,
+    }
+}
+
+/// The severity a lint runs at under `config` (`None`: not selected), and whether the
+/// configuration names its level, which then wins over a severity the lint picks per finding.
+pub(crate) fn lint_level(
+    config: &Config,
+    info: &'static CodeInfo,
+    category: Category,
+) -> Option<(Severity, bool)> {
+    let Level::At(severity) = config.level(&CodeEntry { info, category }) else {
+        return None;
+    };
+    let overridden = config.lints.get(info.code).and_then(|s| s.level).is_some();
+    Some((severity, overridden))
 }
 
 /// A paste cut off inside a table (its text ends before the table's COMMIT, `RL103`) may end

@@ -135,10 +135,16 @@ pub fn diff(nodes: &str) -> String {
             inputs.len()
         ));
     }
-    // iptables-save, `nft list ruleset`, or both in one text.
+    // iptables-save, nftables in any form, or both in one text; each text's store of the
+    // strings its nft JSON escapes.
+    let strings: Vec<rulelint_nft::Strings> = inputs
+        .iter()
+        .map(|_| rulelint_nft::Strings::new())
+        .collect();
     let read: Vec<_> = inputs
         .iter()
-        .map(|n| rulelint_lint::diff::NodeInput::read(&n.text))
+        .zip(&strings)
+        .map(|(n, strings)| rulelint_lint::diff::NodeInput::read_with(&n.text, strings))
         .collect();
     if let Some((n, _)) = inputs.iter().zip(&read).find(|(_, r)| r.has_no_content()) {
         return error(format!("`{}` holds no iptables-save content", n.name));

@@ -3,8 +3,9 @@
 //! shifts them into the file ([`crate::source::check_source`]).
 
 use super::context::{IptablesFacts, NftContext, NftFindings};
-use crate::config::{Config, Level};
-use crate::registry::{CodeEntry, NFT_LINTS, find_code};
+use crate::check::{at_configured_level, lint_level};
+use crate::config::Config;
+use crate::registry::NFT_LINTS;
 use rulelint_nft::{ChainGraph, Diagnostic, Parsed};
 
 /// Checks one nft section: parser diagnostics (`RL151`..) and the nftables lints, with the
@@ -14,35 +15,21 @@ pub fn check_nft(
     iptables: &IptablesFacts,
     config: &Config,
 ) -> Vec<Diagnostic> {
-    let mut out = Vec::with_capacity(parsed.diagnostics.len());
-    for d in &parsed.diagnostics {
-        let level = find_code(d.code).map_or(Level::At(d.severity), |e| config.level(&e));
-        if let Level::At(severity) = level {
-            out.push(Diagnostic {
-                severity,
-                ..d.clone()
-            });
-        }
-    }
+    let mut out: Vec<Diagnostic> = parsed
+        .diagnostics
+        .iter()
+        .filter_map(|d| at_configured_level(config, d))
+        .collect();
     let set = &parsed.ruleset;
     let graph = ChainGraph::build(set);
     let cx = NftContext::new(set, &graph, iptables);
     let mut found = Vec::new();
     for lint in NFT_LINTS {
-        let entry = CodeEntry {
-            info: &lint.info,
-            category: lint.category,
-        };
-        let Level::At(severity) = config.level(&entry) else {
+        let Some((severity, overridden)) = lint_level(config, &lint.info, lint.category) else {
             continue;
         };
         found.clear();
         (lint.check)(&cx, &mut NftFindings::new(lint, &mut found));
-        let overridden = config
-            .lints
-            .get(lint.info.code)
-            .and_then(|s| s.level)
-            .is_some();
         for (mut d, chain) in found.drain(..) {
             if chain.is_some_and(|c| config.chain_allowed(d.code, cx.chain(c).name)) {
                 continue;

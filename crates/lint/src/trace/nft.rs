@@ -11,7 +11,7 @@
 
 use super::eval::{self, Env, Packet};
 use super::report::{StepDoc, TracedDump, route_step_doc};
-use super::walk::{Known, merge, resolve};
+use super::walk::{Hook, Known, assume, hook_interfaces, merge, resolve, settle_affinity};
 use super::{
     Affinity, Assumption, ConnState, Destination, Endpoint, Limit, MAX_BRANCHES, MAX_DEPTH,
     MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeFacts, NodeTrace, Origin, Outcome,
@@ -204,16 +204,6 @@ fn pod_cidr_from_rules(set: &Ruleset<'_>, lines: &LineIndex) -> Option<(IpNet, S
     None
 }
 
-/// The hooks, in the order a packet meets them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Hook {
-    Prerouting,
-    Input,
-    Forward,
-    Output,
-    Postrouting,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Hook(Hook),
@@ -251,10 +241,7 @@ impl Branch {
     }
 
     fn assume(&mut self, question: String, holds: bool) {
-        let a = Assumption { question, holds };
-        if let Err(i) = self.assumptions.binary_search(&a) {
-            self.assumptions.insert(i, a);
-        }
+        assume(&mut self.assumptions, question, holds);
     }
 
     fn next_rule(&mut self) {
@@ -446,45 +433,14 @@ impl<'n, 'a> Walker<'n, 'a> {
 
     fn set_interfaces(&self, b: &mut Branch) {
         let Stage::Hook(hook) = b.stage else { return };
-        let host_local = self.origin == Origin::Host && b.local == Some(true);
-        let (i, o) = match (self.origin, hook) {
-            (Origin::Host, Hook::Output | Hook::Postrouting) => (
-                Some(String::new()),
-                if host_local {
-                    Some("lo".to_string())
-                } else {
-                    self.out_given.clone()
-                },
-            ),
-            (Origin::Host, _) => (Some("lo".to_string()), Some(String::new())),
-            (_, Hook::Prerouting | Hook::Input) => (self.in_given.clone(), Some(String::new())),
-            (_, _) => (self.in_given.clone(), self.out_given.clone()),
-        };
+        let (i, o) = hook_interfaces(self.origin, hook, b.local, &self.in_given, &self.out_given);
         b.pkt.in_interface = i;
         b.pkt.out_interface = o;
     }
 
     fn finish(&mut self, mut b: Branch, end: End) {
-        let affinity_asked = b
-            .assumptions
-            .iter()
-            .any(|a| eval::is_affinity_question(&a.question));
-        match self.affinity {
-            Some(Affinity::Hit)
-                if affinity_asked
-                    && !b
-                        .assumptions
-                        .iter()
-                        .any(|a| a.holds && eval::is_affinity_question(&a.question)) =>
-            {
-                return;
-            }
-            Some(Affinity::Miss) if affinity_asked => {
-                b.assumptions
-                    .retain(|a| !eval::is_affinity_question(&a.question));
-                b.assume(AFFINITY_MISS.into(), true);
-            }
-            _ => {}
+        if !settle_affinity(self.affinity, AFFINITY_MISS, &mut b.assumptions) {
+            return;
         }
         let (verdict, stopped) = match end {
             End::Verdict(v) => (v, None),

@@ -13,9 +13,9 @@ use rulelint_parser::views::NatAddress;
 use rulelint_parser::{ChainId, RuleRef, TableKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// A netfilter hook.
+/// A netfilter hook (both walkers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Hook {
+pub(super) enum Hook {
     Prerouting,
     Input,
     Forward,
@@ -87,10 +87,64 @@ impl Branch {
     }
 
     fn assume(&mut self, question: String, holds: bool) {
-        let a = Assumption { question, holds };
-        if let Err(i) = self.assumptions.binary_search(&a) {
-            self.assumptions.insert(i, a);
+        assume(&mut self.assumptions, question, holds);
+    }
+}
+
+/// Adds an assumption to a path's sorted list, once.
+pub(super) fn assume(assumptions: &mut Vec<Assumption>, question: String, holds: bool) {
+    let a = Assumption { question, holds };
+    if let Err(i) = assumptions.binary_search(&a) {
+        assumptions.insert(i, a);
+    }
+}
+
+/// `--affinity` applied to a finished path's assumptions (both walkers): `false` when the path
+/// contradicts `hit` (no list holds the source on it); under `miss`, the one assumption `miss`
+/// replaces the path's questions about the lists.
+pub(super) fn settle_affinity(
+    affinity: Option<Affinity>,
+    miss: &str,
+    assumptions: &mut Vec<Assumption>,
+) -> bool {
+    let asked = assumptions
+        .iter()
+        .any(|a| eval::is_affinity_question(&a.question));
+    match affinity {
+        Some(Affinity::Hit) if asked => assumptions
+            .iter()
+            .any(|a| a.holds && eval::is_affinity_question(&a.question)),
+        Some(Affinity::Miss) if asked => {
+            assumptions.retain(|a| !eval::is_affinity_question(&a.question));
+            assume(assumptions, miss.into(), true);
+            true
         }
+        _ => true,
+    }
+}
+
+/// The interfaces a packet has on `hook` (both walkers): from the host, it leaves by `lo` when
+/// its destination is local; from outside or a pod, it has the interfaces given.
+pub(super) fn hook_interfaces(
+    origin: Origin,
+    hook: Hook,
+    local: Option<bool>,
+    in_given: &Option<String>,
+    out_given: &Option<String>,
+) -> (Option<String>, Option<String>) {
+    let host_local = origin == Origin::Host && local == Some(true);
+    match (origin, hook) {
+        (Origin::Host, Hook::Output | Hook::Postrouting) => (
+            Some(String::new()),
+            if host_local {
+                Some("lo".to_string())
+            } else {
+                out_given.clone()
+            },
+        ),
+        (Origin::Host, _) => (Some("lo".to_string()), Some(String::new())),
+        (_, Hook::Prerouting | Hook::Input) => (in_given.clone(), Some(String::new())),
+        (_, _) => (in_given.clone(), out_given.clone()),
     }
 }
 
@@ -354,47 +408,14 @@ impl<'n, 'a> Walker<'n, 'a> {
         let Stage::Hook(hook) = b.stage else {
             return;
         };
-        let host_local = self.origin == Origin::Host && b.local == Some(true);
-        let (i, o) = match (self.origin, hook) {
-            (Origin::Host, Hook::Output | Hook::Postrouting) => (
-                Some(String::new()),
-                if host_local {
-                    Some("lo".to_string())
-                } else {
-                    self.out_given.clone()
-                },
-            ),
-            (Origin::Host, _) => (Some("lo".to_string()), Some(String::new())),
-            (_, Hook::Prerouting | Hook::Input) => (self.in_given.clone(), Some(String::new())),
-            (_, _) => (self.in_given.clone(), self.out_given.clone()),
-        };
+        let (i, o) = hook_interfaces(self.origin, hook, b.local, &self.in_given, &self.out_given);
         b.pkt.in_interface = i;
         b.pkt.out_interface = o;
     }
 
     fn finish(&mut self, mut b: Branch, end: End) {
-        let affinity_asked = b
-            .assumptions
-            .iter()
-            .any(|a| eval::is_affinity_question(&a.question));
-        match self.affinity {
-            // A path on which no list holds the source contradicts `--affinity hit`.
-            Some(Affinity::Hit)
-                if affinity_asked
-                    && !b
-                        .assumptions
-                        .iter()
-                        .any(|a| a.holds && eval::is_affinity_question(&a.question)) =>
-            {
-                return;
-            }
-            // One assumption for all the lists the path found empty.
-            Some(Affinity::Miss) if affinity_asked => {
-                b.assumptions
-                    .retain(|a| !eval::is_affinity_question(&a.question));
-                b.assume(AFFINITY_MISS.into(), true);
-            }
-            _ => {}
+        if !settle_affinity(self.affinity, AFFINITY_MISS, &mut b.assumptions) {
+            return;
         }
         let (verdict, stopped) = match end {
             End::Verdict(v) => (v, None),
