@@ -71,6 +71,12 @@ enum LineClass {
 /// assert_eq!(kinds, vec![(SectionKind::Iptables, 0..35), (SectionKind::Nft, 35..59)]);
 /// ```
 pub fn sections(text: &str) -> Vec<Section> {
+    if !opens_nft(text) {
+        return vec![Section {
+            kind: SectionKind::Iptables,
+            range: 0..text.len(),
+        }];
+    }
     // (kind, range) of every nft item, and the classes of the lines between them.
     let mut items: Vec<(Option<SectionKind>, Range<usize>)> = Vec::new();
     let bytes = text.as_bytes();
@@ -153,10 +159,29 @@ fn push_item(
 
 /// The end of the line starting at `pos`, after its `\n`.
 fn line_end(bytes: &[u8], pos: usize) -> usize {
-    bytes[pos..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |i| pos + i + 1)
+    memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1)
+}
+
+/// Whether any line of `text` opens an nftables item. Lines that start (after blanks) with
+/// `-`, `:`, `*` or `#` cannot, and are nearly all of an iptables-save dump: this runs before
+/// every check, so a pure iptables dump costs one newline search per line here.
+fn opens_nft(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let end = line_end(bytes, pos);
+        let line = &text[pos..end];
+        let first = line.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+        if !matches!(
+            first,
+            None | Some(b'-' | b':' | b'*' | b'#' | b'\n' | b'\r')
+        ) && nft_opening(line.trim()).is_some()
+        {
+            return true;
+        }
+        pos = end;
+    }
+    false
 }
 
 fn classify(trimmed: &str) -> LineClass {
