@@ -34,4 +34,9 @@ if [ "$status" -ne 1 ]; then
   echo "expected exit status 1 from the bare-drop example, got $status" >&2
   exit 1
 fi
+
+step "collection script (stand-in kubectl)"
+cargo build --quiet
+bash scripts/test-collect.sh "$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/rulelint"
+
 bash scripts/test-web.sh
