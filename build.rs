@@ -89,7 +89,13 @@ mod page {
         let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(cargo)
             .current_dir(root)
-            .args(["build", "-p", "rulelint-wasm", "--target", "wasm32-unknown-unknown"])
+            .args([
+                "build",
+                "-p",
+                "rulelint-wasm",
+                "--target",
+                "wasm32-unknown-unknown",
+            ])
             .args(["--profile", "wasm-release"])
             .arg("--target-dir")
             .arg(&target)

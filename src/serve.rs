@@ -5,10 +5,9 @@
 //! names an embedded file or gets 404. The analysis runs in the browser; nothing is posted here.
 
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 
@@ -28,8 +27,11 @@ const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; wor
 
 /// The largest request head read; the page's requests are a few hundred bytes.
 const MAX_HEAD: usize = 16 * 1024;
-/// Connections served at once; more are closed unanswered (a browser opens about six).
+/// Connections served at once (a browser opens about six); a new one past this closes the
+/// oldest (see `Slots`).
 const MAX_CONNECTIONS: usize = 64;
+/// The whole request head must arrive within this time, however the bytes trickle in.
+const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The message when the binary was built before the wasm module.
 pub(crate) const NOT_BUILT: &str = "this binary was built without the web page's wasm module: run \
@@ -53,32 +55,64 @@ pub(crate) fn run(args: ServeArgs, out: &mut impl Write) -> io::Result<u8> {
         "rulelint: serving the web page at http://127.0.0.1:{port}/ (Ctrl-C stops)"
     )?;
     out.flush()?;
-    let open = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            open.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
-        let open = Arc::clone(&open);
-        std::thread::spawn(move || {
-            // A failed connection concerns only that client.
-            let _ = serve_connection(stream, port);
-            open.fetch_sub(1, Ordering::SeqCst);
-        });
-    }
+    accept_loop(&listener, port);
     Ok(0)
 }
 
+/// The connections being served, oldest first. When every slot is taken, a new connection
+/// closes the oldest one: clients that trickle their request a byte at a time (or never read the
+/// answer) cannot keep the page unreachable, while a browser's request, which takes
+/// milliseconds, is never the oldest for long.
+#[derive(Default)]
+struct Slots {
+    next_id: u64,
+    open: Vec<(u64, TcpStream)>,
+}
+
+fn accept_loop(listener: &TcpListener, port: u16) {
+    let slots = Arc::new(Mutex::new(Slots::default()));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let Ok(handle) = stream.try_clone() else {
+            continue;
+        };
+        let id = {
+            let mut slots = slots.lock().unwrap_or_else(PoisonError::into_inner);
+            if slots.open.len() >= MAX_CONNECTIONS {
+                let (_, oldest) = slots.open.remove(0);
+                // Its blocked read or write returns, and its thread ends.
+                let _ = oldest.shutdown(Shutdown::Both);
+            }
+            slots.next_id += 1;
+            let id = slots.next_id;
+            slots.open.push((id, handle));
+            id
+        };
+        let slots = Arc::clone(&slots);
+        std::thread::spawn(move || {
+            // A failed connection concerns only that client.
+            let _ = serve_connection(stream, port);
+            let mut slots = slots.lock().unwrap_or_else(PoisonError::into_inner);
+            slots.open.retain(|(open_id, _)| *open_id != id);
+        });
+    }
+}
+
 fn serve_connection(mut stream: TcpStream, port: u16) -> io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     stream.set_write_timeout(Some(Duration::from_secs(30)))?;
+    let deadline = Instant::now() + HEAD_DEADLINE;
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
         if head.len() > MAX_HEAD {
             return stream.write_all(&status(431, "Request Header Fields Too Large"));
         }
+        // A timeout per read would let a byte every few seconds hold the connection forever.
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return stream.write_all(&status(408, "Request Timeout"));
+        }
+        stream.set_read_timeout(Some(left))?;
         let n = stream.read(&mut buf)?;
         if n == 0 {
             return Ok(());
@@ -247,6 +281,33 @@ mod tests {
             let r = get("/pkg/rulelint_wasm_bg.wasm");
             assert!(r.contains("Content-Type: application/wasm\r\n"));
         }
+    }
+
+    #[test]
+    fn trickling_clients_cannot_keep_the_page_unreachable() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || accept_loop(&listener, port));
+        // More clients than slots, each holding its connection with one byte of a request.
+        let trickling: Vec<TcpStream> = (0..MAX_CONNECTIONS + 8)
+            .map(|_| {
+                let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+                s.write_all(b"G").unwrap();
+                s
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut browser = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+        browser
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let request = format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        browser.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let _ = browser.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer:.200}");
+        drop(trickling);
     }
 
     #[test]
