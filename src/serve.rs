@@ -34,8 +34,10 @@ const MAX_CONNECTIONS: usize = 64;
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The message when the binary was built before the wasm module.
-pub(crate) const NOT_BUILT: &str = "this binary was built without the web page's wasm module: run \
-     `bash scripts/build-web.sh`, then rebuild rulelint (`cargo build --release`)";
+pub(crate) const NOT_BUILT: &str = "this binary was built without the web page's wasm module: \
+     install it with `cargo install --path . --features page` (after `rustup target add \
+     wasm32-unknown-unknown`), or run `bash scripts/build-web.sh` and rebuild rulelint \
+     (`cargo build --release`)";
 
 pub(crate) fn run(args: ServeArgs, out: &mut impl Write) -> io::Result<u8> {
     if !WASM_BUILT {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a short time (default 30 s each), as CI does, from the seeds in the
+# repository's corpus. Needs a nightly toolchain (cargo-fuzz builds with sanitizers) and installs
+# cargo-fuzz when it is missing. Prints libFuzzer's final statistics; fails on a crash, a timeout
+# (5 s per input) or an input that takes more than 2 GB.
+# Usage: bash scripts/fuzz-brief.sh [SECONDS]
+# Longer runs: cd crates/nft && cargo +nightly fuzz run forms -- -max_total_time=3600
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+
+if ! cargo +nightly --version > /dev/null 2>&1; then
+  echo "fuzz-brief.sh: no nightly toolchain (cargo-fuzz needs one); skipped"
+  exit 0
+fi
+if ! cargo fuzz --version > /dev/null 2>&1; then
+  cargo install cargo-fuzz --version 0.13.2 --locked
+fi
+
+seeds=$(mktemp -d)
+trap 'rm -rf "$seeds"' EXIT
+mkdir -p "$seeds/iptables" "$seeds/nft" "$seeds/all"
+# Seeds named by their path: the corpus repeats file names across folders.
+seed() { for f in "$@"; do cp "$f" "$seeds/$kind/$(printf '%s' "$f" | tr / _)"; done; }
+kind=iptables seed $(find corpus/syntax corpus/lints -name '*.txt' -size -256k)
+kind=nft seed $(find corpus/lints corpus/diff -name '*.nft' -size -256k)
+cp "$seeds"/iptables/* "$seeds"/nft/* "$seeds/all/"
+
+run() {
+  local crate=$1 target=$2 seed=$3 status=0
+  echo "==> fuzz $crate $target for $seconds s"
+  mkdir -p "crates/$crate/fuzz/corpus/$target"
+  (cd "crates/$crate" && cargo +nightly fuzz run "$target" "fuzz/corpus/$target" "$seed" -- \
+    -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1) \
+    > "$seeds/$target.log" 2>&1 || status=$?
+  # The progress lines are many; the final statistics and any error are what CI shows.
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus|Done )' \
+    "$seeds/$target.log" || true
+  if [ "$status" -ne 0 ]; then
+    tail -n 60 "$seeds/$target.log"
+    echo "fuzz-brief.sh: $crate/$target failed (status $status); the input is in crates/$crate/fuzz/artifacts/$target" >&2
+    exit 1
+  fi
+}
+
+run parser parse "$seeds/iptables"
+run nft forms "$seeds/nft"
+run lint check "$seeds/all"
