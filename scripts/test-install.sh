@@ -13,7 +13,10 @@ trap 'rm -rf "$work"' EXIT
 git clone --quiet "$repo" "$work/clone"
 [ ! -e "$work/clone/crates/wasm/web/pkg" ] || { echo "test-install: the clone has a built page" >&2; exit 1; }
 # --debug: the CLI's own build is not what is tested here; the page's module is built in release.
-(cd "$work/clone" && cargo install --quiet --debug --path . --features page --root "$work/root")
+# The repository's target folder: dependencies already built there are reused.
+target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+(cd "$work/clone" && cargo install --quiet --debug --path . --features page --root "$work/root" \
+  --target-dir "$target")
 "$work/root/bin/rulelint" --version
 
 echo "==> the installed binary serves the page, and the page checks a dump in Chromium"
