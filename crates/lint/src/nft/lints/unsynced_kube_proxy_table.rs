@@ -23,6 +23,11 @@ A whole `table ip|ip6 kube-proxy` with base chains (`nat-prerouting`, `filter-in
 whose `service-ips`, `service-nodeports`, `no-endpoint-services` and `no-endpoint-nodeports`
 maps hold no element at all, or are missing.
 
+As info: a listing with a `table ip6 kube-proxy` that is set up (base chains hooked) and
+serves Services, and no `table ip kube-proxy`. kube-proxy's nftables mode always runs both
+families (it assumes the kernel supports both: `platformCheckSupported` in
+`cmd/kube-proxy/app/server_linux.go`), so a whole `nft list ruleset` of its node holds both.
+
 ## Why it matters
 Every cluster has at least the `default/kubernetes` Service, so kube-proxy writes at least one
 element into `service-ips` (or, without endpoints, `no-endpoint-services`) on every full
@@ -48,11 +53,6 @@ table ip kube-proxy {
 ## Instead
 Read kube-proxy's log for the failing `nft` transaction (`sync_proxy_rules_nftables_sync_failures_total`)
 and fix its cause.
-
-As info: a listing with a `table ip6 kube-proxy` that is set up (base chains hooked) and
-serves Services, and no `table ip kube-proxy`. kube-proxy's nftables mode always runs both families (it assumes the
-kernel supports both: `platformCheckSupported` in `cmd/kube-proxy/app/server_linux.go`), so
-a whole `nft list ruleset` of its node holds both tables.
 
 ## Exceptions
 Cut pastes and fragments are not read. An empty table is not flagged when the other family's
