@@ -465,15 +465,26 @@ fn capped(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// sections but `\n` reads as a blank, so offsets and lines are the file's.
 pub(crate) fn parse_iptables_sections<'a>(text: &'a str, sections: &[Section]) -> Parsed<'a> {
     let mut blank = text.as_bytes().to_vec();
-    for s in sections.iter().filter(|s| s.kind != SectionKind::Iptables) {
-        for b in &mut blank[s.range.clone()] {
-            if *b != b'\n' {
-                *b = b' ';
+    if sections.iter().all(|s| s.kind != SectionKind::Iptables) {
+        // Nothing for the iptables parser: blank all but the first newline (which its
+        // no-content diagnostic spans to), so it reads two blank lines instead of every line.
+        let first = memchr::memchr(b'\n', &blank);
+        blank.fill(b' ');
+        if let Some(i) = first {
+            blank[i] = b'\n';
+        }
+    } else {
+        for s in sections.iter().filter(|s| s.kind != SectionKind::Iptables) {
+            for b in &mut blank[s.range.clone()] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
             }
         }
     }
-    // Only ASCII bytes were written over whole characters: still UTF-8, same length.
-    let blank = String::from_utf8_lossy(&blank).into_owned();
+    // Only ASCII bytes were written over whole lines: still UTF-8, same length.
+    let blank = String::from_utf8(blank)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let parsed = rulelint_parser::parse(&blank);
     match parsed.ruleset.with_source(text) {
         Some(ruleset) => Parsed {
@@ -510,6 +521,39 @@ fn iptables_facts(parsed: &Parsed<'_>) -> IptablesFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_without_iptables_reads_as_if_every_line_were_blanked() {
+        for text in [
+            "table ip kube-proxy {\n\tchain services {\n\t}\n}\n",
+            "{\"nftables\": [{\"metainfo\": {\"json_schema_version\": 1}}]}",
+            "add table ip kube-proxy\nadd chain ip kube-proxy services\n",
+            "table ip t {\n}",
+        ] {
+            let sections = sections(text);
+            assert!(
+                sections.iter().all(|s| s.kind != SectionKind::Iptables),
+                "{text}"
+            );
+            let blanked: String = text
+                .chars()
+                .map(|c| if c == '\n' { c } else { ' ' })
+                .collect();
+            let every_line = rulelint_parser::parse(&blanked);
+            let fast = parse_iptables_sections(text, &sections);
+            assert_eq!(
+                format!("{:?}", fast.diagnostics),
+                format!("{:?}", every_line.diagnostics)
+            );
+            assert_eq!(
+                format!("{:?}", fast.ruleset),
+                format!(
+                    "{:?}",
+                    every_line.ruleset.with_source(text).expect("same length")
+                )
+            );
+        }
+    }
 
     #[test]
     fn findings_of_one_code_are_capped_with_a_count() {

@@ -2,6 +2,11 @@
 //! by sections as `rulelint check` reads a file): every `fail-*` case triggers the folder's
 //! code, no `pass-*` case does, no case has any other error or warning, and the human and JSON
 //! output of every case is pinned in `corpus/lints/snapshots/`.
+//!
+//! Each case's `*.json` twin is the same ruleset as `nft -j list ruleset` prints it (loaded
+//! into the real `nft` in a private network namespace, or edited from such output where `nft`
+//! refuses the case): the same rules apply, and it must give the same findings (code, severity
+//! and count) as its `.nft` twin.
 
 use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::source::check_source;
@@ -14,6 +19,11 @@ fn corpus_dir() -> PathBuf {
 
 /// (folder, file stem, text) of every `.nft` case, sorted.
 fn cases() -> Vec<(String, String, String)> {
+    cases_with("nft")
+}
+
+/// (folder, file stem, text) of every case with extension `ext`, sorted.
+fn cases_with(ext: &str) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
         .expect("corpus/lints")
@@ -26,7 +36,7 @@ fn cases() -> Vec<(String, String, String)> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
             .expect("lint folder")
             .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "nft"))
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
             .collect();
         files.sort();
         for f in files {
@@ -63,8 +73,10 @@ fn rendered(path: &str, text: &str) -> String {
 fn fail_cases_trigger_and_pass_cases_do_not() {
     let cases = cases();
     assert!(cases.len() >= 14, "only {} nft lint cases", cases.len());
+    let json = cases_with("json");
+    assert!(json.len() >= 14, "only {} nft JSON lint cases", json.len());
     let mut failures = Vec::new();
-    for (folder, stem, text) in &cases {
+    for (folder, stem, text) in cases.iter().chain(&json) {
         let (code, name) = folder.split_once('-').expect("CODE-name");
         let entry = find_code(code).unwrap_or_else(|| panic!("{folder}: unknown code"));
         assert_eq!(entry.info.name, name, "{folder}");
@@ -91,6 +103,44 @@ fn fail_cases_trigger_and_pass_cases_do_not() {
         }
         if !others.is_empty() {
             failures.push(format!("{folder}/{stem}: other findings {others:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// (code, severity) of every finding, sorted: what two forms of one ruleset must share (spans,
+/// lines and so messages differ).
+fn findings(text: &str) -> Vec<(&'static str, Severity)> {
+    let mut out: Vec<_> = check_source(text, &Config::default())
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.severity))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn json_twins_give_the_findings_of_their_text_case() {
+    let text_cases = cases();
+    let mut failures = Vec::new();
+    for (folder, stem, json) in cases_with("json") {
+        let Some((_, _, text)) = text_cases
+            .iter()
+            .find(|(f, s, _)| *f == folder && *s == stem)
+        else {
+            failures.push(format!("{folder}/{stem}.json has no .nft twin"));
+            continue;
+        };
+        assert!(
+            json.contains("{\"nftables\": ["),
+            "{folder}/{stem}.json must hold `nft -j` output"
+        );
+        let (from_json, from_text) = (findings(&json), findings(text));
+        if from_json != from_text {
+            failures.push(format!(
+                "{folder}/{stem}: JSON {from_json:?}, text {from_text:?}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -166,7 +216,15 @@ fn shared_nft_corpus() {
 #[test]
 fn cut_cases_report_no_new_lint_findings() {
     let config = Config::default();
-    for (folder, stem, text) in cases() {
+    for (folder, stem, text) in cases().into_iter().chain(cases_with("json")) {
+        // A transaction cut at a command's end cannot be told from a whole one (each line is a
+        // command), so lints that conclude from absence still read it: not a cut paste here.
+        if rulelint_lint::source::sections(&text)
+            .iter()
+            .any(|s| s.kind == rulelint_lint::source::SectionKind::NftTransaction)
+        {
+            continue;
+        }
         let whole: Vec<&str> = check_source(&text, &config)
             .diagnostics
             .iter()

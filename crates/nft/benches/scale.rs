@@ -4,6 +4,11 @@
 //! (same Services, endpoints and node). It asserts nothing but that the nft text parses
 //! cleanly: it measures and prints.
 //!
+//! Then, for the same clusters, what users feel: `rulelint check` without its file reading and
+//! printing (`check_source`: sections, parse, graph, Kubernetes model, every lint, suppressions,
+//! sorting) on the nft text, on its `nft -j` JSON and on the iptables dump, in ms and MB/s, and
+//! the nft / iptables ratio of bytes per second (above 1: nft is faster per byte).
+//!
 //! `cargo bench -p rulelint-nft --bench scale` (`RULELINT_BENCH_MAX=5000` to stop earlier).
 
 use rulelint_dumpgen::{NftForm, Shape, generate, generate_nft};
@@ -157,5 +162,50 @@ fn main() {
             (parsed.ruleset.rules.len(), at)
         });
         row("iptables", services, ipt.len(), &m);
+    }
+    end_to_end(max);
+}
+
+/// `check_source` on the nft text, the nft JSON and the iptables dump of each cluster.
+fn end_to_end(max: usize) {
+    let config = rulelint_lint::Config::default();
+    println!();
+    println!(
+        "{:>9} {:>8} {:>10} {:>9} {:>7} {:>8} {:>9}",
+        "check", "services", "bytes", "ms", "MB/s", "peak/in", "findings"
+    );
+    for services in [500usize, 5_000, 20_000].into_iter().filter(|&n| n <= max) {
+        let shape = Shape::with_services(services);
+        let runs = if services <= 5_000 { 10 } else { 3 };
+        let inputs = [
+            ("nft", generate_nft(&shape, NftForm::List)),
+            ("nft-json", generate_nft(&shape, NftForm::Json)),
+            ("iptables", generate(&shape)),
+        ];
+        let mut speeds = Vec::new();
+        for (kind, text) in &inputs {
+            let mut findings = 0;
+            let m = measure(runs, || {
+                let checked = rulelint_lint::source::check_source(black_box(text), &config);
+                findings = checked.diagnostics.len();
+                black_box(&checked);
+                (0, 0.0)
+            });
+            let speed = text.len() as f64 / m.total / 1e6;
+            speeds.push(speed);
+            println!(
+                "{kind:>9} {services:>8} {:>10} {:>9.2} {:>7.0} {:>8.2} {findings:>9}",
+                text.len(),
+                m.total * 1e3,
+                speed,
+                (m.peak + text.len()) as f64 / text.len() as f64,
+            );
+        }
+        println!(
+            "{:>9} {services:>8} nft / iptables per byte: text {:.2}x, json {:.2}x",
+            "ratio",
+            speeds[0] / speeds[2],
+            speeds[1] / speeds[2]
+        );
     }
 }

@@ -99,13 +99,15 @@ impl ChainGraph {
     /// Builds the graph: names resolve within the table that holds the rule or map. Linear in
     /// the rules, statements and elements.
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
-        let mut chain_index: FxHashMap<(TableId, &str), ChainId> = FxHashMap::default();
+        let mut chain_index: FxHashMap<(TableId, &str), ChainId> =
+            FxHashMap::with_capacity_and_hasher(set.chains.len(), Default::default());
         for (i, c) in set.chains.iter().enumerate() {
             chain_index
                 .entry((c.table, c.name))
                 .or_insert(ChainId(i as u32));
         }
-        let mut set_index: FxHashMap<(TableId, &str), SetId> = FxHashMap::default();
+        let mut set_index: FxHashMap<(TableId, &str), SetId> =
+            FxHashMap::with_capacity_and_hasher(set.sets.len(), Default::default());
         for (i, s) in set.sets.iter().enumerate() {
             set_index
                 .entry((s.table, s.name))

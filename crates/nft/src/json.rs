@@ -284,6 +284,7 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
+        array_cut: false,
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -297,6 +298,14 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
         );
     } else {
         r.document();
+    }
+    if r.array_cut {
+        // Objects of any table may follow the cut (nft lists tables, then chains, sets and
+        // rules): nothing read is known whole, so lints that conclude from absence stay
+        // silent, as for an unclosed block of the text form.
+        r.rs.tables.iter_mut().for_each(|t| t.closed = false);
+        r.rs.chains.iter_mut().for_each(|c| c.closed = false);
+        r.rs.sets.iter_mut().for_each(|s| s.closed = false);
     }
     let mut diagnostics = r.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
@@ -314,6 +323,8 @@ struct Reader<'a> {
     tables: FxHashMap<(&'a str, &'a str), TableId>,
     chains: FxHashMap<(TableId, &'a str), ChainId>,
     sets: FxHashMap<(TableId, &'a str), SetId>,
+    /// The `nftables` array was cut or broken before its `]`: objects after it are not read.
+    array_cut: bool,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -428,6 +439,7 @@ impl<'a> Reader<'a> {
             i = skip_ws(b, i);
             match b.get(i) {
                 None => {
+                    self.array_cut = true;
                     self.broken(
                         i,
                         "the JSON ends before the `nftables` array closes: the paste is cut short"
@@ -476,6 +488,7 @@ impl<'a> Reader<'a> {
                 Some(b']') => break,
                 None => continue,
                 Some(_) => {
+                    self.array_cut = true;
                     self.broken(
                         i,
                         "expected `,` or `]` after this object".to_string(),
@@ -516,6 +529,7 @@ impl<'a> Reader<'a> {
 
     /// Where an item of the array could not be read: cut short, or broken.
     fn item_broken(&mut self, i: usize, rest: &str, e: &serde_json::Error) {
+        self.array_cut = true;
         // A paste cut inside a string ends in its newline: without the trailing blanks the
         // text ends inside the object, so it is cut short as well.
         let cut = e.is_eof()

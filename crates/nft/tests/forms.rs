@@ -199,7 +199,8 @@ fn escaped_json_strings_go_to_the_side_store() {
     assert!(strings.allocated_bytes() > 0);
 }
 
-/// Cutting the JSON anywhere keeps every object before the cut and reports only `RL163`.
+/// Cutting the JSON anywhere keeps every object before the cut, marks none of them whole and
+/// reports only `RL163`.
 #[test]
 fn every_cut_of_the_json_keeps_what_precedes_it() {
     let text = read("forms/01-overall-rules.json");
@@ -222,6 +223,14 @@ fn every_cut_of_the_json_keeps_what_precedes_it() {
         for d in &parsed.diagnostics {
             assert!(d.span.end as usize <= part.len(), "cut at {cut}");
         }
+        // Objects of any table may follow the cut: no table, chain or set is whole.
+        let set = &parsed.ruleset;
+        assert!(
+            set.tables.iter().all(|t| !t.closed)
+                && set.chains.iter().all(|c| !c.closed)
+                && set.sets.iter().all(|s| !s.closed),
+            "cut at {cut}: something is marked closed"
+        );
         let rules = parsed.ruleset.rules.len();
         assert!(rules >= last_rules, "cut at {cut}: rules went down");
         last_rules = rules;

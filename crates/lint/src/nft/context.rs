@@ -109,6 +109,15 @@ impl<'r, 'a> NftContext<'r, 'a> {
             && t.sets.iter().all(|s| self.set(*s).closed)
     }
 
+    /// Whether a table was read from a listing (`nft list ruleset` text or `nft -j` JSON) rather
+    /// than a transaction (`add table ...`), which holds what one sync changes: kube-proxy
+    /// writes one transaction per family.
+    pub fn is_listed(&self, table: TableId) -> bool {
+        let t = &self.set.tables[table.index()];
+        let at = self.set.text.get(t.span.start as usize..).unwrap_or("");
+        at.starts_with("table") || at.starts_with('{')
+    }
+
     /// The named set or map `name` of `table`.
     pub fn set_in(&self, table: TableId, name: &str) -> Option<SetId> {
         self.set.tables[table.index()]

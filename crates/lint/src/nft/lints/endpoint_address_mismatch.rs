@@ -77,21 +77,34 @@ fn dnat_target(to: &str) -> Option<(IpAddr, Option<u16>)> {
 }
 
 /// Every `dnat to LITERAL` of a chain: its statement's span and the literal.
-pub(crate) fn dnats<'a>(set: &Ruleset<'a>, chain: ChainId) -> Vec<(usize, Span, &'a str)> {
-    let mut out = Vec::new();
-    for (i, rule) in set.rules_of(chain).enumerate() {
-        for s in &rule.statements {
-            if let Stmt::Nat {
+/// The chain's `dnat to LITERAL` statements: (rule index, span, target), in order.
+pub(crate) fn dnats<'r, 'a: 'r>(
+    set: &'r Ruleset<'a>,
+    chain: ChainId,
+) -> impl Iterator<Item = (usize, Span, &'a str)> + 'r {
+    set.rules_of(chain).enumerate().flat_map(|(i, rule)| {
+        rule.statements.iter().filter_map(move |s| match &s.kind {
+            Stmt::Nat {
                 kind: "dnat",
                 to: Some(Expr::Literal(to)),
                 ..
-            } = &s.kind
-            {
-                out.push((i, s.span, *to));
-            }
-        }
-    }
-    out
+            } => Some((i, s.span, *to)),
+            _ => None,
+        })
+    })
+}
+
+/// Whether `to` is the `ADDRESS:PORT` that ends the chain name as `__ADDRESS/PORT`, as
+/// kube-proxy writes both: then they agree without parsing either (IPv4; IPv6 names differ).
+fn same_text(name: &str, to: &str) -> bool {
+    name.rsplit_once("__")
+        .and_then(|(_, endpoint)| endpoint.rsplit_once('/'))
+        .is_some_and(|(address, port)| {
+            to.len() == address.len() + 1 + port.len()
+                && to.starts_with(address)
+                && to.as_bytes()[address.len()] == b':'
+                && to.ends_with(port)
+        })
 }
 
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
@@ -100,11 +113,16 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         for &c in &set.tables[table.index()].chains {
             let name = cx.chain(c).name;
             // A chain cut short may end in a half-written address.
-            let Some((address, port)) = endpoint_of_name(name).filter(|_| cx.chain(c).closed)
-            else {
+            if !name.starts_with("endpoint-") || !cx.chain(c).closed {
                 continue;
-            };
+            }
             for (_, span, to) in dnats(set, c) {
+                if same_text(name, to) {
+                    continue;
+                }
+                let Some((address, port)) = endpoint_of_name(name) else {
+                    break;
+                };
                 let Some((to_address, to_port)) = dnat_target(to) else {
                     continue;
                 };

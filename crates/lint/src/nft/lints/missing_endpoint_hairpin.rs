@@ -82,7 +82,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             let Some((address, _)) = endpoint_of_name(name) else {
                 continue;
             };
-            let Some(&(dnat_rule, span, _)) = dnats(set, c).first() else {
+            let Some((dnat_rule, span, _)) = dnats(set, c).next() else {
                 continue;
             };
             let hairpin = set.rules_of(c).take(dnat_rule).any(|rule| {
