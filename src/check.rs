@@ -1,14 +1,17 @@
 //! `rulelint check` (the default command): configuration, output formats and the exit status.
 
 use crate::{folders, input};
-use rulelint_lint::baseline::Baseline;
-use rulelint_lint::report::{CheckDocument, CheckedFile, Summary, Unreadable, github_annotations};
+use rulelint_lint::baseline::{self, Baseline, BaselineEntry};
+use rulelint_lint::report::{
+    CheckDocument, LocatedFile, Summary, Unreadable, github_annotations_located,
+};
 use rulelint_lint::source::check_source;
 use rulelint_lint::{Config, ConfigError, FailOn, sarif};
-use rulelint_parser::{Diagnostic, LineIndex, Severity};
+use rulelint_parser::{LineIndex, Severity};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
 /// The file name looked for in the working directory and the folders above it.
 pub const CONFIG_FILE: &str = "rulelint.toml";
@@ -48,6 +51,8 @@ pub struct Options {
     pub baseline: Option<String>,
     /// Record the findings as a baseline here instead of reporting them.
     pub write_baseline: Option<String>,
+    /// Files checked at once (`--jobs`); `None`: one per core.
+    pub jobs: Option<usize>,
 }
 
 /// Exit status: nothing reached `--fail-on`.
@@ -147,6 +152,92 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
     }
 }
 
+/// What `check` keeps of one file once it is checked: owned and small (findings, not the text
+/// or its parse), so that many large files never sit in memory at once.
+struct Outcome {
+    /// Why the file could not be read.
+    unreadable: Option<String>,
+    /// The file holds no iptables-save content and no nftables ruleset.
+    no_content: bool,
+    /// The findings the baseline does not hold, located.
+    file: LocatedFile,
+    /// Human output: the findings rendered.
+    rendered: String,
+    /// With `--write-baseline`: the findings as baseline entries.
+    recorded: Vec<BaselineEntry>,
+}
+
+/// Reads, checks and reduces one file. Runs on a worker thread.
+fn check_one(
+    options: &Options,
+    config: &Config,
+    baseline: Option<&Baseline>,
+    entry: &folders::Entry,
+    input: Result<input::Input, String>,
+) -> Outcome {
+    let mut outcome = Outcome {
+        unreadable: None,
+        no_content: false,
+        file: LocatedFile {
+            path: String::new(),
+            findings: Vec::new(),
+        },
+        rendered: String::new(),
+        recorded: Vec::new(),
+    };
+    let input = match input {
+        Ok(i) => i,
+        Err(message) => {
+            outcome.unreadable = Some(message);
+            return outcome;
+        }
+    };
+    // Each file is split into its iptables-save and nftables sections, each read and linted by
+    // its own parser; a pure iptables-save file takes exactly the iptables path.
+    let mut checked = check_source(&input.text, config);
+    outcome.file.path.clone_from(&input.name);
+    outcome.no_content = checked.has_no_content();
+    if outcome.no_content && entry.from_folder {
+        return outcome; // skipped
+    }
+    let ruleset = &checked.iptables.ruleset;
+    if options.write_baseline.is_some() {
+        outcome.recorded = checked
+            .diagnostics
+            .iter()
+            .map(|d| baseline::entry(ruleset, d))
+            .collect();
+        return outcome;
+    }
+    // Known findings are dropped before anything is reported or counted.
+    let mut diagnostics = std::mem::take(&mut checked.diagnostics);
+    if let Some(b) = baseline {
+        diagnostics.retain(|d| !b.contains(ruleset, d));
+    }
+    if options.format == Format::Human && !options.statistics && !diagnostics.is_empty() {
+        // One line index per file: each finding's snippet is then found in O(log n).
+        let source = ruleset.source();
+        let lines = LineIndex::new(source);
+        for d in &diagnostics {
+            outcome.rendered.push_str(&d.render_indexed(
+                &input.name,
+                source,
+                &lines,
+                options.color,
+            ));
+            outcome.rendered.push('\n');
+        }
+    }
+    outcome.file = LocatedFile::new(input.name, ruleset, diagnostics);
+    outcome
+}
+
+/// The number of files checked at once: `--jobs`, else one per core.
+fn jobs(options: &Options, files: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    options.jobs.unwrap_or(cores).clamp(1, files.max(1))
+}
+
 fn check_all(
     options: &Options,
     config: &Config,
@@ -160,53 +251,72 @@ fn check_all(
             return Ok(crate::EXIT_INPUT);
         }
     };
+    // Standard input is read here, in order, so that a second `-` reads what the first left
+    // (nothing), whichever worker comes first.
+    let stdin: Mutex<BTreeMap<usize, Result<input::Input, String>>> = Mutex::new(
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.path == "-")
+            .map(|(i, e)| (i, input::read(&e.path)))
+            .collect(),
+    );
     let mut status = EXIT_CLEAN;
-    let mut inputs = Vec::with_capacity(entries.len());
+    let mut read_errors = Vec::new();
+    let mut content_notes = Vec::new();
     let mut unreadable = Vec::new();
-    for entry in &entries {
-        match input::read(&entry.path) {
-            Ok(i) => inputs.push((i, entry.from_folder)),
+    let mut files: Vec<LocatedFile> = Vec::with_capacity(entries.len());
+    let mut rendered: Vec<String> = Vec::new();
+    let mut recorded = Baseline::new();
+    in_order(
+        entries.len(),
+        jobs(options, entries.len()),
+        |i| {
+            let entry = &entries[i];
+            let prefetched = stdin
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&i);
+            let input = prefetched.unwrap_or_else(|| input::read(&entry.path));
+            check_one(options, config, baseline, entry, input)
+        },
+        |i, outcome| {
+            let entry = &entries[i];
             // An unreadable file fails the run, but the others are still checked; the reports
             // that are read by machines list it too.
-            Err(message) => {
-                eprintln!("rulelint: {message}");
+            if let Some(message) = outcome.unreadable {
+                read_errors.push(format!("rulelint: {message}"));
                 status = crate::EXIT_INPUT;
                 unreadable.push(Unreadable {
                     path: entry.path.clone(),
                     error: message,
                 });
+                return;
             }
-        }
-    }
-    // Each file is split into its iptables-save and nftables sections, each read and linted by
-    // its own parser; a pure iptables-save file takes exactly the iptables path.
-    let mut checked = Vec::with_capacity(inputs.len());
-    let mut kept = Vec::with_capacity(inputs.len());
-    for (input, from_folder) in &inputs {
-        let c = check_source(&input.text, config);
-        if c.has_no_content() {
-            // A file found in a folder that holds no dump (a README, notes) is skipped.
-            if *from_folder {
-                eprintln!(
-                    "rulelint: skipping `{}`: no iptables-save content and no nftables ruleset",
-                    input.name
-                );
-                continue;
+            if outcome.no_content {
+                // A file found in a folder that holds no dump (a README, notes) is skipped.
+                if entry.from_folder {
+                    content_notes.push(format!(
+                        "rulelint: skipping `{}`: no iptables-save content and no nftables ruleset",
+                        outcome.file.path
+                    ));
+                    return;
+                }
+                content_notes.push(format!(
+                    "rulelint: `{}` holds no iptables-save content and no nftables ruleset (no table, chain or rule)",
+                    outcome.file.path
+                ));
+                status = crate::EXIT_INPUT;
             }
-            eprintln!(
-                "rulelint: `{}` holds no iptables-save content and no nftables ruleset (no table, chain or rule)",
-                input.name
-            );
-            status = crate::EXIT_INPUT;
-        }
-        kept.push(input);
-        checked.push(c);
+            recorded.findings.extend(outcome.recorded);
+            files.push(outcome.file);
+            rendered.push(outcome.rendered);
+        },
+    );
+    for message in read_errors.iter().chain(&content_notes) {
+        eprintln!("{message}");
     }
     if let Some(path) = &options.write_baseline {
-        let mut recorded = Baseline::new();
-        for c in &checked {
-            recorded.record(&c.iptables.ruleset, &c.diagnostics);
-        }
         let count = recorded.findings.len();
         let written = serde_json::to_string_pretty(&recorded)
             .map_err(io::Error::other)
@@ -218,53 +328,37 @@ fn check_all(
         eprintln!("rulelint: recorded {count} known findings in `{path}`");
         return Ok(status);
     }
-    // Known findings are dropped before anything is reported or counted.
-    let reported: Vec<Vec<Diagnostic>> = checked
-        .iter()
-        .map(|c| match baseline {
-            Some(b) => c
-                .diagnostics
-                .iter()
-                .filter(|d| !b.contains(&c.iptables.ruleset, d))
-                .cloned()
-                .collect(),
-            None => c.diagnostics.clone(),
-        })
-        .collect();
-    let files: Vec<CheckedFile<'_, '_>> = kept
-        .iter()
-        .zip(&checked)
-        .zip(&reported)
-        .map(|((i, c), diagnostics)| CheckedFile {
-            path: &i.name,
-            ruleset: &c.iptables.ruleset,
-            diagnostics,
-        })
-        .collect();
     if options.statistics {
         statistics(&files, options.format == Format::Json, out)?;
     } else {
         match options.format {
-            Format::Human => human(&files, options.color, options.quiet, out)?,
+            Format::Human => {
+                for r in &rendered {
+                    out.write_all(r.as_bytes())?;
+                }
+                if !options.quiet {
+                    summaries(&files, out)?;
+                }
+            }
             Format::Concise => concise(&files, options.quiet, out)?,
             Format::Json => crate::write_json(
                 out,
-                &CheckDocument::new(&files).with_unreadable(&unreadable),
+                &CheckDocument::located(&files).with_unreadable(&unreadable),
             )?,
             Format::Sarif => {
-                let log = sarif::sarif_log_with(&files, &unreadable, &sarif_options());
+                let log = sarif::sarif_log_located(&files, &unreadable, &sarif_options());
                 crate::write_json(out, &log)?;
             }
             Format::Github => {
                 for f in &files {
-                    out.write_all(github_annotations(f).as_bytes())?;
+                    out.write_all(github_annotations_located(f).as_bytes())?;
                 }
             }
         }
     }
     let mut total = Summary::default();
     for f in &files {
-        total.merge(Summary::of(f.diagnostics));
+        total.merge(f.summary());
     }
     // The threshold is monotonic, so the highest severity found decides.
     let reached = total
@@ -276,8 +370,90 @@ fn check_all(
     Ok(status)
 }
 
+/// Runs `work` on `0..count` on up to `jobs` threads and hands each result to `take` on this
+/// thread, in index order, so that the output does not depend on which file finishes first.
+/// A worker starts file `i` only once fewer than `2 * jobs` results wait for their turn: the
+/// files in memory at once are bounded whatever their number and sizes.
+fn in_order<T: Send>(
+    count: usize,
+    jobs: usize,
+    work: impl Fn(usize) -> T + Sync,
+    mut take: impl FnMut(usize, T),
+) {
+    if jobs <= 1 || count <= 1 {
+        for i in 0..count {
+            take(i, work(i));
+        }
+        return;
+    }
+    struct Progress {
+        next: usize,
+        taken: usize,
+        stop: bool,
+    }
+    // A worker that panics stops the others (they would wait for its result forever); the
+    // scope then passes the panic on.
+    struct StopOnPanic<'s>(&'s Mutex<Progress>, &'s Condvar);
+    impl Drop for StopOnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.lock().unwrap_or_else(PoisonError::into_inner).stop = true;
+                self.1.notify_all();
+            }
+        }
+    }
+    let window = 2 * jobs;
+    let progress = Mutex::new(Progress {
+        next: 0,
+        taken: 0,
+        stop: false,
+    });
+    let turn = Condvar::new();
+    let (sender, results) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let sender = sender.clone();
+            let (progress, turn, work) = (&progress, &turn, &work);
+            scope.spawn(move || {
+                let _guard = StopOnPanic(progress, turn);
+                loop {
+                    let i = {
+                        let mut p = progress.lock().unwrap_or_else(PoisonError::into_inner);
+                        while !p.stop && p.next < count && p.next >= p.taken + window {
+                            p = turn.wait(p).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        if p.stop || p.next >= count {
+                            return;
+                        }
+                        p.next += 1;
+                        p.next - 1
+                    };
+                    if sender.send((i, work(i))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut waiting = BTreeMap::new();
+        let mut next = 0;
+        for (i, result) in results {
+            waiting.insert(i, result);
+            while let Some(result) = waiting.remove(&next) {
+                take(next, result);
+                next += 1;
+                progress
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .taken = next;
+                turn.notify_all();
+            }
+        }
+    });
+}
+
 /// Counts per code over all files, most frequent first: `  12  RL401  bare-drop  error`.
-fn statistics(files: &[CheckedFile<'_, '_>], json: bool, out: &mut impl Write) -> io::Result<()> {
+fn statistics(files: &[LocatedFile], json: bool, out: &mut impl Write) -> io::Result<()> {
     #[derive(serde::Serialize)]
     struct CodeCount {
         code: &'static str,
@@ -286,7 +462,11 @@ fn statistics(files: &[CheckedFile<'_, '_>], json: bool, out: &mut impl Write) -
         count: usize,
     }
     let mut counts: BTreeMap<(&'static str, &'static str, Severity), usize> = BTreeMap::new();
-    for d in files.iter().flat_map(|f| f.diagnostics) {
+    for d in files
+        .iter()
+        .flat_map(|f| &f.findings)
+        .map(|f| &f.diagnostic)
+    {
         *counts.entry((d.code, d.name, d.severity)).or_default() += 1;
     }
     let mut rows: Vec<CodeCount> = counts
@@ -319,21 +499,19 @@ fn statistics(files: &[CheckedFile<'_, '_>], json: bool, out: &mut impl Write) -
 
 /// One line per finding, for grep and editors' problem matchers. Newlines and other control
 /// characters are written out so that a finding never spans two lines.
-fn concise(files: &[CheckedFile<'_, '_>], quiet: bool, out: &mut impl Write) -> io::Result<()> {
+fn concise(files: &[LocatedFile], quiet: bool, out: &mut impl Write) -> io::Result<()> {
     let one_line = |s: &str| {
         rulelint_parser::escape_control(s)
             .replace('\n', "\\n")
             .replace('\t', "\\t")
     };
     for f in files {
-        let source = f.ruleset.source();
-        let lines = LineIndex::new(source);
-        for d in f.diagnostics {
-            let at = lines.line_col(source, d.span.start);
+        for located in &f.findings {
+            let (d, at) = (&located.diagnostic, located.start);
             writeln!(
                 out,
                 "{}:{}:{}: {} {} {}: {}",
-                one_line(f.path),
+                one_line(&f.path),
                 at.line,
                 at.column,
                 d.severity,
@@ -349,38 +527,13 @@ fn concise(files: &[CheckedFile<'_, '_>], quiet: bool, out: &mut impl Write) -> 
     Ok(())
 }
 
-/// Rendered findings, then one summary line per file and a total over several files.
-fn human(
-    files: &[CheckedFile<'_, '_>],
-    color: bool,
-    quiet: bool,
-    out: &mut impl Write,
-) -> io::Result<()> {
-    for f in files {
-        if f.diagnostics.is_empty() {
-            continue;
-        }
-        // One line index per file: each finding's snippet is then found in O(log n).
-        let source = f.ruleset.source();
-        let lines = LineIndex::new(source);
-        for d in f.diagnostics {
-            out.write_all(d.render_indexed(f.path, source, &lines, color).as_bytes())?;
-            writeln!(out)?;
-        }
-    }
-    if !quiet {
-        summaries(files, out)?;
-    }
-    Ok(())
-}
-
 /// One summary line per file, and a total over several files.
-fn summaries(files: &[CheckedFile<'_, '_>], out: &mut impl Write) -> io::Result<()> {
+fn summaries(files: &[LocatedFile], out: &mut impl Write) -> io::Result<()> {
     let mut total = Summary::default();
     for f in files {
-        let s = Summary::of(f.diagnostics);
+        let s = f.summary();
         total.merge(s);
-        if f.diagnostics.is_empty() {
+        if f.findings.is_empty() {
             writeln!(out, "{}: no findings", f.path)?;
         } else {
             writeln!(out, "{}: {}", f.path, s.to_text())?;

@@ -79,6 +79,9 @@ struct CheckArgs {
     /// Colour in human output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Files checked at once [default: one per core]. The output is the same whatever the number.
+    #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -291,6 +294,7 @@ fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
             statistics: args.statistics,
             baseline: args.baseline,
             write_baseline: args.write_baseline,
+            jobs: args.jobs.map(usize::from),
         },
         out,
     )

@@ -894,3 +894,88 @@ fn readme_shows_every_check_flag() {
         assert!(readme.contains(flag), "README does not show `{flag}`");
     }
 }
+
+/// Files are checked in parallel (`--jobs`), and the report is the same, byte for byte, whatever
+/// the number of jobs: every format, the statistics, the baseline written, stderr and the exit
+/// status. The first file is large, so that with several jobs the later ones finish first.
+#[test]
+fn jobs_do_not_change_any_output_byte() {
+    let dir = TempDir::new("check-jobs");
+    let mut big = String::from(
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -j KUBE-FIREWALL\n",
+    );
+    for i in 0..60_000 {
+        big.push_str(&format!(
+            "-A INPUT -s 10.{}.{}.0/24 -p tcp --dport 22 -j ACCEPT\n",
+            i / 256 % 256,
+            i % 256
+        ));
+    }
+    big.push_str(
+        "-A KUBE-FIREWALL -j DROP\n-A INPUT -s 10.0.0.0/24 -p tcp --dport 22 -j ACCEPT\nCOMMIT\n",
+    );
+    let big = dir.write("big.txt", &big);
+    let notes = dir.write("notes.txt", "not a dump\n");
+    let folder = dir.0.join("nodes");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("b.txt"), BROKEN).unwrap();
+    std::fs::write(folder.join("a.txt"), INFO_ONLY).unwrap();
+    std::fs::write(folder.join("README"), "notes\n").unwrap();
+    let mut files: Vec<String> = vec![
+        big.to_str().unwrap().to_string(),
+        notes.to_str().unwrap().to_string(),
+        folder.to_str().unwrap().to_string(),
+        "does-not-exist.txt".to_string(),
+    ];
+    let mut corpus: Vec<String> = std::fs::read_dir("corpus/lints")
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .filter(|d| d.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "nft"))
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    corpus.sort();
+    assert!(corpus.len() > 100, "{}", corpus.len());
+    files.extend(corpus);
+    let baseline = dir.0.join("baseline.json");
+    let runs: [&[&str]; 7] = [
+        &["--format", "human", "--color", "always"],
+        &["--format", "concise"],
+        &["--format", "json"],
+        &["--format", "sarif"],
+        &["--format", "github"],
+        &["--statistics"],
+        &["--write-baseline", baseline.to_str().unwrap()],
+    ];
+    for flags in runs {
+        let mut outputs = Vec::new();
+        for jobs in ["1", "2", "3", "8"] {
+            let mut args: Vec<&str> = vec!["check", "--no-config", "--jobs", jobs];
+            args.extend(flags);
+            args.extend(files.iter().map(String::as_str));
+            let out = rulelint(&args, None);
+            let written = std::fs::read(&baseline).unwrap_or_default();
+            let _ = std::fs::remove_file(&baseline);
+            outputs.push((jobs, out.status.code(), out.stdout, out.stderr, written));
+        }
+        let (_, code, stdout, stderr, written) = &outputs[0];
+        assert_eq!(
+            *code,
+            Some(2),
+            "{flags:?}: an unreadable file fails the run"
+        );
+        assert!(!stdout.is_empty() || !written.is_empty(), "{flags:?}");
+        for (jobs, c, o, e, w) in &outputs[1..] {
+            let same = (c, o, e, w) == (code, stdout, stderr, written);
+            assert!(same, "{flags:?}: --jobs {jobs} differs from --jobs 1");
+        }
+    }
+}
+
+#[test]
+fn jobs_must_be_at_least_one() {
+    let out = rulelint(&["check", "--jobs", "0", "x.txt"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -2,9 +2,10 @@
 //! configuration applied and the output sorted.
 
 use crate::config::{Config, Level};
-use crate::context::{Findings, LintContext};
-use crate::registry::{Category, CodeEntry, LINTS, find_code};
+use crate::context::LintContext;
+use crate::registry::{Category, CodeEntry, LINTS, Lint, find_code};
 use rulelint_parser::{ChainGraph, CodeInfo, Diagnostic, Parsed, Ruleset, Severity};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const MISSING_COMMIT: &str = rulelint_parser::codes::MISSING_COMMIT.code;
 
@@ -21,6 +22,32 @@ pub fn check_with_graph(
     graph: &ChainGraph,
     config: &Config,
 ) -> Vec<Diagnostic> {
+    check_with_graph_on(parsed, graph, config, lint_threads(&parsed.ruleset))
+}
+
+/// Below this many rules the lints of a dump run on one thread: a second one costs more to
+/// start than it saves.
+const PARALLEL_LINTS_MIN_RULES: usize = 20_000;
+
+/// The threads the lints of `set` run on: two on a native build for a large dump (the
+/// Kubernetes model is built on one while the other runs the lints that do not need it), one
+/// in WebAssembly.
+fn lint_threads(set: &Ruleset<'_>) -> usize {
+    if cfg!(target_arch = "wasm32") || set.rules.len() < PARALLEL_LINTS_MIN_RULES {
+        1
+    } else {
+        2
+    }
+}
+
+/// [`check_with_graph`] with the lints run on `threads` threads (1: all on this one). The
+/// findings are the same, in the same order, whatever the number.
+pub fn check_with_graph_on(
+    parsed: &Parsed<'_>,
+    graph: &ChainGraph,
+    config: &Config,
+    threads: usize,
+) -> Vec<Diagnostic> {
     let set = &parsed.ruleset;
     let mut out = Vec::with_capacity(parsed.diagnostics.len());
     out.extend(
@@ -31,20 +58,22 @@ pub fn check_with_graph(
             .filter_map(|d| at_configured_level(config, d)),
     );
     let cx = LintContext::new(set, graph);
-    let mut found = Vec::new();
-    for lint in LINTS {
-        let Some((severity, overridden)) = lint_level(config, &lint.info, lint.category) else {
-            continue;
-        };
-        found.clear();
-        (lint.check)(&cx, &mut Findings::new(lint, &mut found));
-        for mut d in found.drain(..) {
+    let enabled: Vec<(&'static Lint, Severity, bool)> = LINTS
+        .iter()
+        .filter_map(|&lint| {
+            lint_level(config, &lint.info, lint.category).map(|(s, o)| (lint, s, o))
+        })
+        .collect();
+    let lints: Vec<&'static Lint> = enabled.iter().map(|&(lint, _, _)| lint).collect();
+    let found = run_lints(&cx, &lints, threads);
+    for ((_, severity, overridden), found) in enabled.iter().zip(found) {
+        for mut d in found {
             if allowed(config, set, &d) {
                 continue;
             }
             // A lint may pick a severity per finding (ruleset-scale); a configured level wins.
-            if overridden {
-                d.severity = severity;
+            if *overridden {
+                d.severity = *severity;
             }
             out.push(d);
         }
@@ -65,6 +94,63 @@ pub(crate) fn at_configured_level(config: &Config, d: &Diagnostic) -> Option<Dia
         }),
         Level::Off => None,
     }
+}
+
+/// Runs `lints` over `cx` and returns each one's findings, in the order of `lints`. With two
+/// threads or more, the first worker starts by building the Kubernetes model (when a
+/// Kubernetes lint runs) while the others take lints from a shared queue, those that do not
+/// need the model first; a lint that needs it waits until it is built (`LintContext::kube`).
+fn run_lints(
+    cx: &LintContext<'_, '_>,
+    lints: &[&'static Lint],
+    threads: usize,
+) -> Vec<Vec<Diagnostic>> {
+    let threads = threads.min(lints.len());
+    if threads <= 1 || cfg!(target_arch = "wasm32") {
+        return lints
+            .iter()
+            .map(|lint| {
+                let mut found = Vec::new();
+                lint.run(cx, &mut found);
+                found
+            })
+            .collect();
+    }
+    // The Kubernetes lints (RL4xx) read the model; the queue holds the others first.
+    let needs_model = |lint: &Lint| lint.info.code.starts_with("RL4");
+    let mut order: Vec<usize> = (0..lints.len()).collect();
+    order.sort_by_key(|&i| needs_model(lints[i]));
+    let build_model = order.iter().any(|&i| needs_model(lints[i]));
+    let next = AtomicUsize::new(0);
+    let work = |builds_model: bool| {
+        if builds_model {
+            cx.kube();
+        }
+        let mut done = Vec::new();
+        loop {
+            let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                return done;
+            };
+            let mut found = Vec::new();
+            lints[i].run(cx, &mut found);
+            done.push((i, found));
+        }
+    };
+    let mut results: Vec<Vec<Diagnostic>> = vec![Vec::new(); lints.len()];
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(|| work(false))).collect();
+        let mut done = work(build_model);
+        for helper in helpers {
+            match helper.join() {
+                Ok(d) => done.extend(d),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        for (i, found) in done {
+            results[i] = found;
+        }
+    });
+    results
 }
 
 /// The severity a lint runs at under `config` (`None`: not selected), and whether the
@@ -146,4 +232,44 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lints of a dump on one thread or several: the same findings, in the same order.
+    #[test]
+    fn lint_threads_do_not_change_the_findings() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
+        let mut texts: Vec<String> = std::fs::read_dir(corpus)
+            .expect("corpus/lints")
+            .map(|d| d.expect("entry").path())
+            .filter(|d| d.is_dir())
+            .flat_map(|d| std::fs::read_dir(d).expect("lint folder"))
+            .map(|f| f.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+            .map(|p| std::fs::read_to_string(p).expect("dump"))
+            .collect();
+        assert!(texts.len() > 100);
+        texts.push(rulelint_dumpgen::generate(
+            &rulelint_dumpgen::Shape::with_rule_target(30_000),
+        ));
+        let mut all = Config::default();
+        all.set_select(vec!["all".to_string()]).expect("all");
+        let mut found = 0;
+        for text in &texts {
+            let parsed = rulelint_parser::parse(text);
+            let graph = ChainGraph::build(&parsed.ruleset);
+            for config in [&Config::default(), &all] {
+                let one = check_with_graph_on(&parsed, &graph, config, 1);
+                found += one.len();
+                for threads in [2, 3, 8] {
+                    let many = check_with_graph_on(&parsed, &graph, config, threads);
+                    assert_eq!(format!("{one:?}"), format!("{many:?}"), "{threads} threads");
+                }
+            }
+        }
+        assert!(found > 150, "{found}");
+    }
 }

@@ -7,14 +7,17 @@ use rulelint_parser::{
     ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind,
     TableRef,
 };
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 /// A read-only view of one dump for the lints. Lints never mutate it and never call each other.
+/// It is `Sync`: lints may run on several threads over one context.
 pub struct LintContext<'r, 'a> {
     set: &'r Ruleset<'a>,
     graph: &'r ChainGraph,
-    lines: OnceCell<LineIndex>,
-    kube: OnceCell<KubeModel<'a>>,
+    // `OnceLock`, not `OnceCell`: the lints of one dump may run on two threads (`crate::check`),
+    // and the one that asks first builds these while the other waits.
+    lines: OnceLock<LineIndex>,
+    kube: OnceLock<KubeModel<'a>>,
 }
 
 impl<'r, 'a> LintContext<'r, 'a> {
@@ -23,8 +26,8 @@ impl<'r, 'a> LintContext<'r, 'a> {
         LintContext {
             set,
             graph,
-            lines: OnceCell::new(),
-            kube: OnceCell::new(),
+            lines: OnceLock::new(),
+            kube: OnceLock::new(),
         }
     }
 

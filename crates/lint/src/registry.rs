@@ -46,6 +46,18 @@ pub struct Lint {
     pub(crate) check: fn(&LintContext<'_, '_>, &mut Findings<'_>),
 }
 
+impl Lint {
+    /// Runs the lint alone over `cx`, its findings (unsorted, at the lint's own severities)
+    /// into `out`; [`crate::check`] runs every enabled lint and applies the configuration.
+    pub fn run(
+        &'static self,
+        cx: &LintContext<'_, '_>,
+        out: &mut Vec<rulelint_parser::Diagnostic>,
+    ) {
+        (self.check)(cx, &mut Findings::new(self, out));
+    }
+}
+
 impl std::fmt::Debug for Lint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lint")

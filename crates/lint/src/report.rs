@@ -2,7 +2,7 @@
 //! per-severity summary. SARIF is in [`crate::sarif`]. All of it is plain data: the caller writes it.
 
 use rulelint_parser::json::{DiagnosticDoc, FORMAT_VERSION};
-use rulelint_parser::{Diagnostic, LineIndex, Ruleset, Severity};
+use rulelint_parser::{Diagnostic, LineCol, LineIndex, Ruleset, Severity};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -14,6 +14,104 @@ pub struct CheckedFile<'r, 'a> {
     pub ruleset: &'r Ruleset<'a>,
     /// Findings, sorted (see [`crate::check`]).
     pub diagnostics: &'r [Diagnostic],
+}
+
+/// A finding with what every report format needs from its file, owned: the file's text and
+/// parse can be dropped once its findings are located (the CLI checks many files that way).
+#[derive(Clone, Debug)]
+pub struct LocatedFinding {
+    /// The finding.
+    pub diagnostic: Diagnostic,
+    /// Where its span starts.
+    pub start: LineCol,
+    /// Where its span ends.
+    pub end: LineCol,
+    /// The name of the table it is about, where one applies.
+    pub table: Option<String>,
+    /// The name of the chain it is about, where one applies.
+    pub chain: Option<String>,
+}
+
+/// One checked input's findings, located ([`LocatedFinding`]).
+#[derive(Clone, Debug)]
+pub struct LocatedFile {
+    /// The path as the user gave it (`-` for stdin).
+    pub path: String,
+    /// Findings in output order.
+    pub findings: Vec<LocatedFinding>,
+}
+
+impl LocatedFile {
+    /// Locates `diagnostics` (findings about `ruleset`, in output order) in its source.
+    pub fn new(path: String, ruleset: &Ruleset<'_>, diagnostics: Vec<Diagnostic>) -> LocatedFile {
+        let source = ruleset.source();
+        let index = LineIndex::new(source);
+        let findings = diagnostics
+            .into_iter()
+            .map(|d| LocatedFinding {
+                start: index.line_col(source, d.span.start),
+                end: index.line_col(source, d.span.end),
+                // Ids of another parser's model (nftables findings) are not looked up here.
+                table: d
+                    .table
+                    .filter(|t| t.index() < ruleset.tables.len())
+                    .map(|t| ruleset.table(t).name().to_string()),
+                chain: d
+                    .chain
+                    .filter(|c| c.index() < ruleset.chains.len())
+                    .map(|c| ruleset.chain(c).name().to_string()),
+                diagnostic: d,
+            })
+            .collect();
+        LocatedFile { path, findings }
+    }
+
+    /// A [`CheckedFile`] located (its findings copied).
+    pub fn of(file: &CheckedFile<'_, '_>) -> LocatedFile {
+        LocatedFile::new(
+            file.path.to_string(),
+            file.ruleset,
+            file.diagnostics.to_vec(),
+        )
+    }
+
+    /// Counts of its findings per severity.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for f in &self.findings {
+            s.add(f.diagnostic.severity);
+        }
+        s
+    }
+
+    /// The JSON form of its findings.
+    fn doc(&self) -> CheckFileDoc<'_> {
+        CheckFileDoc {
+            path: &self.path,
+            summary: self.summary(),
+            diagnostics: self
+                .findings
+                .iter()
+                .map(|f| {
+                    let d = &f.diagnostic;
+                    DiagnosticDoc {
+                        code: d.code,
+                        name: d.name,
+                        severity: d.severity,
+                        message: &d.message,
+                        line: f.start.line,
+                        column: f.start.column,
+                        end_line: f.end.line,
+                        end_column: f.end.column,
+                        table: f.table.as_deref(),
+                        chain: f.chain.as_deref(),
+                        label: &d.label,
+                        help: d.help.as_deref(),
+                    }
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Counts of findings per severity.
@@ -161,6 +259,23 @@ impl<'r> CheckDocument<'r> {
         }
     }
 
+    /// The document of files already located; the same JSON as [`CheckDocument::new`] gives
+    /// for the same findings.
+    pub fn located(files: &'r [LocatedFile]) -> CheckDocument<'r> {
+        let files: Vec<CheckFileDoc<'r>> = files.iter().map(LocatedFile::doc).collect();
+        let mut summary = Summary::default();
+        for f in &files {
+            summary.merge(f.summary);
+        }
+        CheckDocument {
+            format_version: FORMAT_VERSION,
+            tool: TOOL,
+            files,
+            summary,
+            unreadable: Vec::new(),
+        }
+    }
+
     /// Adds the inputs that could not be read.
     pub fn with_unreadable(mut self, unreadable: &[Unreadable]) -> CheckDocument<'r> {
         self.unreadable = unreadable.to_vec();
@@ -171,12 +286,15 @@ impl<'r> CheckDocument<'r> {
 /// GitHub Actions workflow commands, one line per finding:
 /// `::error file=node.txt,line=4,col=1,endLine=4,endColumn=25,title=RL401 bare-drop::message`.
 pub fn github_annotations(file: &CheckedFile<'_, '_>) -> String {
-    let source = file.ruleset.source();
-    let index = LineIndex::new(source);
+    github_annotations_located(&LocatedFile::of(file))
+}
+
+/// [`github_annotations`] of a file already located.
+pub fn github_annotations_located(file: &LocatedFile) -> String {
     let mut out = String::new();
-    for d in file.diagnostics {
-        let start = index.line_col(source, d.span.start);
-        let end = index.line_col(source, d.span.end);
+    for f in &file.findings {
+        let d = &f.diagnostic;
+        let (start, end) = (f.start, f.end);
         let command = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -190,7 +308,7 @@ pub fn github_annotations(file: &CheckedFile<'_, '_>) -> String {
         let _ = writeln!(
             out,
             "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
-            escape_property(file.path),
+            escape_property(&file.path),
             start.line,
             start.column,
             end.line,

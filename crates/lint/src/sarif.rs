@@ -3,8 +3,8 @@
 //! physical location, and each unreadable input as a tool execution notification.
 
 use crate::registry::{CodeEntry, all_codes};
-use crate::report::{CheckedFile, TOOL, Unreadable};
-use rulelint_parser::{LineIndex, Severity};
+use crate::report::{CheckedFile, LocatedFile, TOOL, Unreadable};
+use rulelint_parser::Severity;
 use serde_json::{Value, json};
 use std::path::{Component, Path, PathBuf};
 
@@ -152,16 +152,24 @@ pub fn sarif_log_with(
     unreadable: &[Unreadable],
     options: &SarifOptions,
 ) -> Value {
+    let located: Vec<LocatedFile> = files.iter().map(LocatedFile::of).collect();
+    sarif_log_located(&located, unreadable, options)
+}
+
+/// [`sarif_log_with`] of files already located.
+pub fn sarif_log_located(
+    files: &[LocatedFile],
+    unreadable: &[Unreadable],
+    options: &SarifOptions,
+) -> Value {
     let entries: Vec<CodeEntry> = all_codes().collect();
     let rules: Vec<Value> = entries.iter().map(rule).collect();
     let mut results = Vec::new();
     for file in files {
-        let source = file.ruleset.source();
-        let index = LineIndex::new(source);
-        let location = artifact_location(file.path, options);
-        for d in file.diagnostics {
-            let start = index.line_col(source, d.span.start);
-            let end = index.line_col(source, d.span.end);
+        let location = artifact_location(&file.path, options);
+        for f in &file.findings {
+            let d = &f.diagnostic;
+            let (start, end) = (f.start, f.end);
             let mut message = d.message.clone();
             if let Some(help) = &d.help {
                 message.push_str("\nhelp: ");

@@ -379,6 +379,12 @@ struct Builder<'r, 'a> {
     endpoint_by_chain: Vec<u32>,
     /// Scratch space for [`Builder::load_jumps`].
     jumps: Vec<(RuleId, ChainId)>,
+    /// Layout facts of nat's service and endpoint chains, read while they are listed, and the
+    /// other nat chains, which [`Builder::layout`] reads: it then never reads the names of the
+    /// (many) per-Service and per-endpoint chains again.
+    service_or_endpoint_chains: bool,
+    modern_chains: bool,
+    other_nat_chains: Vec<ChainId>,
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
@@ -394,6 +400,9 @@ impl<'r, 'a> Builder<'r, 'a> {
             service_by_chain: vec![NONE; set.chains.len()],
             endpoint_by_chain: vec![NONE; set.chains.len()],
             jumps: Vec::new(),
+            service_or_endpoint_chains: false,
+            modern_chains: false,
+            other_nat_chains: Vec::new(),
         }
     }
 
@@ -484,8 +493,14 @@ impl<'r, 'a> Builder<'r, 'a> {
                 let i = self.service_for_hash(hash);
                 self.services[i].chains.slot(kind).get_or_insert(chain.id);
                 self.service_by_chain[chain.id.index()] = i as u32;
+                self.service_or_endpoint_chains = true;
+                self.modern_chains |=
+                    name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
             } else if is_endpoint_chain(name) {
                 self.read_endpoint(chain);
+                self.service_or_endpoint_chains = true;
+            } else {
+                self.other_nat_chains.push(chain.id);
             }
         }
         // Second pass, now that every endpoint chain is known: the service chains' rules.
@@ -572,7 +587,15 @@ impl<'r, 'a> Builder<'r, 'a> {
             let Some(i) = lookup(&self.service_by_chain, to) else {
                 continue;
             };
-            let Some((chain_kind, _)) = service_chain(self.set.chain(to).name()) else {
+            // The chain's kind is its slot in the Service (the first chain of each kind); only
+            // a second chain of one kind (`KUBE-SVL-` and `KUBE-XLB-` of one hash) is read by name.
+            let Some(chain_kind) = self.services[i]
+                .chains
+                .iter()
+                .find(|&(_, c)| c == to)
+                .map(|(kind, _)| kind)
+                .or_else(|| service_chain(self.set.chain(to).name()).map(|(kind, _)| kind))
+            else {
                 continue;
             };
             let rule = self.set.rule(rule);
@@ -636,35 +659,42 @@ impl<'r, 'a> Builder<'r, 'a> {
         let filter_chain = |name| self.filter.and_then(|t| t.chain(name));
         let mark_drop = nat_chain("KUBE-MARK-DROP").is_some();
         let proxy_firewall = filter_chain("KUBE-PROXY-FIREWALL").is_some();
-        let mut kube_chains = false;
+        // nat's service and endpoint chains were seen in `read_nat_chains`: they are kube-proxy's
+        // and hold neither IPVS chains nor nfacct or set matches (see below).
+        let mut kube_chains = self.service_or_endpoint_chains;
         let mut nfacct = false;
         let mut ipvs = false;
-        let mut modern_chains = false;
-        for table in [self.nat, self.filter].into_iter().flatten() {
-            for chain in table.chains() {
-                let name = chain.name();
-                if !name.starts_with("KUBE-") {
-                    continue;
-                }
-                kube_chains |= is_kube_proxy_chain(name);
-                modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
-                ipvs |= is_ipvs_chain(name);
-                // nfacct counters and IPVS set matches live in the fixed chains, never in the
-                // (many) per-Service and per-endpoint ones.
-                if service_chain(name).is_some() || is_endpoint_chain(name) {
-                    continue;
-                }
-                for m in chain.rules().flat_map(|r| r.matches()) {
-                    match m.module() {
-                        Some("nfacct") => nfacct = true,
-                        Some("set") => {
-                            ipvs |= m.options().any(|o| {
-                                matches!(o.name(), "--match-set" | "--set")
-                                    && o.args().next().is_some_and(is_ipvs_set)
-                            });
-                        }
-                        _ => {}
+        let mut modern_chains = self.modern_chains;
+        let nat_others = self.other_nat_chains.iter().map(|&c| self.set.chain(c));
+        // Without nat, every nat chain is left: `other_nat_chains` is empty then.
+        let set = self.set;
+        let filter_chains = self
+            .filter
+            .into_iter()
+            .flat_map(move |t| t.get().chains.iter().map(move |&c| set.chain(c)));
+        for chain in nat_others.chain(filter_chains) {
+            let name = chain.name();
+            if !name.starts_with("KUBE-") {
+                continue;
+            }
+            kube_chains |= is_kube_proxy_chain(name);
+            modern_chains |= name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
+            ipvs |= is_ipvs_chain(name);
+            // nfacct counters and IPVS set matches live in the fixed chains, never in the
+            // (many) per-Service and per-endpoint ones.
+            if service_chain(name).is_some() || is_endpoint_chain(name) {
+                continue;
+            }
+            for m in chain.rules().flat_map(|r| r.matches()) {
+                match m.module() {
+                    Some("nfacct") => nfacct = true,
+                    Some("set") => {
+                        ipvs |= m.options().any(|o| {
+                            matches!(o.name(), "--match-set" | "--set")
+                                && o.args().next().is_some_and(is_ipvs_set)
+                        });
                     }
+                    _ => {}
                 }
             }
         }
