@@ -8,7 +8,7 @@ mod chains;
 mod trace;
 
 pub use chains::{CHAINS_FORMAT_VERSION, ChainDoc, ChainsDoc, TableDoc, chains_doc};
-pub use trace::Tracer;
+pub use trace::{Session, Tracer};
 
 use rulelint_lint::Config;
 use rulelint_lint::report::{CheckDocument, CheckedFile};
@@ -214,6 +214,55 @@ mod tests {
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace("[]", packet)).expect("JSON");
         assert!(bad["error"].is_string());
+    }
+
+    /// The session checks each dump once and traces on that parse: its check documents are
+    /// `check`'s and its traces are the one-shot `trace`'s, on corpus dumps of Services.
+    #[test]
+    fn session_checks_and_traces_as_the_one_shot_functions() {
+        let dumps = [
+            (
+                "healthy.txt",
+                include_str!("../../../corpus/kube/healthy/modern-1.29-full.txt"),
+            ),
+            (
+                "node-b.txt",
+                include_str!("../../../corpus/diff/stale-endpoint/node-b.txt"),
+            ),
+        ];
+        let mut session = super::Session::new();
+        for (name, text) in dumps {
+            assert_eq!(session.check(name, text, ""), super::check(name, text, ""));
+        }
+        assert_eq!(session.dumps(), 2);
+        let nodes: Vec<_> = dumps
+            .iter()
+            .map(|(name, text)| serde_json::json!({"name": name, "text": text}))
+            .collect();
+        let nodes = serde_json::Value::from(nodes).to_string();
+        let packets = [
+            r#"{"dst": "10.100.34.17:80"}"#,
+            r#"{"dst": "10.96.0.10:53", "proto": "udp", "from": "host"}"#,
+            r#"{"dst": "192.168.0.10:30080", "from": "outside"}"#,
+        ];
+        for _ in 0..2 {
+            for packet in packets {
+                let got = session.trace(packet);
+                assert!(got.contains("\"outcomes\""), "{got}");
+                assert_eq!(got, super::trace(&nodes, packet));
+            }
+        }
+        let bad: serde_json::Value =
+            serde_json::from_str(&session.trace(r#"{"dst": "nowhere"}"#)).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().starts_with("dst: "));
+        let mut empty = super::Session::new();
+        assert!(empty.trace(packets[0]).contains("at least one dump"));
+        empty.check("e", "hello", "");
+        assert!(empty.trace(packets[0]).contains("no iptables-save content"));
+        let bad: serde_json::Value =
+            serde_json::from_str(&empty.check("c", "", "[[[")).expect("JSON");
+        assert!(bad["error"].is_string());
+        assert_eq!(empty.dumps(), 1);
     }
 
     #[test]
