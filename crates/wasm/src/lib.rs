@@ -265,6 +265,46 @@ mod tests {
         assert_eq!(empty.dumps(), 1);
     }
 
+    /// An `nft list ruleset` listing traces in the session as `rulelint trace` traces it (the
+    /// same walk and report on the whole file); nft JSON is refused with a reason.
+    #[test]
+    fn session_traces_nft_listings_as_the_cli() {
+        use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
+        use rulelint_lint::trace::{PacketFields, report};
+        let listing = include_str!("../../../corpus/nft/ok/01-overall-rules.txt");
+        let iptables = include_str!("../../../corpus/kube/healthy/modern-1.29-full.txt");
+        let mut session = super::Session::new();
+        session.check("node.nft", listing, "");
+        session.check("healthy.txt", iptables, "");
+        let packet = r#"{"dst": "172.30.0.42:80"}"#;
+        let fields: PacketFields = serde_json::from_str(packet).unwrap();
+        let spec = fields.spec(str::to_string).unwrap();
+        let parsed = rulelint_nft::parse(listing);
+        let node = NftTraceNode::new("node.nft", &parsed.ruleset);
+        let ipt = rulelint_parser::parse(iptables);
+        let ipt_node = rulelint_lint::trace::TraceNode::new(
+            rulelint_lint::diff::declared_name(&ipt.ruleset).unwrap_or("healthy.txt"),
+            &ipt.ruleset,
+        );
+        let want = super::to_json(&report::document(vec![
+            report::node_doc(&node, "node.nft", &trace_nft(&node, &spec)),
+            report::node_doc(
+                &ipt_node,
+                "healthy.txt",
+                &rulelint_lint::trace::trace(&ipt_node, &spec),
+            ),
+        ]));
+        assert!(want.contains("\"backend\":\"nftables\""), "{want}");
+        for _ in 0..2 {
+            assert_eq!(session.trace(packet), want);
+        }
+        let json = include_str!("../../../corpus/nft/forms/01-overall-rules.json");
+        let mut other = super::Session::new();
+        other.check("node.json", json, "");
+        let bad: serde_json::Value = serde_json::from_str(&other.trace(packet)).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().contains("nft JSON"), "{bad}");
+    }
+
     #[test]
     fn diff_returns_the_cli_json_shape() {
         let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";

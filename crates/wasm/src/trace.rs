@@ -7,7 +7,9 @@
 use crate::NodeText;
 use rulelint_lint::Config;
 use rulelint_lint::report::{CheckDocument, CheckedFile};
+use rulelint_lint::source::SectionKind;
 use rulelint_lint::source::{CheckedSource, check_source};
+use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::{PacketFields, PacketSpec, TraceNode, report, trace as walk};
 use rulelint_parser::Parsed;
 use self_cell::self_cell;
@@ -133,14 +135,52 @@ self_cell!(
     }
 );
 
+/// A dump's trace node: iptables-save, or an `nft list ruleset` listing.
+enum AnyNode<'a> {
+    Iptables(TraceNode<'a>),
+    Nft(NftTraceNode<'a>),
+}
+
 self_cell!(
     /// A checked dump and its trace node (which borrows the parsed ruleset).
     struct Traceable {
         owner: Checked,
         #[covariant]
-        dependent: TraceNode,
+        dependent: AnyNode,
     }
 );
+
+/// What the trace walks in a checked dump, as the CLI picks it: the `nft list ruleset` listing
+/// when there is one (the CLI parses the whole file as one: the page uses the check's parse of
+/// it when it is the whole file, and says so otherwise), else the iptables-save part. `Err`:
+/// why the dump cannot be traced.
+fn trace_source(c: &CheckedSource<'_>, text: &str, name: &str) -> Result<(), String> {
+    if c.sections.iter().any(|s| s.kind == SectionKind::Nft) {
+        return match c.nft.as_slice() {
+            [(0, parsed)] if parsed.ruleset.text.len() == text.len() => {
+                if parsed.ruleset.chains.is_empty() {
+                    Err(format!("`{name}` holds no nftables chain"))
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Err(format!(
+                "`{name}` holds an nftables listing beside other text: the page traces a \
+                 listing alone in its file (`rulelint trace` reads this file)"
+            )),
+        };
+    }
+    if c.sections.iter().any(|s| s.kind != SectionKind::Iptables) {
+        return Err(format!(
+            "`{name}` holds nft JSON or an `add ...` transaction: the page traces \
+             iptables-save and `nft list ruleset` text (`rulelint trace` reads this file)"
+        ));
+    }
+    if c.iptables.has_no_content() {
+        return Err(format!("`{name}` holds no iptables-save content"));
+    }
+    Ok(())
+}
 
 /// One dump of a session: checked, then prepared for tracing at the first trace.
 enum Loaded {
@@ -166,9 +206,15 @@ impl Loaded {
         {
             *self = Loaded::Traceable(Traceable::new(checked, |c| {
                 let name = c.borrow_owner().name.clone();
-                let set = &c.borrow_dependent().iptables.ruleset;
+                let checked = c.borrow_dependent();
+                if let [(_, nft)] = checked.nft.as_slice()
+                    && checked.sections.iter().any(|s| s.kind == SectionKind::Nft)
+                {
+                    return AnyNode::Nft(NftTraceNode::new(name, &nft.ruleset));
+                }
+                let set = &checked.iptables.ruleset;
                 let name = rulelint_lint::diff::declared_name(set).map_or(name, str::to_string);
-                TraceNode::new(name, set)
+                AnyNode::Iptables(TraceNode::new(name, set))
             }));
         }
     }
@@ -233,24 +279,21 @@ impl Session {
         if self.dumps.is_empty() {
             return error("trace needs at least one dump".into());
         }
-        if let Some(c) = self
-            .dumps
-            .iter()
-            .filter_map(Loaded::checked)
-            .find(|c| c.borrow_dependent().iptables.has_no_content())
-        {
-            return error(format!(
-                "`{}` holds no iptables-save content",
-                c.borrow_owner().name
-            ));
+        for c in self.dumps.iter().filter_map(Loaded::checked) {
+            let input = c.borrow_owner();
+            if let Err(e) = trace_source(c.borrow_dependent(), &input.text, &input.name) {
+                return error(e);
+            }
         }
         let mut docs = Vec::with_capacity(self.dumps.len());
         for dump in &mut self.dumps {
             dump.prepare();
             if let Loaded::Traceable(t) = dump {
-                let node = t.borrow_dependent();
                 let file = &t.borrow_owner().borrow_owner().name;
-                docs.push(report::node_doc(node, file, &walk(node, &spec)));
+                docs.push(match t.borrow_dependent() {
+                    AnyNode::Iptables(node) => report::node_doc(node, file, &walk(node, &spec)),
+                    AnyNode::Nft(node) => report::node_doc(node, file, &trace_nft(node, &spec)),
+                });
             }
         }
         crate::to_json(&report::document(docs))
