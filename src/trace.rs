@@ -128,13 +128,19 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    // Each dump through the parser of its kind: an `nft list ruleset` listing (even beside
-    // iptables-save text) through the nftables walk, else iptables-save.
+    // Each dump through the parser of its kind: an nftables ruleset (`nft list ruleset` even
+    // beside iptables-save text; `nft -j list ruleset` or kube-proxy's `add ...` transaction
+    // alone) through the nftables walk, else iptables-save. Each text's store of the strings
+    // its nft JSON escapes.
+    let strings: Vec<rulelint_nft::Strings> = loaded
+        .iter()
+        .map(|_| rulelint_nft::Strings::new())
+        .collect();
     let mut dumps = Vec::with_capacity(loaded.len());
     let mut failed = false;
-    for l in &loaded {
+    for (l, strings) in loaded.iter().zip(&strings) {
         match dump_kind(&l.name, &l.text) {
-            Some(DumpKind::Nft) => {
+            DumpKind::Nft => {
                 let parsed = rulelint_nft::parse(&l.text);
                 if parsed.ruleset.chains.is_empty() {
                     eprintln!("rulelint: `{}` holds no nftables chain", l.name);
@@ -142,12 +148,19 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
                 }
                 dumps.push(Parsed::Nft(parsed));
             }
-            Some(DumpKind::Iptables) => {
+            DumpKind::NftOtherForm => {
+                let (_, parsed) = rulelint_nft::parse_any(&l.text, strings);
+                if parsed.ruleset.chains.is_empty() {
+                    eprintln!("rulelint: `{}` holds no nftables chain", l.name);
+                    failed = true;
+                }
+                dumps.push(Parsed::Nft(parsed));
+            }
+            DumpKind::Iptables => {
                 let parsed = rulelint_parser::parse(&l.text);
                 failed |= no_content(&l.name, &parsed);
                 dumps.push(Parsed::Iptables(parsed));
             }
-            None => failed = true,
         }
     }
     if failed {
@@ -188,12 +201,16 @@ enum Parsed<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum DumpKind {
     Iptables,
+    /// `nft list ruleset` text.
     Nft,
+    /// `nft -j list ruleset` or an `add ...` transaction, alone in its file.
+    NftOtherForm,
 }
 
-/// Which walk reads a file: nftables when it holds an `nft list ruleset` listing, iptables-save
-/// otherwise. Forms the trace does not read yet are refused (`None`, the message printed).
-fn dump_kind(name: &str, text: &str) -> Option<DumpKind> {
+/// Which walk reads a file: nftables when it holds an `nft list ruleset` listing (even beside
+/// iptables-save text, which is then left out and said so), or nft JSON or an `add ...`
+/// transaction without iptables-save text; iptables-save otherwise.
+fn dump_kind(name: &str, text: &str) -> DumpKind {
     let kinds: Vec<SectionKind> = sections(text).into_iter().map(|s| s.kind).collect();
     let nft = kinds.contains(&SectionKind::Nft);
     if nft {
@@ -203,19 +220,16 @@ fn dump_kind(name: &str, text: &str) -> Option<DumpKind> {
                  nftables listing only"
             );
         }
-        return Some(DumpKind::Nft);
+        return DumpKind::Nft;
     }
-    if let Some(other) = kinds
+    // nft JSON or an `add ...` transaction without iptables-save text: through `parse_any`,
+    // which reads either into the model of a listing.
+    if kinds
         .iter()
-        .find(|k| matches!(k, SectionKind::NftJson | SectionKind::NftTransaction))
+        .any(|k| matches!(k, SectionKind::NftJson | SectionKind::NftTransaction))
         && !kinds.contains(&SectionKind::Iptables)
     {
-        eprintln!(
-            "rulelint: `{name}` holds {}: the trace reads `nft list ruleset` text or \
-             iptables-save only",
-            other.describe()
-        );
-        return None;
+        return DumpKind::NftOtherForm;
     }
-    Some(DumpKind::Iptables)
+    DumpKind::Iptables
 }

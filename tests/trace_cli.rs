@@ -1,5 +1,6 @@
 //! `rulelint trace` as a user runs it: the walk picked per dump (iptables-save or `nft list
-//! ruleset`), both side by side, and the forms the trace does not read refused.
+//! ruleset`, its JSON and transaction forms), both side by side, and dumps without a ruleset
+//! refused.
 
 mod common;
 
@@ -79,8 +80,74 @@ fn a_stale_endpoint_on_the_nftables_node_is_the_first_difference() {
     );
 }
 
+/// The same kube-proxy ruleset as `nft list ruleset` text, `nft -j list ruleset` JSON and the
+/// `add ...` transaction kube-proxy writes: the same outcomes, each form's steps in its own file.
 #[test]
-fn nft_json_is_refused_by_name() {
+fn nft_json_and_transaction_trace_as_the_listing() {
+    let forms = [
+        ("corpus/nft/ok/01-overall-rules.txt", "nftables"),
+        ("corpus/nft/forms/01-overall-rules.json", "nftables"),
+        (
+            "corpus/nft/forms/01-overall-rules.transaction.nft",
+            "nftables",
+        ),
+    ];
+    let mut ends = Vec::new();
+    for (file, backend) in forms {
+        let out = rulelint(
+            &[
+                "trace",
+                &path(file),
+                "--dst",
+                "172.30.0.42:80",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        let node = &doc["nodes"][0];
+        assert_eq!(node["backend"], backend);
+        let mut end: Vec<(String, String, String)> = node["outcomes"]
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .map(|o| {
+                (
+                    o["verdict"].to_string(),
+                    o["destination"].to_string(),
+                    o["probability"].to_string(),
+                )
+            })
+            .collect();
+        end.sort();
+        assert!(!end.is_empty(), "{file}: no outcome");
+        assert!(
+            node["outcomes"][0]["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["line"].as_u64().is_some_and(|l| l > 0)),
+            "{file}: no step points into the file"
+        );
+        ends.push(end);
+    }
+    assert_eq!(ends[0], ends[1], "listing and JSON");
+    assert_eq!(ends[0], ends[2], "listing and transaction");
+    // svc2's one endpoint, forwarded.
+    assert_eq!(
+        ends[0],
+        [(
+            "\"forward\"".to_string(),
+            "\"10.180.0.2:80\"".to_string(),
+            "1.0".to_string()
+        )]
+    );
+}
+
+#[test]
+fn nft_json_without_chains_is_refused() {
     let dir = TempDir::new("trace-nft-json");
     let file = dir.write(
         "node.json",
@@ -91,5 +158,9 @@ fn nft_json_is_refused_by_name() {
         None,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("nft -j"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds no nftables chain"),
+        "{}",
+        stderr(&out)
+    );
 }

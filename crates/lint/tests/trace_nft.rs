@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use rulelint_dumpgen::{Layout, NftForm, Shape, generate, generate_nft};
-use rulelint_lint::kube::{AddressKind, Service};
+use rulelint_lint::kube::{AddressKind, KubeModel, Service};
 use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::{
     Endpoint, NodeTrace, Origin, PacketSpec, TraceNode, Verdict, protocol_name, trace,
@@ -53,11 +53,13 @@ fn check_cluster(shape: &Shape) -> usize {
     } else {
         format!("192.168.0.{}", 10 + shape.node).parse().unwrap()
     };
+    let graph = rulelint_parser::ChainGraph::build(&ipt.ruleset);
+    let model = KubeModel::build(&ipt.ruleset, &graph);
     let mut checked = 0;
-    for service in &ipt_node.model.services {
+    for service in &model.services {
         let name = service.display_name(ipt_node.set).into_owned();
         let mut endpoints: Vec<Dest> = Service::balanced(&service.endpoints)
-            .filter_map(|j| ipt_node.model.endpoint(j))
+            .filter_map(|j| model.endpoint(j))
             .filter_map(|e| e.destination)
             .filter_map(|d| {
                 let n = NatAddress::parse(d).ok()?;

@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 use rulelint_dumpgen::{Layout, Shape, generate};
-use rulelint_lint::kube::{AddressKind, Service};
+use rulelint_lint::kube::{AddressKind, KubeModel, Service};
 use rulelint_lint::trace::{
     Endpoint, NodeTrace, Origin, PacketSpec, TraceNode, Verdict, protocol_name, trace,
 };
@@ -43,11 +43,11 @@ fn destinations(t: &NodeTrace) -> BTreeMap<(IpAddr, Option<u16>), f64> {
 }
 
 fn expected(
-    node: &TraceNode<'_>,
+    model: &KubeModel<'_>,
     jumps: &[rulelint_lint::kube::EndpointJump],
 ) -> Vec<(IpAddr, Option<u16>)> {
     let mut eps: Vec<_> = Service::balanced(jumps)
-        .filter_map(|j| node.model.endpoint(j))
+        .filter_map(|j| model.endpoint(j))
         .filter_map(|e| e.destination)
         .map(nat_endpoint)
         .collect();
@@ -78,6 +78,8 @@ fn check_cluster(shape: &Shape) -> (usize, usize) {
     let dump = generate(shape);
     let parsed = parse(&dump);
     let node = TraceNode::new("gen", &parsed.ruleset);
+    let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+    let model = KubeModel::build(&parsed.ruleset, &graph);
     let node_ip: IpAddr = if shape.ipv6 {
         format!("fd00:192:168::{:x}", 0xa + shape.node)
             .parse()
@@ -88,12 +90,12 @@ fn check_cluster(shape: &Shape) -> (usize, usize) {
     let mut cluster_checked = 0;
     let mut nodeport_checked = 0;
     let mut local = (0, 0);
-    for service in &node.model.services {
+    for service in &model.services {
         if service.endpoints.is_empty() {
             continue;
         }
         let name = service.display_name(node.set).into_owned();
-        let all = expected(&node, &service.endpoints);
+        let all = expected(&model, &service.endpoints);
         for address in &service.addresses {
             let protocol = address
                 .protocol
@@ -136,7 +138,7 @@ fn check_cluster(shape: &Shape) -> (usize, usize) {
                     let local_policy = service.chains.local.is_some()
                         || !service.no_local_endpoints_rules.is_empty();
                     let want = if local_policy {
-                        expected(&node, &service.local_endpoints)
+                        expected(&model, &service.local_endpoints)
                     } else {
                         all.clone()
                     };

@@ -7,7 +7,8 @@
 // "page" is click to findings drawn (transfer to the worker, wasm check, JSON, DOM); "wasm" is
 // the `check` call alone inside the worker; "chains"/"services" are the first opening of those
 // views (each parses the dump again in the worker); "trace" is a Service's cluster IP traced from
-// the Services view: the first trace prepares the dump (a wasm Tracer), later ones only walk.
+// the Services view on the parse the check made (a wasm Session): the first trace prepares the
+// dump's trace node, later ones only walk.
 
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -71,7 +72,7 @@ try {
   console.log(`  of which wasm check:   ${wasmTimes.map(ms).join(', ')} (median ${ms(median(wasmTimes))})`);
   console.log(`page / native: ${(median(pageTimes) / median(nativeTimes)).toFixed(2)}x; findings shown: ${findings}`);
   console.log(`first chain view: ${ms(chains)}; first services page: ${ms(services)}`);
-  console.log(`trace: first ${ms(traces[0])} (prepares the dump), then ${traces.slice(1).map(ms).join(', ')}`);
+  console.log(`trace: first ${ms(traces[0])} (prepares the trace node, no parse), then ${traces.slice(1).map(ms).join(', ')}`);
   if (errors.length) console.log(`console errors: ${errors.join('; ')}`);
 } finally {
   await browser.close();

@@ -8,7 +8,7 @@ mod chains;
 mod trace;
 
 pub use chains::{CHAINS_FORMAT_VERSION, ChainDoc, ChainsDoc, TableDoc, chains_doc};
-pub use trace::Tracer;
+pub use trace::{Session, Tracer};
 
 use rulelint_lint::Config;
 use rulelint_lint::report::{CheckDocument, CheckedFile};
@@ -214,6 +214,95 @@ mod tests {
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace("[]", packet)).expect("JSON");
         assert!(bad["error"].is_string());
+    }
+
+    /// The session checks each dump once and traces on that parse: its check documents are
+    /// `check`'s and its traces are the one-shot `trace`'s, on corpus dumps of Services.
+    #[test]
+    fn session_checks_and_traces_as_the_one_shot_functions() {
+        let dumps = [
+            (
+                "healthy.txt",
+                include_str!("../../../corpus/kube/healthy/modern-1.29-full.txt"),
+            ),
+            (
+                "node-b.txt",
+                include_str!("../../../corpus/diff/stale-endpoint/node-b.txt"),
+            ),
+        ];
+        let mut session = super::Session::new();
+        for (name, text) in dumps {
+            assert_eq!(session.check(name, text, ""), super::check(name, text, ""));
+        }
+        assert_eq!(session.dumps(), 2);
+        let nodes: Vec<_> = dumps
+            .iter()
+            .map(|(name, text)| serde_json::json!({"name": name, "text": text}))
+            .collect();
+        let nodes = serde_json::Value::from(nodes).to_string();
+        let packets = [
+            r#"{"dst": "10.100.34.17:80"}"#,
+            r#"{"dst": "10.96.0.10:53", "proto": "udp", "from": "host"}"#,
+            r#"{"dst": "192.168.0.10:30080", "from": "outside"}"#,
+        ];
+        for _ in 0..2 {
+            for packet in packets {
+                let got = session.trace(packet);
+                assert!(got.contains("\"outcomes\""), "{got}");
+                assert_eq!(got, super::trace(&nodes, packet));
+            }
+        }
+        let bad: serde_json::Value =
+            serde_json::from_str(&session.trace(r#"{"dst": "nowhere"}"#)).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().starts_with("dst: "));
+        let mut empty = super::Session::new();
+        assert!(empty.trace(packets[0]).contains("at least one dump"));
+        empty.check("e", "hello", "");
+        assert!(empty.trace(packets[0]).contains("no iptables-save content"));
+        let bad: serde_json::Value =
+            serde_json::from_str(&empty.check("c", "", "[[[")).expect("JSON");
+        assert!(bad["error"].is_string());
+        assert_eq!(empty.dumps(), 1);
+    }
+
+    /// An `nft list ruleset` listing traces in the session as `rulelint trace` traces it (the
+    /// same walk and report on the whole file); nft JSON is refused with a reason.
+    #[test]
+    fn session_traces_nft_listings_as_the_cli() {
+        use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
+        use rulelint_lint::trace::{PacketFields, report};
+        let listing = include_str!("../../../corpus/nft/ok/01-overall-rules.txt");
+        let iptables = include_str!("../../../corpus/kube/healthy/modern-1.29-full.txt");
+        let mut session = super::Session::new();
+        session.check("node.nft", listing, "");
+        session.check("healthy.txt", iptables, "");
+        let packet = r#"{"dst": "172.30.0.42:80"}"#;
+        let fields: PacketFields = serde_json::from_str(packet).unwrap();
+        let spec = fields.spec(str::to_string).unwrap();
+        let parsed = rulelint_nft::parse(listing);
+        let node = NftTraceNode::new("node.nft", &parsed.ruleset);
+        let ipt = rulelint_parser::parse(iptables);
+        let ipt_node = rulelint_lint::trace::TraceNode::new(
+            rulelint_lint::diff::declared_name(&ipt.ruleset).unwrap_or("healthy.txt"),
+            &ipt.ruleset,
+        );
+        let want = super::to_json(&report::document(vec![
+            report::node_doc(&node, "node.nft", &trace_nft(&node, &spec)),
+            report::node_doc(
+                &ipt_node,
+                "healthy.txt",
+                &rulelint_lint::trace::trace(&ipt_node, &spec),
+            ),
+        ]));
+        assert!(want.contains("\"backend\":\"nftables\""), "{want}");
+        for _ in 0..2 {
+            assert_eq!(session.trace(packet), want);
+        }
+        let json = include_str!("../../../corpus/nft/forms/01-overall-rules.json");
+        let mut other = super::Session::new();
+        other.check("node.json", json, "");
+        let bad: serde_json::Value = serde_json::from_str(&other.trace(packet)).expect("JSON");
+        assert!(bad["error"].as_str().unwrap().contains("nft JSON"), "{bad}");
     }
 
     #[test]

@@ -1,10 +1,16 @@
-//! The page's packet trace: [`Tracer`] keeps the nodes' dumps parsed and prepared
-//! ([`TraceNode`]) so that each trace only walks; [`trace`](crate::trace) is the one-shot form.
-//! Both answer with the JSON document of `rulelint trace --format json` (format version 1),
-//! built by the same report module.
+//! The page's packet trace. [`Session`] holds each loaded dump as `check` read it (one parsed
+//! copy per dump) and prepares a [`TraceNode`] on it at the first trace, so the page's traces
+//! neither parse again nor prepare again. [`Tracer`] parses and prepares dumps given as text;
+//! [`trace`](crate::trace) is the one-shot form. All answer with the JSON document of
+//! `rulelint trace --format json` (format version 1), built by the same report module.
 
 use crate::NodeText;
-use rulelint_lint::trace::{PacketFields, TraceNode, report, trace as walk};
+use rulelint_lint::Config;
+use rulelint_lint::report::{CheckDocument, CheckedFile};
+use rulelint_lint::source::SectionKind;
+use rulelint_lint::source::{CheckedSource, check_source};
+use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
+use rulelint_lint::trace::{PacketFields, PacketSpec, TraceNode, report, trace as walk};
 use rulelint_parser::Parsed;
 use self_cell::self_cell;
 use wasm_bindgen::prelude::*;
@@ -66,13 +72,9 @@ fn prepare(nodes: &str) -> Result<Prepared, String> {
 }
 
 fn run(prepared: &Prepared, packet: &str) -> String {
-    let fields: PacketFields = match serde_json::from_str(packet) {
-        Ok(f) => f,
-        Err(e) => return error(format!("expected a JSON packet {{dst, proto, ...}}: {e}")),
-    };
-    let spec = match fields.spec(str::to_string) {
+    let spec = match packet_spec(packet) {
         Ok(s) => s,
-        Err(e) => return error(e),
+        Err(e) => return e,
     };
     let inputs = prepared.borrow_owner().borrow_owner();
     let docs = prepared
@@ -122,4 +124,185 @@ impl Tracer {
 /// Traces `packet` on `nodes` in one go (see [`Tracer`], which keeps the prepared nodes).
 pub fn trace_once(nodes: &str, packet: &str) -> String {
     Tracer::new(nodes).trace(packet)
+}
+
+self_cell!(
+    /// One loaded dump and what `check` read from it (which borrows the text).
+    struct Checked {
+        owner: NodeText,
+        #[covariant]
+        dependent: CheckedSource,
+    }
+);
+
+/// A dump's trace node: iptables-save, or an `nft list ruleset` listing.
+enum AnyNode<'a> {
+    Iptables(TraceNode<'a>),
+    Nft(NftTraceNode<'a>),
+}
+
+self_cell!(
+    /// A checked dump and its trace node (which borrows the parsed ruleset).
+    struct Traceable {
+        owner: Checked,
+        #[covariant]
+        dependent: AnyNode,
+    }
+);
+
+/// What the trace walks in a checked dump, as the CLI picks it: the `nft list ruleset` listing
+/// when there is one (the CLI parses the whole file as one: the page uses the check's parse of
+/// it when it is the whole file, and says so otherwise), else the iptables-save part. `Err`:
+/// why the dump cannot be traced.
+fn trace_source(c: &CheckedSource<'_>, text: &str, name: &str) -> Result<(), String> {
+    if c.sections.iter().any(|s| s.kind == SectionKind::Nft) {
+        return match c.nft.as_slice() {
+            [(0, parsed)] if parsed.ruleset.text.len() == text.len() => {
+                if parsed.ruleset.chains.is_empty() {
+                    Err(format!("`{name}` holds no nftables chain"))
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Err(format!(
+                "`{name}` holds an nftables listing beside other text: the page traces a \
+                 listing alone in its file (`rulelint trace` reads this file)"
+            )),
+        };
+    }
+    if c.sections.iter().any(|s| s.kind != SectionKind::Iptables) {
+        return Err(format!(
+            "`{name}` holds nft JSON or an `add ...` transaction: the page traces \
+             iptables-save and `nft list ruleset` text (`rulelint trace` reads this file)"
+        ));
+    }
+    if c.iptables.has_no_content() {
+        return Err(format!("`{name}` holds no iptables-save content"));
+    }
+    Ok(())
+}
+
+/// One dump of a session: checked, then prepared for tracing at the first trace.
+enum Loaded {
+    Checked(Checked),
+    Traceable(Traceable),
+    /// Only while moving from one state to the other.
+    Moving,
+}
+
+impl Loaded {
+    fn checked(&self) -> Option<&Checked> {
+        match self {
+            Loaded::Checked(c) => Some(c),
+            Loaded::Traceable(t) => Some(t.borrow_owner()),
+            Loaded::Moving => None,
+        }
+    }
+
+    /// Prepares the trace node once: the dump is not parsed again.
+    fn prepare(&mut self) {
+        if let Loaded::Checked(_) = self
+            && let Loaded::Checked(checked) = std::mem::replace(self, Loaded::Moving)
+        {
+            *self = Loaded::Traceable(Traceable::new(checked, |c| {
+                let name = c.borrow_owner().name.clone();
+                let checked = c.borrow_dependent();
+                if let [(_, nft)] = checked.nft.as_slice()
+                    && checked.sections.iter().any(|s| s.kind == SectionKind::Nft)
+                {
+                    return AnyNode::Nft(NftTraceNode::new(name, &nft.ruleset));
+                }
+                let set = &checked.iptables.ruleset;
+                let name = rulelint_lint::diff::declared_name(set).map_or(name, str::to_string);
+                AnyNode::Iptables(TraceNode::new(name, set))
+            }));
+        }
+    }
+}
+
+/// The page's loaded dumps, kept by the worker for as long as they are loaded: each is parsed
+/// once, by [`Session::check`], and the same parse serves every trace. Free it
+/// ([`Session::free`]) when the dumps change: wasm memory is not garbage-collected.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct Session {
+    dumps: Vec<Loaded>,
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// A session without dumps.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// Checks one more dump and keeps it: the same JSON document as `check` (and as
+    /// `rulelint check --format json` for one file named `name`). A bad configuration returns
+    /// `{"error": "..."}` and keeps nothing.
+    pub fn check(&mut self, name: &str, text: &str, config: &str) -> String {
+        let config = match Config::from_toml(config) {
+            Ok(c) => c,
+            Err(e) => return error(e.to_string()),
+        };
+        let input = NodeText {
+            name: name.to_string(),
+            text: text.to_string(),
+        };
+        let checked = Checked::new(input, |input| check_source(&input.text, &config));
+        let out = {
+            let c = checked.borrow_dependent();
+            let file = CheckedFile {
+                path: name,
+                ruleset: &c.iptables.ruleset,
+                diagnostics: &c.diagnostics,
+            };
+            crate::to_json(&CheckDocument::new(&[file]))
+        };
+        self.dumps.push(Loaded::Checked(checked));
+        out
+    }
+
+    /// The number of dumps held.
+    pub fn dumps(&self) -> usize {
+        self.dumps.len()
+    }
+
+    /// Traces `packet` (a JSON [`PacketFields`]) on every dump held: the document of
+    /// `rulelint trace --format json`, or `{"error"}`. The first trace prepares each dump's
+    /// trace node (no parse); later ones only walk.
+    pub fn trace(&mut self, packet: &str) -> String {
+        let spec = match packet_spec(packet) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        if self.dumps.is_empty() {
+            return error("trace needs at least one dump".into());
+        }
+        for c in self.dumps.iter().filter_map(Loaded::checked) {
+            let input = c.borrow_owner();
+            if let Err(e) = trace_source(c.borrow_dependent(), &input.text, &input.name) {
+                return error(e);
+            }
+        }
+        let mut docs = Vec::with_capacity(self.dumps.len());
+        for dump in &mut self.dumps {
+            dump.prepare();
+            if let Loaded::Traceable(t) = dump {
+                let file = &t.borrow_owner().borrow_owner().name;
+                docs.push(match t.borrow_dependent() {
+                    AnyNode::Iptables(node) => report::node_doc(node, file, &walk(node, &spec)),
+                    AnyNode::Nft(node) => report::node_doc(node, file, &trace_nft(node, &spec)),
+                });
+            }
+        }
+        crate::to_json(&report::document(docs))
+    }
+}
+
+/// Reads the page's packet JSON; an error comes back as the `{"error"}` document.
+fn packet_spec(packet: &str) -> Result<PacketSpec, String> {
+    let fields: PacketFields = serde_json::from_str(packet)
+        .map_err(|e| error(format!("expected a JSON packet {{dst, proto, ...}}: {e}")))?;
+    fields.spec(str::to_string).map_err(error)
 }

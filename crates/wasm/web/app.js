@@ -806,8 +806,8 @@ function serviceRow(fileIndex, s) {
 
 // ---------------------------------------------------------------------------------------------
 // The trace view: the packet's fields, then per node (side by side) the summary and each outcome
-// with its path, every step linked to its line. The worker keeps the dumps prepared (a wasm
-// Tracer per analysis), so a trace only walks.
+// with its path, every step linked to its line. The worker traces on the parse its check made
+// (a wasm Session per analysis), so a trace neither parses nor, after the first, prepares.
 
 const traceField = (name) => $(`#trace-${name}`);
 
@@ -858,9 +858,9 @@ async function runTrace() {
     const [res] = await withProgress('Tracing', (onProgress) => call('trace', { packet }, onProgress));
     const elapsed = performance.now() - start;
     renderTrace(output, res, elapsed);
-    const prepared = res.prepareMs !== null ? ` (first trace: dumps prepared in ${res.prepareMs.toFixed(0)} ms)` : '';
+    const prepared = res.first ? ' (first trace: the dumps were prepared for tracing)' : '';
     setStatus(`Traced ${packet.dst} on ${plural(res.doc.nodes.length, 'node')} in ${elapsed.toFixed(1)} ms${prepared}.`);
-    window.rulelintTraceTimings = { total: elapsed, wasm: res.wasmMs, prepare: res.prepareMs };
+    window.rulelintTraceTimings = { total: elapsed, wasm: res.wasmMs, first: res.first };
   } catch (err) {
     output.replaceChildren(el('p', { class: 'failed', 'data-testid': 'trace-error', text: err.message }));
   } finally {
@@ -891,8 +891,8 @@ function renderTrace(output, res, elapsed) {
     'data-testid': 'trace-time',
     'data-ms': elapsed.toFixed(1),
     'data-wasm-ms': res.wasmMs.toFixed(1),
-    text: `Traced in ${elapsed.toFixed(1)} ms (walk ${res.wasmMs.toFixed(1)} ms` +
-      `${res.prepareMs !== null ? `; dumps prepared first in ${res.prepareMs.toFixed(0)} ms` : ''}).`,
+    text: `Traced in ${elapsed.toFixed(1)} ms (wasm ${res.wasmMs.toFixed(1)} ms` +
+      `${res.first ? ', the dumps prepared for tracing first' : ''}).`,
   });
   const parts = [timing];
   if (doc.first_difference) {

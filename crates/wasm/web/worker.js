@@ -26,13 +26,17 @@ const state = {
   byChain: [], // per input: Map "table\0chain" -> [diagnostic index]
   chains: [], // per input: the `chains` document, built on first use
   services: [], // per input: the `services` file document, built on first use
-  tracer: null, // every input prepared for tracing (a wasm Tracer), built on the first trace
+  // Every input as `check` parsed it (a wasm Session: one parsed copy per input), traced on
+  // that parse; its trace nodes are prepared at the first trace.
+  session: null,
+  traced: false,
 };
 
-/** Drops the prepared trace nodes (wasm memory) when the inputs change. */
-function dropTracer() {
-  if (state.tracer) state.tracer.free();
-  state.tracer = null;
+/** Frees the session's parsed inputs (wasm memory is not garbage-collected) when they change. */
+function dropSession() {
+  if (state.session) state.session.free();
+  state.session = null;
+  state.traced = false;
 }
 
 const now = () => performance.now();
@@ -84,13 +88,14 @@ const handlers = {
   },
 
   analyse({ inputs, config }, progress) {
-    dropTracer();
+    dropSession();
     Object.assign(state, { inputs, config, checks: [], byChain: [], chains: [], services: [] });
+    state.session = new wasm.Session();
     const timings = [];
     const files = inputs.map(({ name, text }, i) => {
       progress({ stage: 'check', file: i, of: inputs.length, name });
       const t0 = now();
-      const out = wasm.check(name, text, config);
+      const out = state.session.check(name, text, config);
       const t1 = now();
       const doc = parseJson(out, 'check').files[0];
       timings.push({ name, wasm: t1 - t0, json: now() - t1, bytes: text.length });
@@ -172,20 +177,18 @@ const handlers = {
     };
   },
 
-  // The packet trace on every input: the document of `rulelint trace --format json`. The inputs
-  // are parsed and prepared once (the Tracer keeps them); each trace only walks.
+  // The packet trace on every input: the document of `rulelint trace --format json`, on the
+  // parse `check` made (the session keeps it). The first trace prepares each input's trace node
+  // (no parse); later ones only walk.
   trace({ packet }, progress) {
-    let prepareMs = null;
-    if (!state.tracer) {
-      progress({ stage: 'trace', file: 0, of: state.inputs.length });
-      const t0 = now();
-      state.tracer = new wasm.Tracer(JSON.stringify(state.inputs));
-      prepareMs = now() - t0;
-    }
+    if (!state.session) throw new Error('trace: no dumps loaded');
+    const first = !state.traced;
+    if (first) progress({ stage: 'trace', file: 0, of: state.inputs.length });
     const t0 = now();
-    const out = state.tracer.trace(JSON.stringify(packet));
+    const out = state.session.trace(JSON.stringify(packet));
     const wasmMs = now() - t0;
-    return { doc: parseJson(out, 'trace'), wasmMs, prepareMs };
+    state.traced = true;
+    return { doc: parseJson(out, 'trace'), wasmMs, first };
   },
 
   explain({ code }) {

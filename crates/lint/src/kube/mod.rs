@@ -337,11 +337,6 @@ impl<'a> KubeModel<'a> {
         Builder::new(set).build()
     }
 
-    /// [`build`](Self::build) for callers that have no chain graph (the trace).
-    pub(crate) fn read(set: &Ruleset<'a>) -> KubeModel<'a> {
-        Builder::new(set).build()
-    }
-
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
     pub fn service_of_chain(&self, chain: ChainId) -> Option<&Service<'a>> {
         lookup(&self.service_by_chain, chain).map(|i| &self.services[i])

@@ -59,6 +59,24 @@ pub struct Packet {
     pub snat: bool,
 }
 
+/// Addresses known not to be the node's: a set, or a node that answers on demand.
+pub trait NotLocal {
+    /// Whether `ip` is one of them.
+    fn contains(&self, ip: IpAddr) -> bool;
+}
+
+impl NotLocal for FxHashSet<IpAddr> {
+    fn contains(&self, ip: IpAddr) -> bool {
+        FxHashSet::contains(self, &ip)
+    }
+}
+
+impl std::fmt::Debug for dyn NotLocal + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NotLocal")
+    }
+}
+
 /// What the node's addresses say about an address.
 #[derive(Clone, Debug, Default)]
 pub struct Env<'f> {
@@ -68,7 +86,7 @@ pub struct Env<'f> {
     pub complete: bool,
     /// Addresses known not to be the node's: Service addresses in iptables mode (borrowed from
     /// the node's facts: a 250k-rule node has tens of thousands, not to be copied per trace).
-    pub not_local: Option<&'f FxHashSet<IpAddr>>,
+    pub not_local: Option<&'f dyn NotLocal>,
     /// The pod network: its addresses are pods', not the node's.
     pub pod_cidr: Option<IpNet>,
     /// Locality of the source when the address alone does not tell (`--from host`: local;
@@ -83,7 +101,7 @@ impl Env<'_> {
             return Some(true);
         }
         if self.complete
-            || self.not_local.is_some_and(|n| n.contains(&ip))
+            || self.not_local.is_some_and(|n| n.contains(ip))
             || self.pod_cidr.is_some_and(|n| n.contains(&ip))
         {
             return Some(false);

@@ -32,17 +32,19 @@
 //! branch that hits a bound ends as [`Verdict::Stopped`] and the trace says which bound was hit.
 
 pub mod eval;
+pub mod facts;
 pub mod index;
 pub mod nft;
 pub mod report;
 mod walk;
 
-use crate::kube::{AddressKind, KubeModel, ProxyMode};
+use crate::kube::ProxyMode;
 use crate::matchset::protocol_number;
+use facts::IptablesFacts;
 use index::ChainIndexes;
 use ipnet::IpNet;
-use rulelint_parser::views::{NatAddress, parse_address};
-use rulelint_parser::{LineIndex, RuleId, Ruleset, TableKind};
+use rulelint_parser::views::parse_address;
+use rulelint_parser::{LineIndex, RuleId, Ruleset};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -335,27 +337,24 @@ pub struct TraceNode<'a> {
     pub name: String,
     /// The parsed dump.
     pub set: &'a Ruleset<'a>,
-    /// What kube-proxy programmed.
-    pub model: KubeModel<'a>,
-    /// What the dump says about the node.
-    pub facts: NodeFacts,
+    /// What the dump says about the node, read in light passes (not the Kubernetes model).
+    pub(crate) read: IptablesFacts,
     pub(crate) lines: LineIndex,
     pub(crate) index: ChainIndexes,
 }
 
 impl<'a> TraceNode<'a> {
-    /// Builds the Kubernetes model, the node facts and the index of large chains. (No chain
-    /// graph: the walk follows each rule's resolved target, and the model needs none.)
+    /// Reads the node facts, the proxy mode and the index of large chains. No Kubernetes model
+    /// and no chain graph: the walk follows each rule's resolved target, and the facts are
+    /// read from the few chains that state them ([`facts`]).
     pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
-        let model = KubeModel::read(set);
         let lines = LineIndex::new(set.source());
-        let facts = node_facts(set, &model, &lines);
         let index = ChainIndexes::build(set);
+        let read = IptablesFacts::read(set, &lines);
         TraceNode {
             name: name.into(),
             set,
-            model,
-            facts,
+            read,
             lines,
             index,
         }
@@ -373,72 +372,37 @@ impl<'a> TraceNode<'a> {
 
     /// The proxy mode the dump shows.
     pub fn proxy_mode(&self) -> ProxyMode {
-        self.model.layout.mode
+        self.read.mode
+    }
+
+    /// What the dump says about the node (`service_ips` holds the dispatch rules' addresses;
+    /// [`TraceNode::is_service_ip`] answers for every Service address).
+    pub fn facts(&self) -> &NodeFacts {
+        &self.read.facts
+    }
+
+    /// The proxy mode and layout in words, as the Kubernetes model describes them.
+    pub fn layout_description(&self) -> &'static str {
+        self.read.layout
+    }
+
+    /// Pod addresses of node-local endpoints (`KUBE-SVL-*` jumps): where `--from pod` comes
+    /// from by default.
+    pub fn local_endpoints(&self) -> &[IpAddr] {
+        &self.read.local_endpoints
+    }
+
+    /// Whether `ip` is a cluster, external or load-balancer IP of a Service, as the Kubernetes
+    /// model lists them.
+    pub fn is_service_ip(&self, ip: IpAddr) -> bool {
+        self.read.is_service_ip(self.set, ip)
     }
 }
 
-/// Reads the node facts: addresses from `-d <ip> -j KUBE-NODEPORTS`, the pod network from the
-/// `! -s <cidr> ... -j KUBE-MARK-MASQ` rules of `KUBE-SVC-*` chains (else a /16 or /64 around
-/// the most common endpoint network), Service and endpoint addresses from the model.
-fn node_facts(set: &Ruleset<'_>, model: &KubeModel<'_>, lines: &LineIndex) -> NodeFacts {
-    let mut facts = NodeFacts::default();
-    if let Some(nat) = set.table_by_kind(TableKind::Nat)
-        && let Some(services) = nat.chain("KUBE-SERVICES")
-    {
-        for rule in services.rules() {
-            if rule.target().is_some_and(|t| t.name() == "KUBE-NODEPORTS")
-                && let Some(d) = rule.destination()
-                && !d.negated
-                && d.value.prefix_len() == d.value.max_prefix_len()
-                && !d.value.addr().is_loopback()
-                && !facts.addresses.iter().any(|(a, _)| *a == d.value.addr())
-            {
-                facts.addresses.push((d.value.addr(), rule.id));
-            }
-        }
+impl eval::NotLocal for TraceNode<'_> {
+    fn contains(&self, ip: IpAddr) -> bool {
+        self.is_service_ip(ip)
     }
-    for service in &model.services {
-        for address in &service.addresses {
-            if address.kind != AddressKind::NodePort
-                && let Some(net) = address.address
-            {
-                facts.service_ips.insert(net.addr());
-            }
-        }
-        if facts.pod_cidr.is_none()
-            && let Some(chain) = service.chains.cluster
-        {
-            for rule in set.chain(chain).rules() {
-                if rule.target().is_some_and(|t| t.name() == "KUBE-MARK-MASQ")
-                    && let Some(s) = rule.source()
-                    && s.negated
-                {
-                    facts.pod_cidr = Some((
-                        s.value.trunc(),
-                        format!(
-                            "from `! -s {}` in {}, line {}",
-                            s.value,
-                            set.chain(chain).name(),
-                            lines.line(rule.get().span.start)
-                        ),
-                    ));
-                    break;
-                }
-            }
-        }
-    }
-    for endpoint in &model.endpoints {
-        if let Some(dest) = endpoint.destination
-            && let Ok(nat) = NatAddress::parse(dest)
-            && let Some(ip) = nat.first
-        {
-            facts.endpoint_ips.insert(ip);
-        }
-    }
-    if facts.pod_cidr.is_none() {
-        facts.pod_cidr = pod_cidr_around(&facts.endpoint_ips);
-    }
-    facts
 }
 
 /// The network most endpoints share, widened to a /16 (IPv4) or /64 (IPv6): the pod network

@@ -354,6 +354,7 @@ fn base_chains(set: &Ruleset<'_>, v4: bool) -> [Vec<ChainId>; 5] {
 pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     let known = Known {
         facts: &node.facts,
+        service_ips: &node.facts.service_ips,
         addresses: node.addresses.clone(),
         layout: node.model.generation.describe().into(),
         services_not_local: true,

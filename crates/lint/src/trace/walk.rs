@@ -174,9 +174,10 @@ struct Walker<'n, 'a> {
 /// Traces `spec` on `node`.
 pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     let known = Known {
-        facts: &node.facts,
+        facts: node.facts(),
+        service_ips: node,
         addresses: node
-            .facts
+            .facts()
             .addresses
             .iter()
             .map(|(ip, rule)| {
@@ -189,17 +190,9 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
                 )
             })
             .collect(),
-        layout: node.model.layout.describe().into(),
+        layout: node.layout_description().into(),
         services_not_local: matches!(node.proxy_mode(), ProxyMode::Iptables | ProxyMode::None),
-        local_endpoints: node
-            .model
-            .services
-            .iter()
-            .flat_map(|s| &s.local_endpoints)
-            .filter_map(|j| node.model.endpoint(j))
-            .filter_map(|e| e.destination)
-            .filter_map(|d| NatAddress::parse(d).ok()?.first)
-            .collect(),
+        local_endpoints: node.local_endpoints().to_vec(),
     };
     let (inputs, pkt, env, origin, traced) = resolve(&known, spec);
     let mut walker = Walker {
@@ -612,7 +605,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 format!("{dst} is local: delivered through POSTROUTING (lo), then INPUT")
             }
             (false, _) => {
-                let service = !b.pkt.dnat && self.node.facts.service_ips.contains(&dst);
+                let service = !b.pkt.dnat && self.node.is_service_ip(dst);
                 let leaves = if host {
                     "sent out through POSTROUTING"
                 } else {
@@ -900,6 +893,8 @@ fn mark_target(target: &rulelint_parser::TargetRef<'_, '_>, mark: u32) -> Option
 pub(super) struct Known<'n> {
     /// The node facts (Service addresses, pod network, endpoints).
     pub facts: &'n super::NodeFacts,
+    /// The Service addresses (not the node's own in iptables and nftables modes).
+    pub service_ips: &'n dyn super::eval::NotLocal,
     /// The node's addresses the dump shows, each with where it shows it.
     pub addresses: Vec<(IpAddr, String)>,
     /// The proxy mode and layout, in words.
@@ -954,7 +949,7 @@ pub(super) fn resolve<'n>(
         }
     }
     if known.services_not_local {
-        env.not_local = Some(&facts.service_ips);
+        env.not_local = Some(known.service_ips);
     }
     let mut node_value = if addresses.is_empty() {
         "none known (the dump shows none; give --node-ip)".to_string()

@@ -1,0 +1,228 @@
+//! The trace reads its node facts in light passes (`trace/facts.rs`), not through the
+//! Kubernetes model. Here they are compared with what the model gives (the way the trace read
+//! them before): on every dump of the corpus and on generated clusters of every layout and
+//! family, the node addresses, the pod network and why, the Service and endpoint addresses, the
+//! local endpoints and the proxy mode must be the same.
+
+use ipnet::IpNet;
+use rulelint_dumpgen::{Layout, Shape, generate};
+use rulelint_lint::kube::{AddressKind, KubeModel};
+use rulelint_lint::trace::TraceNode;
+use rulelint_parser::views::NatAddress;
+use rulelint_parser::{ChainGraph, LineIndex, RuleId, Ruleset, TableKind, parse};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+/// The facts as the model gives them.
+#[derive(Debug, PartialEq)]
+struct Reference {
+    addresses: Vec<(IpAddr, RuleId)>,
+    pod_cidr: Option<(IpNet, String)>,
+    service_ips: BTreeSet<IpAddr>,
+    endpoint_ips: BTreeSet<IpAddr>,
+    local_endpoints: BTreeSet<IpAddr>,
+    layout: &'static str,
+    mode: String,
+}
+
+fn first_ip(destination: &str) -> Option<IpAddr> {
+    NatAddress::parse(destination).ok()?.first
+}
+
+/// The network most endpoints share, widened to a /16 or /64 (as `trace::pod_cidr_around`).
+fn pod_cidr_around(endpoint_ips: &BTreeSet<IpAddr>) -> Option<(IpNet, String)> {
+    let mut counts: Vec<(IpNet, usize)> = Vec::new();
+    for ip in endpoint_ips {
+        let net = IpNet::new(*ip, if ip.is_ipv4() { 16 } else { 64 })
+            .ok()?
+            .trunc();
+        match counts.iter_mut().find(|(n, _)| *n == net) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((net, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts.first().map(|(net, n)| {
+        (
+            *net,
+            format!("the network around {n} of the endpoints' pod addresses"),
+        )
+    })
+}
+
+/// What `TraceNode::new` read from the model before it read the dump itself.
+fn reference(set: &Ruleset<'_>) -> Reference {
+    let graph = ChainGraph::build(set);
+    let model = KubeModel::build(set, &graph);
+    let lines = LineIndex::new(set.source());
+    let mut addresses: Vec<(IpAddr, RuleId)> = Vec::new();
+    if let Some(nat) = set.table_by_kind(TableKind::Nat)
+        && let Some(services) = nat.chain("KUBE-SERVICES")
+    {
+        for rule in services.rules() {
+            if rule.target().is_some_and(|t| t.name() == "KUBE-NODEPORTS")
+                && let Some(d) = rule.destination()
+                && !d.negated
+                && d.value.prefix_len() == d.value.max_prefix_len()
+                && !d.value.addr().is_loopback()
+                && !addresses.iter().any(|(a, _)| *a == d.value.addr())
+            {
+                addresses.push((d.value.addr(), rule.id));
+            }
+        }
+    }
+    let mut service_ips = BTreeSet::new();
+    let mut pod_cidr = None;
+    for service in &model.services {
+        for address in &service.addresses {
+            if address.kind != AddressKind::NodePort
+                && let Some(net) = address.address
+            {
+                service_ips.insert(net.addr());
+            }
+        }
+        if pod_cidr.is_none()
+            && let Some(chain) = service.chains.cluster
+        {
+            for rule in set.chain(chain).rules() {
+                if rule.target().is_some_and(|t| t.name() == "KUBE-MARK-MASQ")
+                    && let Some(s) = rule.source()
+                    && s.negated
+                {
+                    pod_cidr = Some((
+                        s.value.trunc(),
+                        format!(
+                            "from `! -s {}` in {}, line {}",
+                            s.value,
+                            set.chain(chain).name(),
+                            lines.line(rule.get().span.start)
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    let endpoint_ips: BTreeSet<IpAddr> = model
+        .endpoints
+        .iter()
+        .filter_map(|e| first_ip(e.destination?))
+        .collect();
+    if pod_cidr.is_none() {
+        pod_cidr = pod_cidr_around(&endpoint_ips);
+    }
+    let local_endpoints = model
+        .services
+        .iter()
+        .flat_map(|s| &s.local_endpoints)
+        .filter_map(|j| model.endpoint(j))
+        .filter_map(|e| first_ip(e.destination?))
+        .collect();
+    Reference {
+        addresses,
+        pod_cidr,
+        service_ips,
+        endpoint_ips,
+        local_endpoints,
+        layout: model.layout.describe(),
+        mode: format!("{:?}", model.layout.mode),
+    }
+}
+
+/// Compares the node's facts with the model's; `what` names the dump.
+fn compare(what: &str, text: &str) {
+    let parsed = parse(text);
+    let set = &parsed.ruleset;
+    let want = reference(set);
+    let node = TraceNode::new("n", set);
+    let facts = node.facts();
+    // Every address the dump names, and the endpoints': the model's Service addresses are
+    // exactly those the node answers yes for.
+    let mut probes: BTreeSet<IpAddr> = set
+        .iter_rules()
+        .filter_map(|r| r.destination().map(|d| d.value.addr()))
+        .collect();
+    probes.extend(want.endpoint_ips.iter().copied());
+    let service_ips: BTreeSet<IpAddr> = probes
+        .into_iter()
+        .filter(|ip| node.is_service_ip(*ip))
+        .collect();
+    let got = Reference {
+        addresses: facts.addresses.clone(),
+        pod_cidr: facts.pod_cidr.clone(),
+        service_ips,
+        endpoint_ips: facts.endpoint_ips.iter().copied().collect(),
+        local_endpoints: node.local_endpoints().iter().copied().collect(),
+        layout: node.layout_description(),
+        mode: format!("{:?}", node.proxy_mode()),
+    };
+    assert_eq!(
+        got, want,
+        "{what}: the trace's facts differ from the model's"
+    );
+}
+
+fn dumps(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            dumps(&path, out);
+        } else if path.extension().is_some_and(|e| e == "txt") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn corpus_facts_equal_the_models() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    let mut files = Vec::new();
+    dumps(&root, &mut files);
+    files.sort();
+    assert!(files.len() > 100, "the corpus has {} dumps", files.len());
+    let mut with_services = 0;
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        compare(&path.display().to_string(), &text);
+        with_services += usize::from(text.contains("KUBE-SVC-"));
+    }
+    assert!(
+        with_services > 20,
+        "{with_services} corpus dumps have Services"
+    );
+}
+
+#[test]
+fn generated_cluster_facts_equal_the_models() {
+    for layout in [Layout::Modern, Layout::Legacy] {
+        for ipv6 in [false, true] {
+            for seed in 1..4u64 {
+                let shape = Shape {
+                    services: 150,
+                    endpoints_per_service: 3,
+                    nodeport_share: 0.3,
+                    loadbalancer_share: 0.2,
+                    local_policy_share: 0.5,
+                    empty_share: 0.1,
+                    affinity_share: 0.1,
+                    layout,
+                    ipv6,
+                    seed,
+                    node: seed as u32,
+                    nodes: 4,
+                    ..Shape::default()
+                };
+                compare(
+                    &format!("{layout:?} ipv6={ipv6} seed={seed}"),
+                    &generate(&shape),
+                );
+            }
+        }
+    }
+}
