@@ -75,41 +75,64 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         digests,
         catalog: false,
     };
+    // Facts go into the group as each input is read; the input is dropped then.
+    let mut group = Group::new(entries.len());
+    let mut status: Vec<Status> = (0..entries.len())
+        .map(|_| Status::Failed(String::new()))
+        .collect();
     let indexes: Vec<usize> = (0..entries.len()).collect();
-    let mut outcomes = read_facts(&entries, &indexes, options, threads());
+    let take = |i: usize, outcome: Outcome, group: &mut Group, status: &mut Vec<Status>| {
+        status[i] = match outcome {
+            Outcome::Facts {
+                facts,
+                declared,
+                summary,
+                path,
+            } => {
+                let kept = Status::Kept {
+                    declared,
+                    summary,
+                    path,
+                    backend: facts.info.backend,
+                    catalog: facts.catalog.is_some(),
+                };
+                group.insert(i, facts);
+                kept
+            }
+            Outcome::Skipped(path) => Status::Skipped(path),
+            Outcome::Failed(message) => Status::Failed(message),
+        };
+    };
+    read_facts(&entries, &indexes, options, threads(), |i, o| {
+        take(i, o, &mut group, &mut status)
+    });
     // Comparisons with nftables nodes read every node's Service catalogue: read the
     // iptables nodes again for theirs (mixed clusters only).
-    let mixed = outcomes
+    let mixed = status
         .iter()
-        .any(|o| matches!(o, Outcome::Facts { facts, .. } if facts.info.backend != NodeBackend::Iptables));
+        .any(|s| matches!(s, Status::Kept { backend, .. } if *backend != NodeBackend::Iptables));
     if mixed {
-        let again: Vec<usize> = outcomes
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| matches!(o, Outcome::Facts { facts, .. } if facts.catalog.is_none()))
-            .map(|(i, _)| i)
+        let again: Vec<usize> = (0..status.len())
+            .filter(|&i| matches!(status[i], Status::Kept { catalog: false, .. }))
             .collect();
         let catalog = FactOptions {
             digests,
             catalog: true,
         };
-        for (i, o) in again
-            .iter()
-            .zip(read_facts(&entries, &again, catalog, threads()))
-        {
-            outcomes[*i] = o;
-        }
+        read_facts(&entries, &again, catalog, threads(), |i, o| {
+            take(i, o, &mut group, &mut status)
+        });
     }
     // Messages in the order of the inputs, whatever order the threads finished in.
     let mut failed = false;
     let mut kept: Vec<usize> = Vec::new();
-    for (i, outcome) in outcomes.iter().enumerate() {
-        match outcome {
-            Outcome::Facts { .. } => kept.push(i),
-            Outcome::Skipped(path) => {
+    for (i, s) in status.iter().enumerate() {
+        match s {
+            Status::Kept { .. } => kept.push(i),
+            Status::Skipped(path) => {
                 eprintln!("rulelint: skipping `{path}`: no iptables-save content")
             }
-            Outcome::Failed(message) => {
+            Status::Failed(message) => {
                 eprintln!("rulelint: {message}");
                 failed = true;
             }
@@ -130,7 +153,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     if kept.len() == 2
         && kept
             .iter()
-            .all(|&i| matches!(outcomes[i], Outcome::Facts { summary: false, .. }))
+            .all(|&i| matches!(status[i], Status::Kept { summary: false, .. }))
     {
         let pair: Vec<Entry> = kept_entries
             .iter()
@@ -141,35 +164,44 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
             .collect();
         return run_whole(&pair, format, color, out);
     }
-    let names = names_of(&kept_entries);
-    let mut group = Group::new(kept.len());
     let mut paths = Vec::with_capacity(kept.len());
     let mut summaries = Vec::new();
-    for (slot, (&i, name)) in kept.iter().zip(names).enumerate() {
-        let outcome = std::mem::replace(&mut outcomes[i], Outcome::Skipped(String::new()));
-        if let Outcome::Facts {
-            mut facts,
+    for (slot, (&i, name)) in kept.iter().zip(names_of(&kept_entries)).enumerate() {
+        if let Status::Kept {
             declared,
             summary,
             path,
-        } = outcome
+            ..
+        } = &status[i]
         {
             if !declared {
-                facts.info.name = name;
+                group.rename(i, name);
             }
-            if summary {
+            if *summary {
                 summaries.push(slot);
             }
-            paths.push(path);
-            group.insert(slot, facts);
+            paths.push(path.as_str());
         }
     }
+    group.keep(&kept);
     let mut comparison = group.compare();
     if kept.len() == 2 {
         comparison.notes.push(pair_note(&comparison, &summaries));
     }
-    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
     write_report(&comparison, &paths, format, color, out)
+}
+
+/// What is known of an input once read (its facts are in the group).
+enum Status {
+    Kept {
+        declared: bool,
+        summary: bool,
+        path: String,
+        backend: NodeBackend,
+        catalog: bool,
+    },
+    Skipped(String),
+    Failed(String),
 }
 
 /// The note of a pair compared from summaries: rule text is in the dumps.
@@ -240,45 +272,52 @@ fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Reads the inputs `which` on `threads` threads; each input is dropped once its facts are
-/// taken. Outcomes come back in the order of `which`.
+/// Reads the inputs `which` on `threads` threads and hands each outcome to `take` on this
+/// thread as it comes, so that an input's facts are packed, and its text and rules dropped,
+/// while the next ones are read.
 fn read_facts(
     entries: &[Entry],
     which: &[usize],
     options: FactOptions,
     threads: usize,
-) -> Vec<Outcome> {
+    mut take: impl FnMut(usize, Outcome),
+) {
     let next = AtomicUsize::new(0);
     let threads = threads.clamp(1, which.len().max(1));
-    let mut slots: Vec<Option<Outcome>> = (0..which.len()).map(|_| None).collect();
+    let mut received = vec![false; entries.len()];
+    let (send, receive) = std::sync::mpsc::sync_channel::<(usize, Outcome)>(threads);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
+                let send = send.clone();
+                let next = &next;
+                scope.spawn(move || {
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&i) = which.get(k) else { break };
-                        done.push((k, read_one(&entries[i], options)));
+                        if send.send((i, read_one(&entries[i], options))).is_err() {
+                            break;
+                        }
                     }
-                    done
                 })
             })
             .collect();
+        drop(send);
+        for (i, outcome) in receive {
+            received[i] = true;
+            take(i, outcome);
+        }
+        // A worker that panicked left its input unread: reported below, not re-raised.
         for worker in workers {
-            // A worker that panicked leaves its inputs unread: they are reported as failures.
-            for (k, outcome) in worker.join().unwrap_or_default() {
-                slots[k] = Some(outcome);
-            }
+            let _ = worker.join();
         }
     });
-    slots
-        .into_iter()
-        .zip(which)
-        .map(|(o, &i)| {
-            o.unwrap_or_else(|| Outcome::Failed(format!("`{}` could not be read", entries[i].path)))
-        })
-        .collect()
+    for &i in which.iter().filter(|&&i| !received[i]) {
+        take(
+            i,
+            Outcome::Failed(format!("`{}` could not be read", entries[i].path)),
+        );
+    }
 }
 
 /// Reads one input and reduces it to its facts.

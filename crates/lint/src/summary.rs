@@ -13,8 +13,9 @@
 //!            "backend": "iptables", "nft_generation": null},
 //!   "digests": true,
 //!   "strings": ["default/kubernetes:https", "KUBE-SVC-NPX46M4PTMTKRN6Y", "..."],
-//!   "services": [[0, 0, 3, 0, 140, 2]],
-//!   "catalog": null,
+//!   "has_model": true,
+//!   "has_catalog": true,
+//!   "services": [[0, 0, 3, 1, 140, 24]],
 //!   "chains": [[9, 5, 6, 0, 0, 301, 0]],
 //!   "extra_endpoint_ips": []
 //! }
@@ -22,7 +23,9 @@
 //!
 //! Each fact is one array of integers: the subject's kind and its fields (names are indexes
 //! into `strings`), the value's kind and fields, then the line of the dump that shows it (0 for
-//! none) and flags (bit 0: a rule shows it; bits 1-2: why healthy nodes may differ in it).
+//! none) and flags (bit 0: a rule shows it; bits 1-2: why healthy nodes may differ in it;
+//! bits 3-4, Service-level facts only: read by the iptables model (1), by the backend-neutral
+//! catalogue (2), or both (3)).
 //! Rule text is not kept: a pair of summaries is compared without the rule level.
 
 use crate::diff::facts::{Scope, SubjectOf, ValueOf};
@@ -70,8 +73,17 @@ pub fn to_json(facts: &NodeFacts) -> String {
         strings: facts.strings.clone(),
         ids: Default::default(),
     };
-    let services = facts.services.as_ref().map(|l| raw_list(l, &mut names));
-    let catalog = facts.catalog.as_ref().map(|l| raw_list(l, &mut names));
+    let services = merged(
+        facts.services.as_deref().unwrap_or_default(),
+        facts.catalog.as_deref().unwrap_or_default(),
+    )
+    .into_iter()
+    .map(|(f, lists)| {
+        let mut raw = RawFact::of(f, &mut names);
+        raw.numbers[raw.len as usize - 1] |= lists << 3;
+        raw
+    })
+    .collect();
     let chains = raw_list(&facts.chains, &mut names);
     let doc = Document {
         format: FORMAT.into(),
@@ -85,8 +97,9 @@ pub fn to_json(facts: &NodeFacts) -> String {
         },
         digests: facts.digests,
         strings: names.strings,
+        has_model: facts.services.is_some(),
+        has_catalog: facts.catalog.is_some(),
         services,
-        catalog,
         chains,
         extra_endpoint_ips: facts.extra_endpoint_ips.clone(),
     };
@@ -138,8 +151,25 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
     let list = |raw: Vec<RawFact>| -> Result<Vec<LocalFact>, SummaryError> {
         raw.into_iter().map(|r| r.fact(&strings)).collect()
     };
-    let services = doc.services.map(list).transpose()?;
-    let catalog = doc.catalog.map(list).transpose()?;
+    let (mut services, mut catalog) = (Vec::new(), Vec::new());
+    for raw in doc.services {
+        let fact = raw.fact(&strings)?;
+        let lists = raw.numbers[raw.len as usize - 1] >> 3;
+        if lists & 1 == 1 && doc.has_model {
+            services.push(fact);
+        }
+        if lists & 2 == 2 && doc.has_catalog {
+            catalog.push(LocalFact {
+                by_rule: false,
+                ..fact
+            });
+        }
+        if lists == 0 || lists > 3 {
+            return Err(SummaryError::Damaged("a fact in no list".into()));
+        }
+    }
+    let services = doc.has_model.then_some(services);
+    let catalog = doc.has_catalog.then_some(catalog);
     let chains = list(doc.chains)?;
     Ok(NodeFacts {
         info: NodeInfo {
@@ -181,8 +211,9 @@ struct Document {
     node: NodeDoc,
     digests: bool,
     strings: Vec<String>,
-    services: Option<Vec<RawFact>>,
-    catalog: Option<Vec<RawFact>>,
+    has_model: bool,
+    has_catalog: bool,
+    services: Vec<RawFact>,
     chains: Vec<RawFact>,
     extra_endpoint_ips: Vec<IpAddr>,
 }
@@ -227,6 +258,40 @@ fn value_fields(kind: u64) -> Option<usize> {
 /// An optional index or number, stored plus one.
 fn opt(v: Option<u64>) -> u64 {
     v.map_or(0, |v| v + 1)
+}
+
+/// The Service-level facts of both readings in one list, each with the readings it belongs to
+/// (1: the iptables model's, 2: the catalogue's, 3: both): the two list alike facts in alike
+/// order, and a fact both hold is written once.
+fn merged<'f>(model: &'f [LocalFact], catalog: &'f [LocalFact]) -> Vec<(&'f LocalFact, u64)> {
+    let mut out = Vec::with_capacity(model.len().max(catalog.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < model.len() || j < catalog.len() {
+        match (model.get(i), catalog.get(j)) {
+            (Some(m), Some(c))
+                if !c.by_rule
+                    && LocalFact {
+                        by_rule: false,
+                        ..*m
+                    } == *c =>
+            {
+                out.push((m, 3));
+                i += 1;
+                j += 1;
+            }
+            (m, c) => {
+                if let Some(m) = m {
+                    out.push((m, 1));
+                    i += 1;
+                }
+                if let Some(c) = c {
+                    out.push((c, 2));
+                    j += 1;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn raw_list(list: &[LocalFact], names: &mut AddressNames) -> Vec<RawFact> {

@@ -438,6 +438,35 @@ impl Group {
         self.nodes[index] = Some(stored);
     }
 
+    /// Renames node `index` (a name from its file, once all files are known).
+    pub fn rename(&mut self, index: usize, name: String) {
+        if let Some(info) = self.infos.get_mut(index) {
+            info.name = name;
+        }
+    }
+
+    /// Keeps the nodes `indexes` (ascending), in that order, and drops the others (inputs
+    /// that turned out to hold no dump).
+    pub fn keep(&mut self, indexes: &[usize]) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let mut infos = std::mem::take(&mut self.infos);
+        for &i in indexes {
+            if i < nodes.len() {
+                self.nodes.push(nodes[i].take());
+                self.infos.push(std::mem::replace(
+                    &mut infos[i],
+                    NodeInfo {
+                        name: String::new(),
+                        rules: 0,
+                        parse_errors: 0,
+                        backend: NodeBackend::Iptables,
+                        nft_generation: None,
+                    },
+                ));
+            }
+        }
+    }
+
     /// Nodes not inserted yet.
     pub fn missing(&self) -> Vec<usize> {
         (0..self.nodes.len())
