@@ -22,10 +22,14 @@
 //! ```
 //!
 //! Each fact is one array of integers: the subject's kind and its fields (names are indexes
-//! into `strings`), the value's kind and fields, then the line of the dump that shows it (0 for
-//! none) and flags (bit 0: a rule shows it; bits 1-2: why healthy nodes may differ in it;
-//! bits 3-4, Service-level facts only: read by the iptables model (1), by the backend-neutral
-//! catalogue (2), or both (3)).
+//! into `strings`; optional fields are stored plus one, 0 for none), the value's kind and
+//! fields, the line of the dump that shows it (0 for none) and flags: bit 0, a rule shows it;
+//! bits 1-2, why healthy nodes may differ in it; and for `services` only, bits 3-4, read by the
+//! iptables model (1), the backend-neutral catalogue (2) or both (3); bit 5, the catalogue reads
+//! the endpoint's chain as the empty name; bit 6, one more integer follows: the catalogue's line,
+//! as a difference from the fact's. The subject's fields and the line are written as the
+//! difference from those of the previous fact of the same kind in the list, zigzag-encoded
+//! (`(d << 1) ^ (d >> 63)`): alike facts come in runs, and a summary is a third the size.
 //! Rule text is not kept: a pair of summaries is compared without the rule level.
 
 use crate::diff::facts::{Scope, SubjectOf, ValueOf};
@@ -73,18 +77,28 @@ pub fn to_json(facts: &NodeFacts) -> String {
         strings: facts.strings.clone(),
         ids: Default::default(),
     };
-    let services = merged(
+    let empty = facts.strings.iter().position(String::is_empty);
+    let mut services: Vec<RawFact> = merged(
         facts.services.as_deref().unwrap_or_default(),
         facts.catalog.as_deref().unwrap_or_default(),
+        empty.map(|e| e as u32),
     )
     .into_iter()
-    .map(|(f, lists)| {
-        let mut raw = RawFact::of(f, &mut names);
-        raw.numbers[raw.len as usize - 1] |= lists << 3;
+    .map(|m| {
+        let mut raw = RawFact::of(m.fact, &mut names);
+        let mut flags = m.lists << 3;
+        flags |= u64::from(m.blank_chain) << 5;
+        raw.numbers[raw.len as usize - 1] |= flags;
+        if let Some(line) = m.catalog_line {
+            raw.numbers[raw.len as usize - 1] |= 1 << 6;
+            raw.push(zigzag(i64::from(line) - i64::from(m.fact.line)));
+        }
         raw
     })
     .collect();
-    let chains = raw_list(&facts.chains, &mut names);
+    let mut chains = raw_list(&facts.chains, &mut names);
+    differences(&mut services);
+    differences(&mut chains);
     let doc = Document {
         format: FORMAT.into(),
         format_version: FORMAT_VERSION,
@@ -149,28 +163,49 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
     };
     let strings = doc.strings;
     let list = |raw: Vec<RawFact>| -> Result<Vec<LocalFact>, SummaryError> {
-        raw.into_iter().map(|r| r.fact(&strings)).collect()
+        raw.into_iter()
+            .map(|r| r.fact(&strings).map(|(f, _)| f))
+            .collect()
     };
     let (mut services, mut catalog) = (Vec::new(), Vec::new());
-    for raw in doc.services {
-        let fact = raw.fact(&strings)?;
-        let lists = raw.numbers[raw.len as usize - 1] >> 3;
+    let mut raw_services = doc.services;
+    let mut raw_chains = doc.chains;
+    sums(&mut raw_services)?;
+    sums(&mut raw_chains)?;
+    let empty = strings.iter().position(String::is_empty).map(|e| e as u32);
+    for raw in raw_services {
+        let (fact, extra) = raw.fact(&strings)?;
+        let lists = (extra.flags >> 3) & 3;
         if lists & 1 == 1 && doc.has_model {
             services.push(fact);
         }
         if lists & 2 == 2 && doc.has_catalog {
+            let mut subject = fact.subject;
+            if (extra.flags >> 5) & 1 == 1 {
+                let SubjectOf::Endpoint { chain, .. } = &mut subject else {
+                    return Err(SummaryError::Damaged("a blank chain on no endpoint".into()));
+                };
+                *chain = empty.ok_or_else(|| SummaryError::Damaged("no empty name".into()))?;
+            }
+            let line = match extra.catalog_line {
+                Some(d) => u32::try_from(i64::from(fact.line) + unzigzag(d))
+                    .map_err(|_| SummaryError::Damaged("a bad line".into()))?,
+                None => fact.line,
+            };
             catalog.push(LocalFact {
+                subject,
+                line,
                 by_rule: false,
                 ..fact
             });
         }
-        if lists == 0 || lists > 3 {
+        if lists == 0 {
             return Err(SummaryError::Damaged("a fact in no list".into()));
         }
     }
     let services = doc.has_model.then_some(services);
     let catalog = doc.has_catalog.then_some(catalog);
-    let chains = list(doc.chains)?;
+    let chains = list(raw_chains)?;
     Ok(NodeFacts {
         info: NodeInfo {
             name: doc.node.name,
@@ -227,11 +262,26 @@ struct NodeDoc {
     nft_generation: Option<String>,
 }
 
-/// A fact as integers: at most 6 for the subject, 3 for the value, line and flags.
+/// A fact as integers: at most 6 for the subject, 3 for the value, line, flags and the
+/// catalogue's line.
 #[derive(Clone, Copy, Default)]
 struct RawFact {
-    numbers: [u64; 11],
+    numbers: [u64; 12],
     len: u8,
+}
+
+/// What a fact's flags say beyond the fact.
+struct Extra {
+    flags: u64,
+    catalog_line: Option<u64>,
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// How many fields follow a subject kind.
@@ -260,38 +310,135 @@ fn opt(v: Option<u64>) -> u64 {
     v.map_or(0, |v| v + 1)
 }
 
+/// The subject's kind, its fields and where the line of a raw fact is.
+fn shape(r: &RawFact) -> Option<(usize, usize, usize)> {
+    let n = &r.numbers[..r.len as usize];
+    let kind = *n.first()?;
+    let fields = subject_fields(kind)?;
+    let value_len = value_fields(*n.get(1 + fields)?)?;
+    let line = 1 + fields + 1 + value_len;
+    (line < n.len()).then_some((kind as usize, fields, line))
+}
+
+/// The last subject fields and line seen, per kind of subject.
+#[derive(Default)]
+struct Previous {
+    fields: [[u64; 5]; 12],
+    lines: [u64; 12],
+}
+
+/// Writes each fact's subject fields and line as differences from those of the previous fact
+/// of its kind (zigzag-encoded): facts of one kind come in runs of alike names and lines, and
+/// small numbers compress well (a summary is a third of the size it is without).
+fn differences(list: &mut [RawFact]) {
+    let mut previous = Previous::default();
+    for r in list {
+        let Some((kind, fields, line)) = shape(r) else {
+            continue;
+        };
+        for (k, slot) in (1..=fields).zip(&mut previous.fields[kind]) {
+            let v = r.numbers[k];
+            r.numbers[k] = zigzag(v.wrapping_sub(*slot) as i64);
+            *slot = v;
+        }
+        let v = r.numbers[line];
+        r.numbers[line] = zigzag(v.wrapping_sub(previous.lines[kind]) as i64);
+        previous.lines[kind] = v;
+    }
+}
+
+/// Undoes [`differences`]; names and lines are checked where facts are read.
+fn sums(list: &mut [RawFact]) -> Result<(), SummaryError> {
+    let mut previous = Previous::default();
+    for r in list {
+        let (kind, fields, line) =
+            shape(r).ok_or_else(|| SummaryError::Damaged("a fact of an unknown shape".into()))?;
+        for (k, slot) in (1..=fields).zip(&mut previous.fields[kind]) {
+            *slot = slot.wrapping_add(unzigzag(r.numbers[k]) as u64);
+            r.numbers[k] = *slot;
+        }
+        previous.lines[kind] = previous.lines[kind].wrapping_add(unzigzag(r.numbers[line]) as u64);
+        r.numbers[line] = previous.lines[kind];
+    }
+    Ok(())
+}
+
 /// The Service-level facts of both readings in one list, each with the readings it belongs to
 /// (1: the iptables model's, 2: the catalogue's, 3: both): the two list alike facts in alike
 /// order, and a fact both hold is written once.
-fn merged<'f>(model: &'f [LocalFact], catalog: &'f [LocalFact]) -> Vec<(&'f LocalFact, u64)> {
+fn merged<'f>(
+    model: &'f [LocalFact],
+    catalog: &'f [LocalFact],
+    empty: Option<u32>,
+) -> Vec<Merged<'f>> {
+    let one = |fact, lists| Merged {
+        fact,
+        lists,
+        blank_chain: false,
+        catalog_line: None,
+    };
     let mut out = Vec::with_capacity(model.len().max(catalog.len()));
     let (mut i, mut j) = (0, 0);
     while i < model.len() || j < catalog.len() {
         match (model.get(i), catalog.get(j)) {
-            (Some(m), Some(c))
-                if !c.by_rule
-                    && LocalFact {
-                        by_rule: false,
-                        ..*m
-                    } == *c =>
-            {
-                out.push((m, 3));
+            (Some(m), Some(c)) if let Some(blank_chain) = alike(m, c, empty) => {
+                out.push(Merged {
+                    fact: m,
+                    lists: 3,
+                    blank_chain,
+                    catalog_line: (c.line != m.line).then_some(c.line),
+                });
                 i += 1;
                 j += 1;
             }
             (m, c) => {
                 if let Some(m) = m {
-                    out.push((m, 1));
+                    out.push(one(m, 1));
                     i += 1;
                 }
                 if let Some(c) = c {
-                    out.push((c, 2));
+                    out.push(one(c, 2));
                     j += 1;
                 }
             }
         }
     }
     out
+}
+
+/// A Service-level fact as written: in one reading or both, with what the catalogue's copy
+/// reads differently (its endpoint's chain blank, its line).
+struct Merged<'f> {
+    fact: &'f LocalFact,
+    lists: u64,
+    blank_chain: bool,
+    catalog_line: Option<u32>,
+}
+
+/// Whether the catalogue's fact `c` is the model's `m` read without a rule, up to its line and
+/// an endpoint's chain (which the catalogue leaves blank); then whether the chain is blanked.
+fn alike(m: &LocalFact, c: &LocalFact, empty: Option<u32>) -> Option<bool> {
+    if c.by_rule || c.value != m.value || c.expected != m.expected {
+        return None;
+    }
+    if c.subject == m.subject {
+        return Some(false);
+    }
+    match (m.subject, c.subject) {
+        (
+            SubjectOf::Endpoint {
+                service,
+                destination,
+                ..
+            },
+            SubjectOf::Endpoint {
+                service: s,
+                chain,
+                destination: d,
+            },
+        ) if service == s && destination == d && Some(chain) == empty => Some(true),
+        _ => None,
+    }
 }
 
 fn raw_list(list: &[LocalFact], names: &mut AddressNames) -> Vec<RawFact> {
@@ -407,7 +554,7 @@ impl RawFact {
     }
 
     /// The fact, its indexes checked against the names.
-    fn fact(&self, strings: &[String]) -> Result<LocalFact, SummaryError> {
+    fn fact(&self, strings: &[String]) -> Result<(LocalFact, Extra), SummaryError> {
         let damaged = |what: &str| SummaryError::Damaged(format!("a fact with {what}"));
         let n = &self.numbers[..self.len as usize];
         let kind = *n.first().ok_or_else(|| damaged("no fields"))?;
@@ -415,7 +562,12 @@ impl RawFact {
         let value_at = 1 + fields;
         let value_kind = *n.get(value_at).ok_or_else(|| damaged("too few fields"))?;
         let value_len = value_fields(value_kind).ok_or_else(|| damaged("an unknown value"))?;
-        if n.len() != value_at + 1 + value_len + 2 {
+        let line_at = value_at + 1 + value_len;
+        let flags = *n
+            .get(line_at + 1)
+            .ok_or_else(|| damaged("too few fields"))?;
+        let catalog_line = (flags >> 6) & 1 == 1;
+        if n.len() != line_at + 2 + usize::from(catalog_line) {
             return Err(damaged("a wrong number of fields"));
         }
         let name = |v: u64| -> Result<u32, SummaryError> {
@@ -521,9 +673,8 @@ impl RawFact {
                 masked: v[1],
             },
         };
-        let line = u32::try_from(n[n.len() - 2]).map_err(|_| damaged("a bad line"))?;
-        let flags = n[n.len() - 1];
-        Ok(LocalFact {
+        let line = u32::try_from(n[line_at]).map_err(|_| damaged("a bad line"))?;
+        let fact = LocalFact {
             subject,
             value,
             line,
@@ -534,7 +685,12 @@ impl RawFact {
                 3 => Some(Expected::NodeAddress),
                 _ => None,
             },
-        })
+        };
+        let extra = Extra {
+            flags,
+            catalog_line: catalog_line.then(|| n[line_at + 2]),
+        };
+        Ok((fact, extra))
     }
 }
 
