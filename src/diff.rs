@@ -4,8 +4,7 @@
 use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
 use rulelint_lint::diff::{
-    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, compare, prepare,
-    report,
+    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, compare, report,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -328,12 +327,19 @@ fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
     };
     if summary::is_summary(&input.text) {
         return match summary::from_json(&input.text) {
-            Ok(facts) => Outcome::Facts {
-                facts,
-                declared: true,
-                summary: true,
-                path: input.name,
-            },
+            Ok(mut facts) => {
+                // An iptables node's catalogue is read only when some node has nftables (then
+                // the summary is read again, as a dump would be): half the facts to keep.
+                if !options.catalog && facts.info.backend == NodeBackend::Iptables {
+                    facts.catalog = None;
+                }
+                Outcome::Facts {
+                    facts,
+                    declared: true,
+                    summary: true,
+                    path: input.name,
+                }
+            }
             Err(e) => Outcome::Failed(format!("`{}`: {e}", input.name)),
         };
     }
@@ -426,7 +432,23 @@ fn run_whole(
     }
     let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
     let inputs: Vec<&NodeInput<'_>> = kept.iter().map(|&i| &inputs[i]).collect();
-    let nodes: Vec<Node<'_>> = prepare(node_names(&loaded).into_iter().zip(inputs));
+    // Each node's chain graph and Kubernetes model on its own thread, as `prepare` builds them.
+    let nodes: Vec<Node<'_>> = std::thread::scope(|scope| {
+        let building: Vec<_> = node_names(&loaded)
+            .into_iter()
+            .zip(inputs)
+            .map(|(name, input)| scope.spawn(move || Node::from_input(name, input)))
+            .collect();
+        building
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let nodes = if nodes.iter().all(|n| n.backend == NodeBackend::Iptables) {
+        nodes
+    } else {
+        nodes.into_iter().map(Node::with_catalog).collect()
+    };
     let group = Group::from_nodes(&nodes);
     let comparison = compare(&group, &nodes);
     let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
