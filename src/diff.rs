@@ -1,10 +1,15 @@
 //! `rulelint diff`: compares two node dumps, or many (files or folders), and reports drift.
 //! A dump is iptables-save, `nft list ruleset` text, or both.
 
+use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
-use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
+use rulelint_lint::diff::{
+    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, compare, report,
+};
+use rulelint_lint::summary;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit status when the nodes drift.
 const EXIT_DRIFT: u8 = 1;
@@ -19,7 +24,7 @@ pub enum Format {
 }
 
 /// A node's name from its file: the file name without `.gz`, `.txt`, `.save`, `.rules`, `.iptables`.
-fn name_from_path(path: &str) -> String {
+pub(crate) fn name_from_path(path: &str) -> String {
     let mut name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
@@ -49,7 +54,9 @@ pub(crate) fn node_names(loaded: &[&Loaded]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `rulelint diff`.
+/// Runs `rulelint diff`. Inputs are dumps or node summaries, told apart by content. Two dumps
+/// are read whole (the rule level needs their rules); otherwise each input is read, reduced to
+/// its facts and dropped, on every core, and only the facts are compared.
 pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) -> io::Result<u8> {
     let entries = match crate::folders::expand(paths) {
         Ok(f) => f,
@@ -58,13 +65,336 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
             return Ok(EXIT_INPUT);
         }
     };
+    // Standard input cannot be read twice: read it with the rest, whole.
+    if entries.len() == 2 || entries.iter().any(|e| e.path == "-") {
+        return run_whole(&entries, format, color, out);
+    }
+    let digests = entries.len() > 2;
+    let options = FactOptions {
+        digests,
+        catalog: false,
+    };
+    // Facts go into the group as each input is read; the input is dropped then.
+    let mut group = Group::new(entries.len());
+    let mut status: Vec<Status> = (0..entries.len())
+        .map(|_| Status::Failed(String::new()))
+        .collect();
+    let indexes: Vec<usize> = (0..entries.len()).collect();
+    let take = |i: usize, outcome: Outcome, group: &mut Group, status: &mut Vec<Status>| {
+        status[i] = match outcome {
+            Outcome::Facts {
+                facts,
+                declared,
+                summary,
+                path,
+            } => {
+                let kept = Status::Kept {
+                    declared,
+                    summary,
+                    path,
+                    backend: facts.info.backend,
+                    catalog: facts.catalog.is_some(),
+                };
+                group.insert(i, facts);
+                kept
+            }
+            Outcome::Skipped(path) => Status::Skipped(path),
+            Outcome::Failed(message) => Status::Failed(message),
+        };
+    };
+    read_facts(&entries, &indexes, options, threads(), |i, o| {
+        take(i, o, &mut group, &mut status)
+    });
+    // Comparisons with nftables nodes read every node's Service catalogue: read the
+    // iptables nodes again for theirs (mixed clusters only).
+    let mixed = status
+        .iter()
+        .any(|s| matches!(s, Status::Kept { backend, .. } if *backend != NodeBackend::Iptables));
+    if mixed {
+        let again: Vec<usize> = (0..status.len())
+            .filter(|&i| matches!(status[i], Status::Kept { catalog: false, .. }))
+            .collect();
+        let catalog = FactOptions {
+            digests,
+            catalog: true,
+        };
+        read_facts(&entries, &again, catalog, threads(), |i, o| {
+            take(i, o, &mut group, &mut status)
+        });
+    }
+    // Messages in the order of the inputs, whatever order the threads finished in.
+    let mut failed = false;
+    let mut kept: Vec<usize> = Vec::new();
+    for (i, s) in status.iter().enumerate() {
+        match s {
+            Status::Kept { .. } => kept.push(i),
+            Status::Skipped(path) => {
+                eprintln!("rulelint: skipping `{path}`: no iptables-save content")
+            }
+            Status::Failed(message) => {
+                eprintln!("rulelint: {message}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Ok(EXIT_INPUT);
+    }
+    if kept.len() < 2 {
+        eprintln!(
+            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
+            kept.len()
+        );
+        return Ok(EXIT_INPUT);
+    }
+    let kept_entries: Vec<&Entry> = kept.iter().map(|&i| &entries[i]).collect();
+    // Two dumps left once the rest were skipped: the pair, with its rule level.
+    if kept.len() == 2
+        && kept
+            .iter()
+            .all(|&i| matches!(status[i], Status::Kept { summary: false, .. }))
+    {
+        let pair: Vec<Entry> = kept_entries
+            .iter()
+            .map(|e| Entry {
+                path: e.path.clone(),
+                from_folder: e.from_folder,
+            })
+            .collect();
+        return run_whole(&pair, format, color, out);
+    }
+    let mut paths = Vec::with_capacity(kept.len());
+    let mut summaries = Vec::new();
+    for (slot, (&i, name)) in kept.iter().zip(names_of(&kept_entries)).enumerate() {
+        if let Status::Kept {
+            declared,
+            summary,
+            path,
+            ..
+        } = &status[i]
+        {
+            if !declared {
+                group.rename(i, name);
+            }
+            if *summary {
+                summaries.push(slot);
+            }
+            paths.push(path.as_str());
+        }
+    }
+    group.keep(&kept);
+    let mut comparison = group.compare();
+    if kept.len() == 2 {
+        comparison.notes.push(pair_note(&comparison, &summaries));
+    }
+    write_report(&comparison, &paths, format, color, out)
+}
+
+/// What is known of an input once read (its facts are in the group).
+enum Status {
+    Kept {
+        declared: bool,
+        summary: bool,
+        path: String,
+        backend: NodeBackend,
+        catalog: bool,
+    },
+    Skipped(String),
+    Failed(String),
+}
+
+/// The note of a pair compared from summaries: rule text is in the dumps.
+fn pair_note(comparison: &Comparison<'_>, summaries: &[usize]) -> String {
+    let names: Vec<&str> = summaries
+        .iter()
+        .map(|&i| comparison.nodes[i].name.as_str())
+        .collect();
+    format!(
+        "rule level left out: {} read from a summary, which holds no rule text; diff the dumps of {} and {} for rule changes",
+        names.join(" and "),
+        comparison.nodes[0].name,
+        comparison.nodes[1].name
+    )
+}
+
+fn write_report(
+    comparison: &Comparison<'_>,
+    paths: &[&str],
+    format: Format,
+    color: bool,
+    out: &mut impl Write,
+) -> io::Result<u8> {
+    let doc = report::document(comparison, paths);
+    match format {
+        Format::Json => write_json(out, &doc)?,
+        Format::Human => out.write_all(report::human(&doc, color).as_bytes())?,
+    }
+    Ok(if doc.agree { 0 } else { EXIT_DRIFT })
+}
+
+/// Node names of inputs from their file names (a `# node:` line or a summary's name wins).
+fn names_of(entries: &[&Entry]) -> Vec<String> {
+    let loaded: Vec<Loaded> = entries
+        .iter()
+        .map(|e| Loaded {
+            name: e.path.clone(),
+            text: String::new(),
+        })
+        .collect();
+    node_names(&loaded.iter().collect::<Vec<_>>())
+}
+
+/// What reading one input gave.
+enum Outcome {
+    /// Its facts.
+    Facts {
+        facts: NodeFacts,
+        /// The input named its node (`# node:` line, summary).
+        declared: bool,
+        /// Read from a summary.
+        summary: bool,
+        /// The input's name as given (`Loaded::name`).
+        path: String,
+    },
+    /// A file found in a folder that holds no dump.
+    Skipped(String),
+    /// Unreadable, or a named file with no dump: the message.
+    Failed(String),
+}
+
+/// Threads for reading inputs: `RULELINT_THREADS`, else one per core.
+fn threads() -> usize {
+    std::env::var("RULELINT_THREADS")
+        .ok()
+        .and_then(|t| t.parse::<usize>().ok())
+        .filter(|&t| t > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Reads the inputs `which` on `threads` threads and hands each outcome to `take` on this
+/// thread as it comes, so that an input's facts are packed, and its text and rules dropped,
+/// while the next ones are read.
+fn read_facts(
+    entries: &[Entry],
+    which: &[usize],
+    options: FactOptions,
+    threads: usize,
+    mut take: impl FnMut(usize, Outcome),
+) {
+    let next = AtomicUsize::new(0);
+    let threads = threads.clamp(1, which.len().max(1));
+    let mut received = vec![false; entries.len()];
+    let (send, receive) = std::sync::mpsc::sync_channel::<(usize, Outcome)>(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let send = send.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&i) = which.get(k) else { break };
+                        if send.send((i, read_one(&entries[i], options))).is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(send);
+        for (i, outcome) in receive {
+            received[i] = true;
+            take(i, outcome);
+        }
+        // A worker that panicked left its input unread: reported below, not re-raised.
+        for worker in workers {
+            let _ = worker.join();
+        }
+    });
+    for &i in which.iter().filter(|&&i| !received[i]) {
+        take(
+            i,
+            Outcome::Failed(format!("`{}` could not be read", entries[i].path)),
+        );
+    }
+}
+
+/// Reads one input and reduces it to its facts.
+fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
+    let input = match crate::input::read(&entry.path) {
+        Ok(i) => i,
+        Err(message) => return Outcome::Failed(message),
+    };
+    if summary::is_summary(&input.text) {
+        return match summary::from_json(&input.text) {
+            Ok(mut facts) => {
+                // An iptables node's catalogue is read only when some node has nftables (then
+                // the summary is read again, as a dump would be): half the facts to keep.
+                if !options.catalog && facts.info.backend == NodeBackend::Iptables {
+                    facts.catalog = None;
+                }
+                Outcome::Facts {
+                    facts,
+                    declared: true,
+                    summary: true,
+                    path: input.name,
+                }
+            }
+            Err(e) => Outcome::Failed(format!("`{}`: {e}", input.name)),
+        };
+    }
+    match facts_of_dump(&input.text, name_from_path(&input.name), options) {
+        Some((facts, declared)) => Outcome::Facts {
+            facts,
+            declared,
+            summary: false,
+            path: input.name,
+        },
+        None if entry.from_folder => Outcome::Skipped(entry.path.clone()),
+        None => Outcome::Failed(format!(
+            "`{}` holds no iptables-save content (no table, chain or rule)",
+            input.name
+        )),
+    }
+}
+
+/// A dump's facts, and whether it names its node; `None` when it holds no dump.
+pub(crate) fn facts_of_dump(
+    text: &str,
+    name: String,
+    options: FactOptions,
+) -> Option<(NodeFacts, bool)> {
+    let strings = rulelint_nft::Strings::new();
+    let input = NodeInput::read_with(text, &strings);
+    if input.has_no_content() {
+        return None;
+    }
+    let node = Node::from_input(name.clone(), &input);
+    let node = if options.catalog {
+        node.with_catalog()
+    } else {
+        node
+    };
+    let declared = node.name != name;
+    Some((NodeFacts::from_node(&node, options), declared))
+}
+
+/// Two dumps (or any inputs with standard input): read whole, compared with the rule level.
+fn run_whole(
+    entries: &[Entry],
+    format: Format,
+    color: bool,
+    out: &mut impl Write,
+) -> io::Result<u8> {
     let files: Vec<String> = entries.iter().map(|e| e.path.clone()).collect();
     let loaded = match load_all(&files) {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    // Each file is iptables-save, `nft list ruleset` or both (one node with both backends).
-    // Each file's store of the strings its nft JSON escapes: the inputs borrow them.
+    // Summaries among them are compared from their facts.
+    if loaded.iter().any(|l| summary::is_summary(&l.text)) {
+        return run_loaded_facts(entries, &loaded, format, color, out);
+    }
     let strings: Vec<rulelint_nft::Strings> = loaded
         .iter()
         .map(|_| rulelint_nft::Strings::new())
@@ -102,15 +432,105 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     }
     let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
     let inputs: Vec<&NodeInput<'_>> = kept.iter().map(|&i| &inputs[i]).collect();
-    let nodes: Vec<Node<'_>> = prepare(node_names(&loaded).into_iter().zip(inputs));
-    let comparison = compare(&nodes);
+    // Each node's chain graph and Kubernetes model on its own thread, as `prepare` builds them.
+    let nodes: Vec<Node<'_>> = std::thread::scope(|scope| {
+        let building: Vec<_> = node_names(&loaded)
+            .into_iter()
+            .zip(inputs)
+            .map(|(name, input)| scope.spawn(move || Node::from_input(name, input)))
+            .collect();
+        building
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let nodes = if nodes.iter().all(|n| n.backend == NodeBackend::Iptables) {
+        nodes
+    } else {
+        nodes.into_iter().map(Node::with_catalog).collect()
+    };
+    let group = Group::from_nodes(&nodes);
+    let comparison = compare(&group, &nodes);
     let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
-    let doc = report::document(&comparison, &paths);
-    match format {
-        Format::Json => write_json(out, &doc)?,
-        Format::Human => out.write_all(report::human(&doc, color).as_bytes())?,
+    write_report(&comparison, &paths, format, color, out)
+}
+
+/// Inputs read whole, some of them summaries: each reduced to its facts (with its catalogue,
+/// since whether a comparison needs it is known only once all are read).
+fn run_loaded_facts(
+    entries: &[Entry],
+    loaded: &[Loaded],
+    format: Format,
+    color: bool,
+    out: &mut impl Write,
+) -> io::Result<u8> {
+    let options = FactOptions {
+        digests: loaded.len() > 2,
+        catalog: true,
+    };
+    let mut failed = false;
+    let mut kept = Vec::new();
+    for (i, (entry, l)) in entries.iter().zip(loaded).enumerate() {
+        let outcome = if summary::is_summary(&l.text) {
+            match summary::from_json(&l.text) {
+                Ok(facts) => Ok((facts, true, true)),
+                Err(e) => Err(format!("`{}`: {e}", l.name)),
+            }
+        } else {
+            match facts_of_dump(&l.text, name_from_path(&l.name), options) {
+                Some((facts, declared)) => Ok((facts, declared, false)),
+                None if entry.from_folder => {
+                    eprintln!(
+                        "rulelint: skipping `{}`: no iptables-save content",
+                        entry.path
+                    );
+                    continue;
+                }
+                None => Err(format!(
+                    "`{}` holds no iptables-save content (no table, chain or rule)",
+                    l.name
+                )),
+            }
+        };
+        match outcome {
+            Ok(o) => kept.push((i, o)),
+            Err(message) => {
+                eprintln!("rulelint: {message}");
+                failed = true;
+            }
+        }
     }
-    Ok(if doc.agree { 0 } else { EXIT_DRIFT })
+    if failed {
+        return Ok(EXIT_INPUT);
+    }
+    if kept.len() < 2 {
+        eprintln!(
+            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
+            kept.len()
+        );
+        return Ok(EXIT_INPUT);
+    }
+    let kept_loaded: Vec<&Loaded> = kept.iter().map(|(i, _)| &loaded[*i]).collect();
+    let names = node_names(&kept_loaded);
+    let mut group = Group::new(kept.len());
+    let mut summaries = Vec::new();
+    for (slot, ((_, (mut facts, declared, summary)), name)) in
+        kept.into_iter().zip(names).enumerate()
+    {
+        if !declared {
+            facts.info.name = name;
+        }
+        if summary {
+            summaries.push(slot);
+        }
+        group.insert(slot, facts);
+    }
+    let mut comparison = group.compare();
+    if group.len() == 2 {
+        comparison.notes.push(pair_note(&comparison, &summaries));
+    }
+    let paths: Vec<&str> = kept_loaded.iter().map(|l| l.name.as_str()).collect();
+    write_report(&comparison, &paths, format, color, out)
 }
 
 #[cfg(test)]

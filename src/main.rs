@@ -7,6 +7,7 @@ mod input;
 mod serve;
 mod services;
 mod stats;
+mod summarize;
 mod trace;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -119,6 +120,23 @@ enum Command {
         /// When to colour the text report.
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
+    },
+    /// Reduce a node's dump to what `diff` compares: a small versioned JSON summary.
+    ///
+    /// Made on the node (a Job or DaemonSet), summaries let `rulelint diff` compare thousands
+    /// of nodes by moving kilobytes each; `diff` takes summaries and dumps mixed. A summary
+    /// holds no rule text: a pair of nodes is compared rule by rule from their dumps.
+    Summarize {
+        /// The node's dump (iptables-save, `nft list ruleset`, or both); `-` reads standard
+        /// input; `.gz` is decompressed.
+        dump: String,
+        /// Write the summary here (gzip-compressed when the name ends in `.gz`) instead of to
+        /// standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<String>,
+        /// The node's name, unless the dump names it (`# node: NAME`) [default: the file name].
+        #[arg(long, value_name = "NAME")]
+        node: Option<String>,
     },
     /// Print the documentation of a code or lint name.
     Explain {
@@ -375,6 +393,9 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
             format,
             color,
         } => diff::run(&paths, format, color.resolve(), out),
+        Command::Summarize { dump, output, node } => {
+            summarize::run(&dump, output.as_deref(), node.as_deref(), out)
+        }
         Command::Explain { code } => match rulelint_lint::find_code(&code) {
             Some(entry) => {
                 out.write_all(rulelint_lint::docs_page(&entry).as_bytes())?;

@@ -172,3 +172,103 @@ fn the_three_nft_forms_of_one_node_agree() {
         stdout(&out)
     );
 }
+
+/// Runs `rulelint` with `RULELINT_THREADS` set.
+fn with_threads(threads: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rulelint"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("RULELINT_THREADS", threads)
+        .output()
+        .expect("rulelint runs")
+}
+
+#[test]
+fn the_thread_count_changes_no_byte_of_a_group_report() {
+    for case in [
+        "group-odd-node",
+        "group-rejected-service",
+        "migration-group",
+    ] {
+        let folder = format!("corpus/diff/{case}");
+        for format in ["json", "human"] {
+            let args = ["diff", "--format", format, folder.as_str()];
+            let one = with_threads("1", &args);
+            for threads in ["2", "5", "16"] {
+                let many = with_threads(threads, &args);
+                assert_eq!(one.status.code(), many.status.code(), "{case}");
+                assert_eq!(
+                    one.stdout, many.stdout,
+                    "{case} {format}: {threads} threads"
+                );
+                assert_eq!(
+                    one.stderr, many.stderr,
+                    "{case} {format}: {threads} threads"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn summaries_and_dumps_mixed_give_the_report_of_dumps() {
+    let dir = std::env::temp_dir().join(format!("rulelint-summaries-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = "corpus/diff/group-odd-node";
+    let mut files: Vec<_> = std::fs::read_dir(case)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    let mut inputs = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        // Every other node as a summary (gzip or plain), the rest as dumps.
+        let input = if i % 2 == 0 {
+            let ext = if i % 4 == 0 { "json.gz" } else { "json" };
+            let out = dir.join(format!("{stem}.{ext}"));
+            let made = rulelint(
+                &[
+                    "summarize",
+                    file.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+                None,
+            );
+            assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+            out
+        } else {
+            file.clone()
+        };
+        inputs.push(input.to_string_lossy().into_owned());
+    }
+    let dumps = rulelint(&["diff", "--format", "json", case], None);
+    let mut args = vec!["diff", "--format", "json"];
+    args.extend(inputs.iter().map(String::as_str));
+    let mixed = rulelint(&args, None);
+    assert_eq!(
+        mixed.status.code(),
+        dumps.status.code(),
+        "{}",
+        stderr(&mixed)
+    );
+    let without_paths = |o: &std::process::Output| {
+        let mut doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        for n in doc["nodes"].as_array_mut().unwrap() {
+            n.as_object_mut().unwrap().remove("path");
+        }
+        doc
+    };
+    assert_eq!(without_paths(&mixed), without_paths(&dumps));
+    // A pair of summaries says where the rule level is.
+    let pair = rulelint(&["diff", &inputs[0], &inputs[2]], None);
+    assert!(
+        stdout(&pair).contains("rule level left out"),
+        "{}",
+        stdout(&pair)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

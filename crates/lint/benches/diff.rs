@@ -6,7 +6,7 @@
 //! `cargo bench -p rulelint-lint --bench diff` (`RULELINT_BENCH_MAX=100000` to stop earlier).
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::diff::{Node, compare, report};
+use rulelint_lint::diff::{Group, Node, compare, report};
 use rulelint_parser::{Parsed, parse};
 use std::hint::black_box;
 use std::time::Instant;
@@ -56,13 +56,15 @@ fn measure(label: &str, texts: &[String], runs: usize) {
     let mut drift = 0;
     let mut expected = 0;
     let compare_ms = best_ms(runs, || {
-        let c = black_box(compare(&nodes));
+        let facts_of_c = Group::from_nodes(&nodes);
+        let c = black_box(compare(&facts_of_c, &nodes));
         drift = c.drift_count();
         expected = c.expected_count();
     });
     let paths: Vec<String> = (0..nodes.len()).map(|i| format!("node-{i}.txt")).collect();
     let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let comparison = compare(&nodes);
+    let facts_of_comparison = Group::from_nodes(&nodes);
+    let comparison = compare(&facts_of_comparison, &nodes);
     let document_ms = best_ms(runs, || {
         let doc = report::document(&comparison, &paths);
         black_box(serde_json::to_string(&doc).expect("JSON"));

@@ -47,6 +47,7 @@ mod registry;
 pub mod report;
 pub mod sarif;
 pub mod source;
+pub mod summary;
 pub mod suppression;
 pub mod trace;
 

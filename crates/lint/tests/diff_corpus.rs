@@ -3,7 +3,7 @@
 //! is pinned in `corpus/diff/snapshots/`. Generated nodes of one cluster must not drift.
 
 use rulelint_dumpgen::{Shape, generate};
-use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
+use rulelint_lint::diff::{Group, Node, NodeInput, compare, prepare, report};
 use rulelint_parser::{Parsed, parse};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,7 +89,8 @@ fn stem(path: &str) -> String {
 fn rendered(dumps: &[(String, String)]) -> (String, serde_json::Value) {
     let inputs: Vec<NodeInput<'_>> = dumps.iter().map(|(_, t)| NodeInput::read(t)).collect();
     let nodes: Vec<Node<'_>> = prepare(dumps.iter().map(|(path, _)| stem(path)).zip(&inputs));
-    let comparison = compare(&nodes);
+    let facts_of_comparison = Group::from_nodes(&nodes);
+    let comparison = compare(&facts_of_comparison, &nodes);
     let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
     let doc = report::document(&comparison, &paths);
     let text = report::human(&doc, false);
@@ -224,7 +225,8 @@ fn generated_nodes_of_one_cluster_do_not_drift() {
                 Node::new("a", &parsed[pair[0]]),
                 Node::new("b", &parsed[pair[1]]),
             ];
-            let c = compare(&two);
+            let facts_of_c = Group::from_nodes(&two);
+            let c = compare(&facts_of_c, &two);
             let doc = report::document(&c, &["a", "b"]);
             assert!(
                 doc.agree,
@@ -232,7 +234,8 @@ fn generated_nodes_of_one_cluster_do_not_drift() {
                 report::human(&doc, false)
             );
         }
-        let group = compare(&nodes);
+        let facts_of_group = Group::from_nodes(&nodes);
+        let group = compare(&facts_of_group, &nodes);
         let doc = report::document(&group, &["0", "1", "2", "3"]);
         assert!(
             doc.agree,
@@ -265,7 +268,8 @@ fn two_unrelated_large_chains_are_compared_as_sets() {
     let (text_a, text_b) = (chain(0), chain(30_000));
     let (a, b) = (parse(&text_a), parse(&text_b));
     let nodes = [Node::new("a", &a), Node::new("b", &b)];
-    let comparison = compare(&nodes);
+    let facts_of_comparison = Group::from_nodes(&nodes);
+    let comparison = compare(&facts_of_comparison, &nodes);
     let input = &comparison.rules[0];
     assert!(
         input.unordered,
@@ -345,12 +349,14 @@ fn generated_nodes_in_both_backends_do_not_drift() {
                 .enumerate()
                 .map(|(i, input)| (format!("node-{i}"), input)),
         );
-        let group = compare(&nodes[..3]);
+        let facts_of_group = Group::from_nodes(&nodes[..3]);
+        let group = compare(&facts_of_group, &nodes[..3]);
         let doc = report::document(&group, &["0", "1", "2"]);
         assert!(doc.agree, "seed {seed}:\n{}", report::human(&doc, false));
         // One node in both backends: not a single difference, expected or not.
         let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[3])]);
-        let c = compare(&pair);
+        let facts_of_c = Group::from_nodes(&pair);
+        let c = compare(&facts_of_c, &pair);
         assert!(
             c.differences.is_empty(),
             "seed {seed}: {:#?}",
@@ -364,7 +370,8 @@ fn generated_nodes_in_both_backends_do_not_drift() {
         let without = texts[3].replacen(&format!("{element}\n"), "", 1);
         let input = NodeInput::read(&without);
         let pair = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &input)]);
-        let c = compare(&pair);
+        let facts_of_c = Group::from_nodes(&pair);
+        let c = compare(&facts_of_c, &pair);
         let doc = report::document(&c, &["a", "b"]);
         assert!(!doc.agree, "seed {seed}: a missing Service port must drift");
         assert!(
@@ -427,7 +434,8 @@ fn a_load_balancer_without_endpoints_agrees_across_backends() {
     assert!(rejected_with_firewall, "the case this test is about");
     let inputs = [NodeInput::read(&iptables), NodeInput::read(&nft)];
     let nodes = prepare([("ipt".into(), &inputs[0]), ("nft".into(), &inputs[1])]);
-    let comparison = compare(&nodes);
+    let facts_of_comparison = Group::from_nodes(&nodes);
+    let comparison = compare(&facts_of_comparison, &nodes);
     let doc = report::document(&comparison, &["ipt", "nft"]);
     assert!(doc.differences.is_empty(), "{}", report::human(&doc, false));
 }

@@ -3,7 +3,7 @@
 //! undeclared chains, duplicates and partial tables all occur; and every output format is built.
 
 use proptest::prelude::*;
-use rulelint_lint::diff::{Node, NodeInput, compare, prepare, report};
+use rulelint_lint::diff::{Group, Node, NodeInput, compare, prepare, report};
 use rulelint_lint::report::{CheckDocument, CheckedFile, github_annotations};
 use rulelint_lint::{Config, check, sarif};
 use rulelint_parser::parse;
@@ -96,7 +96,8 @@ proptest! {
             .map(|(i, p)| Node::new(format!("n{i}"), p))
             .collect();
         for group in [&nodes[..2], &nodes[..]] {
-            let comparison = compare(group);
+            let facts_of_comparison = Group::from_nodes(group);
+        let comparison = compare(&facts_of_comparison, group);
             let doc = report::document(&comparison, &["a", "b", "c"]);
             serde_json::to_string(&doc).expect("JSON");
             report::human(&doc, true);
@@ -134,7 +135,8 @@ proptest! {
         let inputs: Vec<NodeInput<'_>> = texts.iter().map(|t| NodeInput::read(t)).collect();
         let nodes = prepare(inputs.iter().enumerate().map(|(i, input)| (format!("n{i}"), input)));
         for group in [&nodes[..2], &nodes[..]] {
-            let comparison = compare(group);
+            let facts_of_comparison = Group::from_nodes(group);
+        let comparison = compare(&facts_of_comparison, group);
             let doc = report::document(&comparison, &["a", "b", "c"]);
             serde_json::to_string(&doc).expect("JSON");
             report::human(&doc, true);

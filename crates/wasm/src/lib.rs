@@ -150,7 +150,8 @@ pub fn diff(nodes: &str) -> String {
         return error(format!("`{}` holds no iptables-save content", n.name));
     }
     let prepared = rulelint_lint::diff::prepare(inputs.iter().map(|n| n.name.clone()).zip(&read));
-    let comparison = rulelint_lint::diff::compare(&prepared);
+    let facts_of_comparison = rulelint_lint::diff::Group::from_nodes(&prepared);
+    let comparison = rulelint_lint::diff::compare(&facts_of_comparison, &prepared);
     let paths: Vec<&str> = inputs.iter().map(|n| n.name.as_str()).collect();
     to_json(&rulelint_lint::diff::report::document(&comparison, &paths))
 }

@@ -11,70 +11,56 @@ use crate::kube::{AddressKind, EndpointJump, Service};
 use ipnet::IpNet;
 use rulelint_parser::{ChainId, RuleId, TableKind};
 
+/// What a fact is about, its names borrowed from a node or a [`Group`](super::Group)'s table.
+pub type Subject<'r> = SubjectOf<&'r str>;
+
 /// What a fact is about. The order of the variants is the order of the report: Kubernetes
-/// first, then chains.
+/// first, then chains. `S` is a name: borrowed text, or an id into a table of names (a
+/// summary, a [`Group`](super::Group)).
 // The fields say what they hold: a Service port's key, a table, chain or address.
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Subject<'r> {
+pub enum SubjectOf<S> {
     /// A Service port is programmed. Value: its status, [`STATUS_DISPATCHED`] and the others.
-    Service { service: &'r str },
+    Service { service: S },
     /// A Service port has a chain of a kind (`KUBE-EXT-*`, `KUBE-FW-*`, ...).
-    ServiceChain { service: &'r str, chain: &'r str },
+    ServiceChain { service: S, chain: S },
     /// A way into a Service port.
     Address {
-        service: &'r str,
+        service: S,
         kind: AddressKind,
         address: Option<IpNet>,
-        protocol: Option<&'r str>,
+        protocol: Option<S>,
         port: Option<u16>,
     },
     /// filter rejects a Service port for having no endpoints.
-    NoEndpointsReject { service: &'r str },
+    NoEndpointsReject { service: S },
     /// A Service port's chain sends traffic to an endpoint. Value: session affinity.
     Endpoint {
-        service: &'r str,
-        chain: &'r str,
-        destination: &'r str,
+        service: S,
+        chain: S,
+        destination: S,
     },
     /// The share of new connections an endpoint gets. Value: the weight in millionths.
-    Weight {
-        service: &'r str,
-        destination: &'r str,
-    },
+    Weight { service: S, destination: S },
     /// A Local-policy Service port has an endpoint on this node.
-    LocalEndpoint {
-        service: &'r str,
-        destination: &'r str,
-    },
+    LocalEndpoint { service: S, destination: S },
     /// A Local-policy Service port drops external traffic: no endpoint on this node.
-    NoLocalEndpointsDrop { service: &'r str },
+    NoLocalEndpointsDrop { service: S },
     /// A built-in chain jumps to a chain.
     HookJump {
-        table: &'r str,
-        hook: &'r str,
-        target: &'r str,
+        table: S,
+        hook: S,
+        target: S,
         scope: Scope,
     },
     /// A chain exists (per-Service chains are facts of their Service instead).
-    Chain {
-        table: &'r str,
-        chain: &'r str,
-        scope: Scope,
-    },
+    Chain { table: S, chain: S, scope: Scope },
     /// A chain's policy. Value: the policy.
-    Policy {
-        table: &'r str,
-        chain: &'r str,
-        scope: Scope,
-    },
+    Policy { table: S, chain: S, scope: Scope },
     /// A chain's rules, compared as a whole. Value: a digest of them. Only for groups of nodes,
     /// where no rule-level diff is printed.
-    ChainRules {
-        table: &'r str,
-        chain: &'r str,
-        scope: Scope,
-    },
+    ChainRules { table: S, chain: S, scope: Scope },
 }
 
 /// Which nodes a chain-level fact is compared among: chains are compared only between nodes
@@ -101,9 +87,12 @@ pub const STATUS_ORPHANED: &str = "orphaned";
 /// A Service port's status: it has no chains, only filter's "has no endpoints" REJECT.
 pub const STATUS_REJECTED: &str = "rejected";
 
-/// The value a node holds a subject with.
+/// The value a node holds a subject with, its text borrowed.
+pub type Value<'r> = ValueOf<&'r str>;
+
+/// The value a node holds a subject with; `S` is text or an id into a table of names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Value<'r> {
+pub enum ValueOf<S> {
     /// The subject is there; nothing more to compare.
     Present,
     /// A yes/no property: an endpoint's session affinity.
@@ -111,7 +100,7 @@ pub enum Value<'r> {
     /// A weight in millionths.
     Weight(u32),
     /// A policy, a Service port's status.
-    Text(&'r str),
+    Text(S),
     /// A digest of rules.
     Digest {
         /// Of the rules as written.
@@ -141,14 +130,122 @@ pub struct Fact<'r> {
     pub expected: Option<Expected>,
 }
 
-impl<'r> Subject<'r> {
+impl<S> SubjectOf<S> {
+    /// The same subject with each name replaced by `f(name)`: to ids into a table and back.
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> SubjectOf<T> {
+        match self {
+            SubjectOf::Service { service } => SubjectOf::Service {
+                service: f(service),
+            },
+            SubjectOf::ServiceChain { service, chain } => SubjectOf::ServiceChain {
+                service: f(service),
+                chain: f(chain),
+            },
+            SubjectOf::Address {
+                service,
+                kind,
+                address,
+                protocol,
+                port,
+            } => SubjectOf::Address {
+                service: f(service),
+                kind,
+                address,
+                protocol: protocol.map(&mut f),
+                port,
+            },
+            SubjectOf::NoEndpointsReject { service } => SubjectOf::NoEndpointsReject {
+                service: f(service),
+            },
+            SubjectOf::Endpoint {
+                service,
+                chain,
+                destination,
+            } => SubjectOf::Endpoint {
+                service: f(service),
+                chain: f(chain),
+                destination: f(destination),
+            },
+            SubjectOf::Weight {
+                service,
+                destination,
+            } => SubjectOf::Weight {
+                service: f(service),
+                destination: f(destination),
+            },
+            SubjectOf::LocalEndpoint {
+                service,
+                destination,
+            } => SubjectOf::LocalEndpoint {
+                service: f(service),
+                destination: f(destination),
+            },
+            SubjectOf::NoLocalEndpointsDrop { service } => SubjectOf::NoLocalEndpointsDrop {
+                service: f(service),
+            },
+            SubjectOf::HookJump {
+                table,
+                hook,
+                target,
+                scope,
+            } => SubjectOf::HookJump {
+                table: f(table),
+                hook: f(hook),
+                target: f(target),
+                scope,
+            },
+            SubjectOf::Chain {
+                table,
+                chain,
+                scope,
+            } => SubjectOf::Chain {
+                table: f(table),
+                chain: f(chain),
+                scope,
+            },
+            SubjectOf::Policy {
+                table,
+                chain,
+                scope,
+            } => SubjectOf::Policy {
+                table: f(table),
+                chain: f(chain),
+                scope,
+            },
+            SubjectOf::ChainRules {
+                table,
+                chain,
+                scope,
+            } => SubjectOf::ChainRules {
+                table: f(table),
+                chain: f(chain),
+                scope,
+            },
+        }
+    }
+}
+
+impl<S> ValueOf<S> {
+    /// The same value with its text replaced by `f(text)`.
+    pub fn map<T>(self, f: impl FnOnce(S) -> T) -> ValueOf<T> {
+        match self {
+            ValueOf::Present => ValueOf::Present,
+            ValueOf::Flag(b) => ValueOf::Flag(b),
+            ValueOf::Weight(w) => ValueOf::Weight(w),
+            ValueOf::Text(t) => ValueOf::Text(f(t)),
+            ValueOf::Digest { exact, masked } => ValueOf::Digest { exact, masked },
+        }
+    }
+}
+
+impl<S: Copy> SubjectOf<S> {
     /// Whether a node without the subject disagrees with one that has it. Values of a subject
     /// that only exists with something else (an endpoint's weight, a chain's policy) are
     /// compared only among the nodes that hold it; its absence is that other fact's difference.
     pub fn absence_counts(&self) -> bool {
         !matches!(
             self,
-            Subject::Weight { .. } | Subject::Policy { .. } | Subject::ChainRules { .. }
+            SubjectOf::Weight { .. } | SubjectOf::Policy { .. } | SubjectOf::ChainRules { .. }
         )
     }
 
@@ -156,25 +253,25 @@ impl<'r> Subject<'r> {
     /// which every node is compared on.
     pub fn scope(&self) -> Option<Scope> {
         match *self {
-            Subject::HookJump { scope, .. }
-            | Subject::Chain { scope, .. }
-            | Subject::Policy { scope, .. }
-            | Subject::ChainRules { scope, .. } => Some(scope),
+            SubjectOf::HookJump { scope, .. }
+            | SubjectOf::Chain { scope, .. }
+            | SubjectOf::Policy { scope, .. }
+            | SubjectOf::ChainRules { scope, .. } => Some(scope),
             _ => None,
         }
     }
 
     /// The Service port the subject belongs to.
-    pub fn service(&self) -> Option<&'r str> {
+    pub fn service(&self) -> Option<S> {
         match *self {
-            Subject::Service { service }
-            | Subject::ServiceChain { service, .. }
-            | Subject::Address { service, .. }
-            | Subject::NoEndpointsReject { service }
-            | Subject::Endpoint { service, .. }
-            | Subject::Weight { service, .. }
-            | Subject::LocalEndpoint { service, .. }
-            | Subject::NoLocalEndpointsDrop { service } => Some(service),
+            SubjectOf::Service { service }
+            | SubjectOf::ServiceChain { service, .. }
+            | SubjectOf::Address { service, .. }
+            | SubjectOf::NoEndpointsReject { service }
+            | SubjectOf::Endpoint { service, .. }
+            | SubjectOf::Weight { service, .. }
+            | SubjectOf::LocalEndpoint { service, .. }
+            | SubjectOf::NoLocalEndpointsDrop { service } => Some(service),
             _ => None,
         }
     }
@@ -205,7 +302,7 @@ pub struct Reading {
 /// Collects the facts of one node, in no particular order.
 pub fn collect<'r>(node: &'r Node<'_>, index: u32, reading: Reading, out: &mut Vec<Fact<'r>>) {
     if reading.by_catalog {
-        collect_catalog(node, index, reading.one_backend, out);
+        collect_catalog(node.catalog_services(), index, reading.one_backend, out);
     } else {
         collect_iptables_services(node, index, out);
     }
@@ -218,7 +315,11 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, reading: Reading, out: &mut V
 }
 
 /// The Service-level facts of the iptables model: the report of iptables-only comparisons.
-fn collect_iptables_services<'r>(node: &'r Node<'_>, index: u32, out: &mut Vec<Fact<'r>>) {
+pub(super) fn collect_iptables_services<'r>(
+    node: &'r Node<'_>,
+    index: u32,
+    out: &mut Vec<Fact<'r>>,
+) {
     let set = node.set;
     let model = &node.model;
     let fact = |subject, value, rule, chain, expected| Fact {
@@ -357,7 +458,7 @@ fn collect_iptables_services<'r>(node: &'r Node<'_>, index: u32, out: &mut Vec<F
 }
 
 /// Chains, policies, hook jumps (and for groups chain digests) of the iptables dump.
-fn collect_iptables_chains<'r>(
+pub(super) fn collect_iptables_chains<'r>(
     node: &'r Node<'_>,
     index: u32,
     rule_digests: bool,
@@ -464,7 +565,12 @@ pub fn chain_kind_words(chain: &str) -> &'static str {
 /// probability ladder and an nftables `numgen mod N` agree when the shares do), and
 /// load-balancer IPs read as external IPs (nftables writes both alike, and tells them apart only
 /// by source ranges).
-fn collect_catalog<'r>(node: &'r Node<'_>, index: u32, one_backend: bool, out: &mut Vec<Fact<'r>>) {
+pub(super) fn collect_catalog<'r, 'a: 'r>(
+    entries: impl Iterator<Item = &'r super::ServiceEntry<'a>>,
+    index: u32,
+    one_backend: bool,
+    out: &mut Vec<Fact<'r>>,
+) {
     let fact = |subject, value, line: u32, expected| Fact {
         subject,
         value,
@@ -474,7 +580,7 @@ fn collect_catalog<'r>(node: &'r Node<'_>, index: u32, one_backend: bool, out: &
         line: Some(line),
         expected,
     };
-    for entry in node.catalog_services() {
+    for entry in entries {
         let service = &entry.service;
         let Some(key) = service.name.as_deref().or(service.hash) else {
             continue;
@@ -599,7 +705,7 @@ fn collect_catalog<'r>(node: &'r Node<'_>, index: u32, one_backend: bool, out: &
 
 /// The chains and base-chain policies of the nftables sections, compared only among nodes of
 /// the same layout generation (a newer layout renames and moves chains by design).
-fn collect_nft_chains<'r>(
+pub(super) fn collect_nft_chains<'r>(
     node: &'r Node<'_>,
     index: u32,
     generation: &'static str,

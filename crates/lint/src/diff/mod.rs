@@ -9,21 +9,24 @@
 //! per-pod chains, node addresses) are marked [`Expected`].
 //!
 //! ```
-//! use rulelint_lint::diff::{Node, compare};
+//! use rulelint_lint::diff::{Group, Node, compare};
 //!
 //! let a = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n";
 //! let b = "*nat\n:PREROUTING ACCEPT [5:300]\n:KUBE-SERVICES - [0:0]\nCOMMIT\n";
 //! let (pa, pb) = (rulelint_parser::parse(a), rulelint_parser::parse(b));
 //! let nodes = [Node::new("a", &pa), Node::new("b", &pb)];
-//! let comparison = compare(&nodes);
+//! // Each node reduced to its facts (a summary holds the same), then compared.
+//! let group = Group::from_nodes(&nodes);
+//! let comparison = compare(&group, &nodes);
 //! assert_eq!(comparison.drift_count(), 2); // the hook jump, and the rule that makes it
 //! assert_eq!(
-//!     comparison.differences[0].messages(&nodes),
+//!     comparison.differences[0].messages(&comparison),
 //!     ["nat PREROUTING jumps to KUBE-SERVICES on a only"]
 //! );
 //! ```
 
 pub mod facts;
+pub mod group;
 pub mod node_local;
 pub mod report;
 pub mod rules;
@@ -32,14 +35,14 @@ use crate::kube::KubeModel;
 use crate::kube::catalog::{Catalog, CatalogService, Origin};
 use crate::nft::kube::{NftKubeModel, NftMode};
 use crate::source::{SectionKind, parse_iptables_sections, sections};
-use facts::{Fact, Reading, Scope, Subject, Value};
+use facts::{Subject, Value};
+pub use group::{FactOptions, Group, NodeFacts, NodeInfo};
 pub use node_local::Expected;
 use rulelint_parser::{
     ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
 };
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::cell::OnceCell;
-use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 /// One node's file read for comparison: its iptables part and its `nft list ruleset`
@@ -374,7 +377,7 @@ pub fn prepare<'a>(named: impl IntoIterator<Item = (String, &'a NodeInput<'a>)>)
 }
 
 /// The Service ports of an iptables dump as catalogue entries, with their status.
-fn iptables_catalog<'a>(
+pub(crate) fn iptables_catalog<'a>(
     set: &Ruleset<'a>,
     graph: &ChainGraph,
     model: &KubeModel<'a>,
@@ -479,14 +482,20 @@ impl Difference<'_> {
 /// The outcome of comparing nodes.
 pub struct Comparison<'r> {
     /// The nodes compared.
-    pub nodes: &'r [Node<'r>],
+    pub nodes: &'r [NodeInfo],
     /// Subjects on which they disagree, in report order (Kubernetes first, then chains).
     pub differences: Vec<Difference<'r>>,
-    /// For two nodes: the rule changes of the chains both have.
+    /// For two nodes read from dumps: the rule changes of the chains both have.
     pub rules: Vec<rules::ChainChanges<'r>>,
+    /// For two nodes read from dumps: the dumps, which the rule level's lines and text are from.
+    pub dumps: Option<&'r [Node<'r>]>,
+    /// What else the report should say (a pair of summaries has no rule level).
+    pub notes: Vec<String>,
+    group: Option<&'r Group>,
+    endpoint_ips: Vec<OnceCell<FxHashSet<IpAddr>>>,
 }
 
-impl Comparison<'_> {
+impl<'r> Comparison<'r> {
     /// Differences and rule changes that are not expected between healthy nodes.
     pub fn drift_count(&self) -> usize {
         self.count(false)
@@ -509,178 +518,39 @@ impl Comparison<'_> {
             .filter(|e| e.is_some() == expected)
             .count()
     }
-}
 
-/// Compares nodes: two as a pair (with the rule level), three or more against their majority
-/// (with whole-chain digests in place of the rule level).
-pub fn compare<'r>(nodes: &'r [Node<'r>]) -> Comparison<'r> {
-    let reading = Reading {
-        rule_digests: nodes.len() > 2,
-        by_catalog: nodes.iter().any(|n| n.backend != NodeBackend::Iptables),
-        one_backend: nodes.windows(2).all(|w| w[0].backend == w[1].backend),
-    };
-    let mut all: Vec<Fact<'r>> = Vec::new();
-    for (i, node) in nodes.iter().enumerate() {
-        facts::collect(node, i as u32, reading, &mut all);
+    /// Adds the rule level of two nodes from their dumps (`dumps` are the compared nodes, in
+    /// order); nothing for other comparisons, or when a node has no iptables chains.
+    pub fn with_rules(mut self, dumps: &'r [Node<'r>]) -> Comparison<'r> {
+        if dumps.len() == 2
+            && self.nodes.len() == 2
+            && dumps.iter().all(|n| n.backend.has_iptables())
+        {
+            self.rules = rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps));
+            self.dumps = Some(dumps);
+        }
+        self
     }
-    // Group facts by subject: sort by a hash of the subject first, so that the sort compares
-    // integers rather than long, alike names (the full order is restored for the differences).
-    let mut keyed: Vec<(u64, Fact<'r>)> = all
-        .into_iter()
-        .map(|f| (FxBuildHasher.hash_one(f.subject), f))
-        .collect();
-    keyed.sort_unstable_by(|(hx, x), (hy, y)| {
-        hx.cmp(hy).then_with(|| {
-            (x.subject, x.value, x.node, x.rule.map(|r| r.0)).cmp(&(
-                y.subject,
-                y.value,
-                y.node,
-                y.rule.map(|r| r.0),
-            ))
-        })
-    });
-    let all: Vec<Fact<'r>> = keyed.into_iter().map(|(_, f)| f).collect();
-    let without_service = nodes_without_service(&all, nodes.len());
-    let mut differences = Vec::new();
-    let mut start = 0;
-    while start < all.len() {
-        let subject = all[start].subject;
-        let end = start
-            + all[start..]
-                .iter()
-                .position(|f| f.subject != subject)
-                .unwrap_or(all.len() - start);
-        differences.extend(disagreement(nodes, &all[start..end], &without_service));
-        start = end;
-    }
-    differences.sort_by(|x, y| x.subject.cmp(&y.subject));
-    drop_weights_explained_by_endpoints(&mut differences);
-    drop_parts_explained_by_status(&mut differences);
-    // The rule level compares iptables chains: both nodes need some.
-    let rules = if nodes.len() == 2 && nodes.iter().all(|n| n.backend.has_iptables()) {
-        rules::diff(&nodes[0], &nodes[1], &kube_addresses(nodes))
-    } else {
-        Vec::new()
-    };
-    Comparison {
-        nodes,
-        differences,
-        rules,
-    }
-}
 
-/// (Service port, node) for every node that lacks a Service port some other node has.
-fn nodes_without_service<'r>(all: &[Fact<'r>], node_count: usize) -> FxHashSet<(&'r str, u32)> {
-    let mut present: FxHashMap<&'r str, Vec<bool>> = FxHashMap::default();
-    for fact in all {
-        if let Subject::Service { service } = fact.subject {
-            present
-                .entry(service)
-                .or_insert_with(|| vec![false; node_count])[fact.node as usize] = true;
-        }
-    }
-    let mut without = FxHashSet::default();
-    for (service, on) in present {
-        without.extend(
-            on.iter()
-                .enumerate()
-                .filter(|(_, has)| !**has)
-                .map(|(n, _)| (service, n as u32)),
-        );
-    }
-    without
-}
-
-/// The difference among the facts of one subject, if nodes disagree on it.
-fn disagreement<'r>(
-    nodes: &[Node<'_>],
-    facts: &[Fact<'r>],
-    without_service: &FxHashSet<(&str, u32)>,
-) -> Option<Difference<'r>> {
-    let subject = facts[0].subject;
-    // Most subjects agree: every node holds them with one value. Say so before any work.
-    let value = facts[0].value;
-    let mut holders_count = 0;
-    let mut last_node = None;
-    for f in facts {
-        if f.value != value {
-            holders_count = usize::MAX;
-            break;
-        }
-        if last_node != Some(f.node) {
-            holders_count += 1;
-            last_node = Some(f.node);
-        }
-    }
-    // Chain-level subjects are compared among the nodes that have chains of their kind.
-    let compared = |n: &Node<'_>| match subject.scope() {
-        None => true,
-        Some(Scope::Iptables) => n.backend.has_iptables(),
-        Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),
-    };
-    let compared_count = nodes.iter().filter(|n| compared(n)).count();
-    if holders_count == compared_count || (holders_count != usize::MAX && !subject.absence_counts())
-    {
-        return None;
-    }
-    let mut variants: Vec<Variant<'r>> = Vec::new();
-    let mut holders = vec![false; nodes.len()];
-    for fact in facts {
-        if holders[fact.node as usize] {
-            continue; // the same fact twice on one node (a duplicated rule): once is enough
-        }
-        holders[fact.node as usize] = true;
-        let line = match (fact.rule, fact.chain) {
-            (Some(rule), _) => Some(nodes[fact.node as usize].rule_line(rule)),
-            (None, Some(chain)) => nodes[fact.node as usize].chain_line(chain),
-            (None, None) => fact.line,
-        };
-        match variants.last_mut() {
-            Some(v) if v.value == Some(fact.value) => v.nodes.push((fact.node, line)),
-            _ => variants.push(Variant {
-                value: Some(fact.value),
-                nodes: vec![(fact.node, line)],
+    /// The pod IPs node `index` DNATs to in any Service (built on first use).
+    pub fn endpoint_ips(&self, index: usize) -> &FxHashSet<IpAddr> {
+        static EMPTY: std::sync::OnceLock<FxHashSet<IpAddr>> = std::sync::OnceLock::new();
+        match self.endpoint_ips.get(index) {
+            Some(cell) => cell.get_or_init(|| {
+                self.group
+                    .map(|g| g.endpoint_ips(index))
+                    .unwrap_or_default()
             }),
+            None => EMPTY.get_or_init(FxHashSet::default),
         }
     }
-    if subject.absence_counts() {
-        let service = subject.service();
-        let absent: Vec<(u32, Option<u32>)> = (0..nodes.len() as u32)
-            .filter(|&n| !holders[n as usize] && compared(&nodes[n as usize]))
-            .filter(|&n| {
-                matches!(subject, Subject::Service { .. })
-                    || service.is_none_or(|s| !without_service.contains(&(s, n)))
-            })
-            .map(|n| (n, None))
-            .collect();
-        if !absent.is_empty() {
-            variants.push(Variant {
-                value: None,
-                nodes: absent,
-            });
-        }
-    }
-    if variants.len() < 2 {
-        return None;
-    }
-    // Most nodes first; among equals, the one holding the first node given.
-    variants.sort_by_key(|v| {
-        (
-            std::cmp::Reverse(v.nodes.len()),
-            v.nodes.first().map(|n| n.0),
-        )
-    });
-    let mut expected = facts.iter().find_map(|f| f.expected);
-    if let Subject::ChainRules { .. } = subject
-        && expected.is_none()
-    {
-        expected = only_node_addresses(&variants);
-    }
-    Some(Difference {
-        subject,
-        variants,
-        expected,
-    })
+}
+
+/// Compares prepared nodes ([`prepare`]) whose facts are in `group` ([`Group::from_nodes`]):
+/// two as a pair (with the rule level), three or more against their majority (with
+/// whole-chain digests in place of the rule level).
+pub fn compare<'r>(group: &'r Group, nodes: &'r [Node<'r>]) -> Comparison<'r> {
+    group.compare().with_rules(nodes)
 }
 
 /// For a chain whose rules differ on every node but agree once addresses are masked: each node

@@ -6,7 +6,7 @@ use super::facts::{
 };
 use super::node_local::{Expected, address_in};
 use super::rules::{ChainChanges, ChangeKind};
-use super::{Comparison, Difference, Node, NodeBackend};
+use super::{Comparison, Difference, Node, NodeBackend, NodeInfo};
 use crate::kube::AddressKind;
 use crate::kube::names::{comments, service_comment};
 use serde::Serialize;
@@ -53,7 +53,8 @@ impl Difference<'_> {
     }
 
     /// One sentence per odd group of nodes (for a pair: one sentence).
-    pub fn messages(&self, nodes: &[Node<'_>]) -> Vec<String> {
+    pub fn messages(&self, comparison: &Comparison<'_>) -> Vec<String> {
+        let nodes = comparison.nodes;
         let (holder, doing) = phrase(&self.subject);
         let names = |v: &super::Variant<'_>| node_list(nodes, v.nodes.iter().map(|&(n, _)| n));
         let presence = self.variants.len() == 2 && self.variants.iter().any(|v| v.value.is_none());
@@ -61,7 +62,7 @@ impl Difference<'_> {
             // Two nodes, or no majority: say who holds what.
             if presence && let Some(h) = self.variants.iter().find(|v| v.value.is_some()) {
                 let mut m = format!("{holder} {doing} on {} only", names(h));
-                m.push_str(&self.stale_note(nodes));
+                m.push_str(&self.stale_note(comparison));
                 return vec![m];
             }
             let states: Vec<String> = self
@@ -120,7 +121,7 @@ impl Difference<'_> {
 
     /// For an endpoint only one of two nodes has: whether the other node has that pod IP in
     /// no Service at all, a stale DNAT rather than a Service change.
-    fn stale_note(&self, nodes: &[Node<'_>]) -> String {
+    fn stale_note(&self, comparison: &Comparison<'_>) -> String {
         let Subject::Endpoint { destination, .. } = self.subject else {
             return String::new();
         };
@@ -136,11 +137,11 @@ impl Difference<'_> {
         let stale_on_all = !lacking.is_empty()
             && lacking
                 .iter()
-                .all(|&n| !nodes[n as usize].endpoint_ips().contains(&ip));
+                .all(|&n| !comparison.endpoint_ips(n as usize).contains(&ip));
         if stale_on_all {
             format!(
                 "; {} has no endpoint at {ip} in any Service",
-                node_list(nodes, lacking.into_iter())
+                node_list(comparison.nodes, lacking.into_iter())
             )
         } else {
             String::new()
@@ -259,7 +260,7 @@ fn state(subject: &Subject<'_>, value: Option<Value<'_>>) -> String {
 }
 
 /// `node-1, node-2 and 3 more`.
-fn node_list(nodes: &[Node<'_>], which: impl Iterator<Item = u32>) -> String {
+fn node_list(nodes: &[NodeInfo], which: impl Iterator<Item = u32>) -> String {
     const SHOWN: usize = 4;
     let names: Vec<&str> = which.map(|n| nodes[n as usize].name.as_str()).collect();
     match names.len() {
@@ -419,7 +420,7 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
         .map(|(i, n)| NodeDoc {
             name: &n.name,
             path: paths.get(i).copied().unwrap_or(""),
-            rules: n.set.rules.len() + n.nft_rules,
+            rules: n.rules,
             parse_errors: n.parse_errors,
             backend: n.backend.name(),
             nft_generation: n.nft_generation,
@@ -449,14 +450,17 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
                         .collect(),
                 })
                 .collect(),
-            messages: d.messages(nodes),
+            messages: d.messages(comparison),
         })
         .collect();
-    let rules = comparison
-        .rules
-        .iter()
-        .map(|c| chain_doc(nodes, c))
-        .collect();
+    let rules = match comparison.dumps {
+        Some(dumps) => comparison
+            .rules
+            .iter()
+            .map(|c| chain_doc(dumps, c))
+            .collect(),
+        None => Vec::new(),
+    };
     DiffDocument {
         format_version: 1,
         mode: if nodes.len() > 2 { "group" } else { "pair" },
@@ -469,12 +473,15 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
         differences,
         rules,
         odd_nodes: odd_nodes(comparison),
-        notes: notes(nodes),
+        notes: notes(nodes)
+            .into_iter()
+            .chain(comparison.notes.iter().cloned())
+            .collect(),
     }
 }
 
 /// What the comparison leaves out between nodes of different backends or nftables layouts.
-fn notes(nodes: &[Node<'_>]) -> Vec<String> {
+fn notes(nodes: &[NodeInfo]) -> Vec<String> {
     let mut notes = Vec::new();
     let any_iptables = nodes.iter().any(|n| n.backend.has_iptables());
     if any_iptables {

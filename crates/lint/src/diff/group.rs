@@ -1,0 +1,771 @@
+//! Many nodes in bounded memory: each node's dump is reduced to its facts ([`NodeFacts`], owned,
+//! small) and dropped; a [`Group`] holds the facts of every node, its names in one table and
+//! each node's facts as a few bytes apiece, and compares them.
+//!
+//! **Architecture Invariant:** a comparison reads facts only, never a ruleset: whatever built
+//! the facts (a dump read now, a summary written on the node, in any order, on any thread), the
+//! report is the same byte for byte. Facts are collected for every reading a comparison may
+//! need (Service chains of one backend, raw address kinds); [`Group::compare`] picks and maps
+//! them once it knows every node.
+
+use super::facts::{
+    Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
+    collect_iptables_chains, collect_iptables_services, collect_nft_chains,
+};
+use super::node_local::{Expected, address_in};
+use super::{Comparison, Difference, Node, NodeBackend, Variant, iptables_catalog};
+use crate::kube::AddressKind;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::net::IpAddr;
+
+/// What a compared node is: what the report says about it besides its facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Its name: a `# node: NAME` line in its dump, else given by the caller.
+    pub name: String,
+    /// Rules in its dump (iptables and nftables).
+    pub rules: usize,
+    /// Error diagnostics of the parser (`rulelint check` shows them).
+    pub parse_errors: usize,
+    /// The packet filters its dump shows.
+    pub backend: NodeBackend,
+    /// The nftables layout generation's name, when the dump has nftables sections.
+    pub nft_generation: Option<&'static str>,
+}
+
+/// One fact of one node, its names ids into its [`NodeFacts::strings`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalFact {
+    /// What.
+    pub subject: SubjectOf<u32>,
+    /// How.
+    pub value: ValueOf<u32>,
+    /// The 1-based line of the node's dump that shows it; 0 when none does.
+    pub line: u32,
+    /// Whether one rule shows it (rules sort after chains and catalogue lines among the same
+    /// fact held twice, as the dump orders them).
+    pub by_rule: bool,
+    /// Set when a difference in this fact is expected between healthy nodes.
+    pub expected: Option<Expected>,
+}
+
+/// Which facts to collect from a dump.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FactOptions {
+    /// Digests of chains' rules, which groups of three or more nodes compare.
+    pub digests: bool,
+    /// The backend-neutral Service catalogue of an iptables-only node, which comparisons with
+    /// nftables nodes read (nftables nodes always have theirs).
+    pub catalog: bool,
+}
+
+/// What one node does, owned: all a comparison needs of its dump, a small fraction of its size.
+/// A [summary](crate::summary) is this, written to a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeFacts {
+    /// What the report says about the node.
+    pub info: NodeInfo,
+    /// The names its facts use (Service ports, chains, addresses); facts hold their indexes.
+    pub strings: Vec<String>,
+    /// Service-level facts of the iptables model (iptables-only nodes).
+    pub services: Option<Vec<LocalFact>>,
+    /// Service-level facts of the backend-neutral catalogue (nftables nodes, and iptables nodes
+    /// read with [`FactOptions::catalog`]).
+    pub catalog: Option<Vec<LocalFact>>,
+    /// Chains, policies, hook jumps, and chain digests when [`NodeFacts::digests`].
+    pub chains: Vec<LocalFact>,
+    /// Whether chain digests were collected.
+    pub digests: bool,
+    /// Pod IPs the node DNATs to that no endpoint fact names (chains of endpoints no Service
+    /// uses): with the endpoint facts, the addresses a stale-endpoint note looks for.
+    pub extra_endpoint_ips: Vec<IpAddr>,
+}
+
+impl NodeFacts {
+    /// Reduces a node's dump to its facts.
+    pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
+        let mut strings = Strings::default();
+        let mut services = None;
+        let mut catalog = None;
+        let mut facts = Vec::new();
+        if node.backend == NodeBackend::Iptables {
+            collect_iptables_services(node, 0, &mut facts);
+            services = Some(strings.local_facts(node, &facts));
+            facts.clear();
+        }
+        if node.backend != NodeBackend::Iptables || options.catalog {
+            // An iptables node's catalogue is built on demand when the caller did not.
+            let built;
+            let entries = if node.backend == NodeBackend::Iptables
+                && node.iptables_services.is_empty()
+                && !node.model.services.is_empty()
+            {
+                built = iptables_catalog(node.set, &node.graph, &node.model);
+                built.iter().chain(&node.nft_services)
+            } else {
+                node.iptables_services.iter().chain(&node.nft_services)
+            };
+            let mut from_catalog = Vec::new();
+            collect_catalog(entries, 0, true, &mut from_catalog);
+            catalog = Some(strings.local_facts(node, &from_catalog));
+        }
+        if node.backend.has_iptables() {
+            collect_iptables_chains(node, 0, options.digests, &mut facts);
+        }
+        if let Some(generation) = node.nft_generation {
+            collect_nft_chains(node, 0, generation, &mut facts);
+        }
+        let chains = strings.local_facts(node, &facts);
+        drop(facts);
+        // The endpoint facts name most pod IPs the node DNATs to; keep the others.
+        let named: FxHashSet<IpAddr> = services
+            .iter()
+            .chain(&catalog)
+            .flatten()
+            .filter_map(|f| destination(f.subject))
+            .filter_map(|d| address_in(&strings.list[d as usize]))
+            .collect();
+        let mut extra_endpoint_ips: Vec<IpAddr> = node
+            .endpoint_ips()
+            .iter()
+            .filter(|ip| !named.contains(ip))
+            .copied()
+            .collect();
+        extra_endpoint_ips.sort_unstable();
+        NodeFacts {
+            info: NodeInfo {
+                name: node.name.clone(),
+                rules: node.set.rules.len() + node.nft_rules,
+                parse_errors: node.parse_errors,
+                backend: node.backend,
+                nft_generation: node.nft_generation,
+            },
+            strings: strings.list,
+            services,
+            catalog,
+            chains,
+            digests: options.digests,
+            extra_endpoint_ips,
+        }
+    }
+}
+
+/// The destination an endpoint fact names.
+fn destination<S: Copy>(subject: SubjectOf<S>) -> Option<S> {
+    match subject {
+        SubjectOf::Endpoint { destination, .. } | SubjectOf::LocalEndpoint { destination, .. } => {
+            Some(destination)
+        }
+        _ => None,
+    }
+}
+
+/// A node's table of names while its facts are collected.
+#[derive(Default)]
+struct Strings {
+    list: Vec<String>,
+    ids: FxHashMap<String, u32>,
+}
+
+impl Strings {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(s.to_string());
+        self.ids.insert(s.to_string(), id);
+        id
+    }
+
+    fn local_facts(&mut self, node: &Node<'_>, facts: &[Fact<'_>]) -> Vec<LocalFact> {
+        facts
+            .iter()
+            .map(|f| {
+                let line = match (f.rule, f.chain) {
+                    (Some(rule), _) => Some(node.rule_line(rule)),
+                    (None, Some(chain)) => node.chain_line(chain),
+                    (None, None) => f.line,
+                };
+                LocalFact {
+                    subject: f.subject.map(|s| self.id(s)),
+                    value: f.value.map(|s| self.id(s)),
+                    line: line.unwrap_or(0),
+                    by_rule: f.rule.is_some(),
+                    expected: f.expected,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A node's facts in a [`Group`]: per fact, varints of the subject id (as a difference from
+/// the previous fact's), the value id with the fact's flags, and the line (as a difference):
+/// about five bytes a fact, since nodes list alike facts in alike order.
+#[derive(Clone, Debug, Default)]
+struct Packed {
+    bytes: Vec<u8>,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn expected_code(e: Option<Expected>) -> u64 {
+    match e {
+        None => 0,
+        Some(Expected::LocalEndpoints) => 1,
+        Some(Expected::NodeLocalChain) => 2,
+        Some(Expected::NodeAddress) => 3,
+    }
+}
+
+fn expected_of(code: u64) -> Option<Expected> {
+    match code {
+        1 => Some(Expected::LocalEndpoints),
+        2 => Some(Expected::NodeLocalChain),
+        3 => Some(Expected::NodeAddress),
+        _ => None,
+    }
+}
+
+/// One fact of a [`Packed`] node, ids into the group's tables.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    subject: u32,
+    value: u32,
+    line: u32,
+    by_rule: bool,
+    expected: Option<Expected>,
+}
+
+impl Packed {
+    fn push(&mut self, last: &mut (u32, u32), e: Entry) {
+        put_varint(
+            &mut self.bytes,
+            zigzag(i64::from(e.subject) - i64::from(last.0)),
+        );
+        put_varint(
+            &mut self.bytes,
+            (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
+        );
+        put_varint(
+            &mut self.bytes,
+            zigzag(i64::from(e.line) - i64::from(last.1)),
+        );
+        *last = (e.subject, e.line);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        let mut at = 0;
+        let mut last = (0u32, 0u32);
+        let bytes = &self.bytes;
+        let next = move |at: &mut usize| -> Option<u64> {
+            let mut v = 0u64;
+            let mut shift = 0;
+            loop {
+                let b = *bytes.get(*at)?;
+                *at += 1;
+                v |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    return Some(v);
+                }
+                shift += 7;
+                if shift > 63 {
+                    return None;
+                }
+            }
+        };
+        std::iter::from_fn(move || {
+            let subject = (i64::from(last.0) + unzigzag(next(&mut at)?)) as u32;
+            let flags = next(&mut at)?;
+            let line = (i64::from(last.1) + unzigzag(next(&mut at)?)) as u32;
+            last = (subject, line);
+            Some(Entry {
+                subject,
+                value: (flags >> 3) as u32,
+                line,
+                by_rule: flags & 1 == 1,
+                expected: expected_of((flags >> 1) & 3),
+            })
+        })
+    }
+}
+
+/// A node as a [`Group`] holds it.
+#[derive(Clone, Debug, Default)]
+struct Stored {
+    services: Option<Packed>,
+    catalog: Option<Packed>,
+    chains: Packed,
+    extra_endpoint_ips: Vec<IpAddr>,
+}
+
+/// A table of distinct things, each with an id.
+#[derive(Debug)]
+struct Table<T> {
+    list: Vec<T>,
+    ids: FxHashMap<T, u32>,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table {
+            list: Vec::new(),
+            ids: FxHashMap::default(),
+        }
+    }
+}
+
+impl<T: Clone + Eq + std::hash::Hash> Table<T> {
+    fn id(&mut self, t: T) -> u32 {
+        if let Some(&id) = self.ids.get(&t) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(t.clone());
+        self.ids.insert(t, id);
+        id
+    }
+}
+
+/// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
+#[derive(Debug, Default)]
+pub struct Group {
+    infos: Vec<NodeInfo>,
+    nodes: Vec<Option<Stored>>,
+    strings: Table<Box<str>>,
+    subjects: Table<SubjectOf<u32>>,
+    values: Table<ValueOf<u32>>,
+}
+
+impl Group {
+    /// A group of `count` nodes, none inserted yet.
+    pub fn new(count: usize) -> Group {
+        Group {
+            infos: (0..count)
+                .map(|_| NodeInfo {
+                    name: String::new(),
+                    rules: 0,
+                    parse_errors: 0,
+                    backend: NodeBackend::Iptables,
+                    nft_generation: None,
+                })
+                .collect(),
+            nodes: vec![None; count],
+            ..Group::default()
+        }
+    }
+
+    /// The facts of prepared nodes (as [`super::prepare`] returns them).
+    pub fn from_nodes(nodes: &[Node<'_>]) -> Group {
+        let options = FactOptions {
+            digests: nodes.len() > 2,
+            catalog: nodes.iter().any(|n| n.backend != NodeBackend::Iptables),
+        };
+        let mut group = Group::new(nodes.len());
+        for (i, node) in nodes.iter().enumerate() {
+            group.insert(i, NodeFacts::from_node(node, options));
+        }
+        group
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the group has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// What the report says about the nodes.
+    pub fn infos(&self) -> &[NodeInfo] {
+        &self.infos
+    }
+
+    /// Takes in the facts of node `index` (an index past the end is ignored).
+    pub fn insert(&mut self, index: usize, facts: NodeFacts) {
+        if index >= self.nodes.len() {
+            return;
+        }
+        let ids: Vec<u32> = facts
+            .strings
+            .into_iter()
+            .map(|s| self.strings.id(s.into_boxed_str()))
+            .collect();
+        let mut pack = |list: &[LocalFact]| {
+            let mut packed = Packed::default();
+            let mut last = (0, 0);
+            for f in list {
+                let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
+                let subject = self.subjects.id(f.subject.map(global));
+                let value = self.values.id(f.value.map(global));
+                packed.push(
+                    &mut last,
+                    Entry {
+                        subject,
+                        value,
+                        line: f.line,
+                        by_rule: f.by_rule,
+                        expected: f.expected,
+                    },
+                );
+            }
+            packed.bytes.shrink_to_fit();
+            packed
+        };
+        let stored = Stored {
+            services: facts.services.as_deref().map(&mut pack),
+            catalog: facts.catalog.as_deref().map(&mut pack),
+            chains: pack(&facts.chains),
+            extra_endpoint_ips: facts.extra_endpoint_ips,
+        };
+        self.infos[index] = facts.info;
+        self.nodes[index] = Some(stored);
+    }
+
+    /// Renames node `index` (a name from its file, once all files are known).
+    pub fn rename(&mut self, index: usize, name: String) {
+        if let Some(info) = self.infos.get_mut(index) {
+            info.name = name;
+        }
+    }
+
+    /// Keeps the nodes `indexes` (ascending), in that order, and drops the others (inputs
+    /// that turned out to hold no dump).
+    pub fn keep(&mut self, indexes: &[usize]) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let mut infos = std::mem::take(&mut self.infos);
+        for &i in indexes {
+            if i < nodes.len() {
+                self.nodes.push(nodes[i].take());
+                self.infos.push(std::mem::replace(
+                    &mut infos[i],
+                    NodeInfo {
+                        name: String::new(),
+                        rules: 0,
+                        parse_errors: 0,
+                        backend: NodeBackend::Iptables,
+                        nft_generation: None,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Nodes not inserted yet.
+    pub fn missing(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].is_none())
+            .collect()
+    }
+
+    /// The iptables-only nodes read without their Service catalogue, which a comparison with
+    /// nftables nodes needs (read them again with [`FactOptions::catalog`]).
+    pub fn lacking_catalog(&self) -> Vec<usize> {
+        if self
+            .infos
+            .iter()
+            .all(|n| n.backend == NodeBackend::Iptables)
+        {
+            return Vec::new();
+        }
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| n.catalog.is_none()))
+            .collect()
+    }
+
+    /// Bytes held for the nodes' facts (for benchmarks and the memory budget).
+    pub fn packed_bytes(&self) -> usize {
+        self.nodes
+            .iter()
+            .flatten()
+            .map(|n| {
+                n.chains.bytes.len()
+                    + n.services.as_ref().map_or(0, |p| p.bytes.len())
+                    + n.catalog.as_ref().map_or(0, |p| p.bytes.len())
+            })
+            .sum()
+    }
+
+    fn text(&self, id: u32) -> &str {
+        self.strings.list.get(id as usize).map_or("", |s| s)
+    }
+
+    fn value(&self, id: u32) -> Value<'_> {
+        self.values.list[id as usize].map(|s| self.text(s))
+    }
+
+    /// The facts a comparison of these nodes reads, node by node: the catalogue's Service
+    /// facts when some node has nftables (the model's where a node lacks its catalogue), else
+    /// the iptables model's; then the chains.
+    fn read(&self, node: usize, by_catalog: bool) -> impl Iterator<Item = Entry> + '_ {
+        let stored = self.nodes[node].as_ref();
+        let services = stored.and_then(|n| {
+            if by_catalog {
+                n.catalog.as_ref().or(n.services.as_ref())
+            } else {
+                n.services.as_ref().or(n.catalog.as_ref())
+            }
+        });
+        services
+            .into_iter()
+            .chain(stored.map(|n| &n.chains))
+            .flat_map(Packed::iter)
+    }
+
+    /// The pod IPs node `index` DNATs to in any Service.
+    pub(super) fn endpoint_ips(&self, index: usize) -> FxHashSet<IpAddr> {
+        let Some(stored) = self.nodes.get(index).and_then(Option::as_ref) else {
+            return FxHashSet::default();
+        };
+        let mut ips: FxHashSet<IpAddr> = stored.extra_endpoint_ips.iter().copied().collect();
+        for packed in stored.services.iter().chain(&stored.catalog) {
+            ips.extend(
+                packed
+                    .iter()
+                    .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
+                    .filter_map(|d| address_in(self.text(d))),
+            );
+        }
+        ips
+    }
+
+    /// Compares the nodes: two as a pair, three or more against their majority (with chain
+    /// digests). Nodes not inserted count as having no facts. The rule level of a pair is
+    /// added by [`Comparison::with_rules`].
+    pub fn compare(&self) -> Comparison<'_> {
+        let infos = &self.infos;
+        let reading = Reading {
+            rule_digests: infos.len() > 2,
+            by_catalog: infos.iter().any(|n| n.backend != NodeBackend::Iptables),
+            one_backend: infos.windows(2).all(|w| w[0].backend == w[1].backend),
+        };
+        // How each subject is read here: some are left out (a pair's digests, Service chains
+        // across backends), some merged (load-balancer IPs read as external IPs across
+        // backends, where nftables cannot tell them apart).
+        let mut canonical: Table<SubjectOf<u32>> = Table::default();
+        let map: Vec<u32> = self
+            .subjects
+            .list
+            .iter()
+            .map(|&s| match s {
+                SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
+                SubjectOf::ServiceChain { .. } if reading.by_catalog && !reading.one_backend => {
+                    u32::MAX
+                }
+                SubjectOf::Address {
+                    service,
+                    kind: AddressKind::LoadBalancerIp,
+                    address,
+                    protocol,
+                    port,
+                } if reading.by_catalog && !reading.one_backend => {
+                    canonical.id(SubjectOf::Address {
+                        service,
+                        kind: AddressKind::ExternalIp,
+                        address,
+                        protocol,
+                        port,
+                    })
+                }
+                s => canonical.id(s),
+            })
+            .collect();
+        let subject_count = canonical.list.len();
+        // The nodes each subject is compared among.
+        let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
+            None => true,
+            Some(Scope::Iptables) => n.backend.has_iptables(),
+            Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),
+        };
+        let mut compared_counts: FxHashMap<Option<Scope>, u32> = FxHashMap::default();
+        // First pass: which subjects all compared nodes hold with one value (most of them).
+        #[derive(Clone, Copy)]
+        struct Tally {
+            value: u32,
+            holders: u32,
+            last_node: u32,
+            mixed: bool,
+        }
+        let mut tallies = vec![
+            Tally {
+                value: u32::MAX,
+                holders: 0,
+                last_node: u32::MAX,
+                mixed: false,
+            };
+            subject_count
+        ];
+        for node in 0..infos.len() {
+            for e in self.read(node, reading.by_catalog) {
+                let Some(&c) = map.get(e.subject as usize) else {
+                    continue;
+                };
+                let Some(t) = tallies.get_mut(c as usize) else {
+                    continue;
+                };
+                if t.value == u32::MAX {
+                    t.value = e.value;
+                } else if t.value != e.value {
+                    t.mixed = true;
+                }
+                if t.last_node != node as u32 {
+                    t.holders += 1;
+                    t.last_node = node as u32;
+                }
+            }
+        }
+        let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
+        let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
+        for (c, t) in tallies.iter().enumerate() {
+            let subject = canonical.list[c];
+            let scope = subject.scope();
+            let compared_count = *compared_counts
+                .entry(scope)
+                .or_insert_with(|| infos.iter().filter(|n| compared(n, scope)).count() as u32);
+            let agree = !t.mixed && (t.holders == compared_count || !subject.absence_counts());
+            if !agree {
+                differing[c] = gathered.len() as u32;
+                gathered.push((c as u32, Vec::new()));
+            }
+        }
+        drop(tallies);
+        // Second pass: the facts of the subjects nodes disagree on.
+        if !gathered.is_empty() {
+            for node in 0..infos.len() {
+                for e in self.read(node, reading.by_catalog) {
+                    let Some(&c) = map.get(e.subject as usize) else {
+                        continue;
+                    };
+                    if let Some(&slot) = differing.get(c as usize)
+                        && slot != u32::MAX
+                    {
+                        gathered[slot as usize].1.push((node as u32, e));
+                    }
+                }
+            }
+        }
+        let subject_of = |c: u32| canonical.list[c as usize].map(|s| self.text(s));
+        // (Service port, node) for every node that lacks a Service port some other node has.
+        let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
+        for (c, entries) in &gathered {
+            if let Subject::Service { service } = subject_of(*c) {
+                let mut has = vec![false; infos.len()];
+                for (n, _) in entries {
+                    has[*n as usize] = true;
+                }
+                without_service.extend(
+                    (0..infos.len() as u32)
+                        .filter(|&n| !has[n as usize])
+                        .map(|n| (service, n)),
+                );
+            }
+        }
+        let mut differences: Vec<Difference<'_>> = Vec::new();
+        for (c, mut entries) in gathered {
+            let subject = subject_of(c);
+            // The order the facts of one subject are read in: value, node, then the dump's.
+            entries.sort_by(|(nx, x), (ny, y)| {
+                self.value(x.value)
+                    .cmp(&self.value(y.value))
+                    .then(nx.cmp(ny))
+                    .then((x.by_rule, x.line).cmp(&(y.by_rule, y.line)))
+            });
+            differences.extend(self.disagreement(subject, &entries, &without_service, |n| {
+                compared(&infos[n as usize], subject.scope())
+            }));
+        }
+        differences.sort_by(|x, y| x.subject.cmp(&y.subject));
+        super::drop_weights_explained_by_endpoints(&mut differences);
+        super::drop_parts_explained_by_status(&mut differences);
+        Comparison {
+            nodes: infos,
+            differences,
+            rules: Vec::new(),
+            dumps: None,
+            notes: Vec::new(),
+            group: Some(self),
+            endpoint_ips: (0..infos.len()).map(|_| Default::default()).collect(),
+        }
+    }
+
+    /// The difference among the facts of one subject, sorted by value and node.
+    fn disagreement<'g>(
+        &'g self,
+        subject: Subject<'g>,
+        entries: &[(u32, Entry)],
+        without_service: &FxHashSet<(&str, u32)>,
+        compared: impl Fn(u32) -> bool,
+    ) -> Option<Difference<'g>> {
+        let mut variants: Vec<Variant<'g>> = Vec::new();
+        let mut holders = vec![false; self.infos.len()];
+        for &(node, e) in entries {
+            if holders[node as usize] {
+                continue; // the same fact twice on one node (a duplicated rule): once is enough
+            }
+            holders[node as usize] = true;
+            let line = (e.line != 0).then_some(e.line);
+            let value = self.value(e.value);
+            match variants.last_mut() {
+                Some(v) if v.value == Some(value) => v.nodes.push((node, line)),
+                _ => variants.push(Variant {
+                    value: Some(value),
+                    nodes: vec![(node, line)],
+                }),
+            }
+        }
+        if subject.absence_counts() {
+            let service = subject.service();
+            let absent: Vec<(u32, Option<u32>)> = (0..self.infos.len() as u32)
+                .filter(|&n| !holders[n as usize] && compared(n))
+                .filter(|&n| {
+                    matches!(subject, Subject::Service { .. })
+                        || service.is_none_or(|s| !without_service.contains(&(s, n)))
+                })
+                .map(|n| (n, None))
+                .collect();
+            if !absent.is_empty() {
+                variants.push(Variant {
+                    value: None,
+                    nodes: absent,
+                });
+            }
+        }
+        if variants.len() < 2 {
+            return None;
+        }
+        // Most nodes first; among equals, the one holding the first node given.
+        variants.sort_by_key(|v| {
+            (
+                std::cmp::Reverse(v.nodes.len()),
+                v.nodes.first().map(|n| n.0),
+            )
+        });
+        let mut expected = entries.iter().find_map(|(_, e)| e.expected);
+        if let Subject::ChainRules { .. } = subject
+            && expected.is_none()
+        {
+            expected = super::only_node_addresses(&variants);
+        }
+        Some(Difference {
+            subject,
+            variants,
+            expected,
+        })
+    }
+}

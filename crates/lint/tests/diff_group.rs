@@ -1,0 +1,238 @@
+//! The many-node diff from facts: whatever order nodes are read in, on however many threads,
+//! and whether from dumps or from summaries, the report is the same byte for byte.
+
+use rulelint_lint::diff::{FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput};
+use rulelint_lint::diff::{compare, prepare, report};
+use rulelint_lint::summary;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// (case, [(path, text)]) of every case folder of `corpus/diff`, sorted.
+fn cases() -> Vec<(String, Vec<(String, String)>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/diff");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus/diff")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir() && !p.ends_with("snapshots"))
+        .collect();
+    folders.sort();
+    folders
+        .into_iter()
+        .map(|folder| {
+            let case = folder.file_name().unwrap().to_string_lossy().into_owned();
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+                .expect("case folder")
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect();
+            files.sort();
+            let dumps = files
+                .into_iter()
+                .map(|f| {
+                    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                    let text = std::fs::read_to_string(&f).expect("dump");
+                    (format!("{case}/{name}"), text)
+                })
+                .collect();
+            (case, dumps)
+        })
+        .collect()
+}
+
+fn stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.trim_end_matches(".txt").to_string()
+}
+
+/// The report as `rulelint diff` prints it today: every dump read whole.
+fn whole(dumps: &[(String, String)]) -> (String, String) {
+    let inputs: Vec<NodeInput<'_>> = dumps.iter().map(|(_, t)| NodeInput::read(t)).collect();
+    let nodes: Vec<Node<'_>> = prepare(dumps.iter().map(|(p, _)| stem(p)).zip(&inputs));
+    let group = Group::from_nodes(&nodes);
+    let comparison = compare(&group, &nodes);
+    rendered(&comparison, dumps)
+}
+
+fn rendered(
+    comparison: &rulelint_lint::diff::Comparison<'_>,
+    dumps: &[(String, String)],
+) -> (String, String) {
+    let paths: Vec<&str> = dumps.iter().map(|(p, _)| p.as_str()).collect();
+    let doc = report::document(comparison, &paths);
+    (
+        report::human(&doc, false),
+        serde_json::to_string_pretty(&doc).expect("JSON"),
+    )
+}
+
+/// One node's facts as the streaming reader takes them: its dump read alone, without knowing
+/// the other nodes (the catalogue only when `catalog`).
+fn facts_alone(path: &str, text: &str, options: FactOptions) -> NodeFacts {
+    let input = NodeInput::read(text);
+    let node = Node::from_input(stem(path), &input);
+    let node = if options.catalog {
+        node.with_catalog()
+    } else {
+        node
+    };
+    NodeFacts::from_node(&node, options)
+}
+
+/// A permutation of `0..n` from a seed (a small linear congruential shuffle).
+fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    for i in (1..n).rev() {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        order.swap(i, (state >> 33) as usize % (i + 1));
+    }
+    order
+}
+
+/// Reads the nodes on `threads` threads, each taking the next node of `order`, and inserts
+/// their facts in the order they finish.
+fn streamed(
+    dumps: &[(String, String)],
+    order: &[usize],
+    threads: usize,
+    options: FactOptions,
+) -> Group {
+    let group = Mutex::new(Group::new(dumps.len()));
+    let next = Mutex::new(order.iter());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let Some(&i) = next.lock().unwrap().next() else {
+                        break;
+                    };
+                    let (path, text) = &dumps[i];
+                    let facts = facts_alone(path, text, options);
+                    group.lock().unwrap().insert(i, facts);
+                }
+            });
+        }
+    });
+    group.into_inner().unwrap()
+}
+
+#[test]
+fn thread_count_and_read_order_change_no_byte() {
+    let mut compared = 0;
+    for (case, dumps) in cases().iter().filter(|(_, d)| d.len() > 2) {
+        let expected = whole(dumps);
+        let mixed = dumps.iter().any(|(_, t)| t.contains("table ip"));
+        for (threads, seed) in [(1, 0), (1, 7), (4, 1), (4, 99), (3, 12345)] {
+            let options = FactOptions {
+                digests: true,
+                catalog: mixed,
+            };
+            let order = shuffled(dumps.len(), seed);
+            let group = streamed(dumps, &order, threads, options);
+            assert!(group.missing().is_empty());
+            // The streaming reader reads the iptables nodes of a mixed group again for their
+            // catalogue; here it was read the first time, or not needed.
+            if !group.lacking_catalog().is_empty() {
+                continue;
+            }
+            let got = rendered(&group.compare(), dumps);
+            assert_eq!(
+                got.0, expected.0,
+                "{case}: text, {threads} threads, order {order:?}"
+            );
+            assert_eq!(
+                got.1, expected.1,
+                "{case}: JSON, {threads} threads, order {order:?}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "only {compared} group reports compared");
+}
+
+#[test]
+fn a_mixed_group_read_without_catalogues_asks_for_them() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "migration-group")
+        .expect("case");
+    let options = FactOptions {
+        digests: true,
+        catalog: false,
+    };
+    let group = streamed(&dumps, &shuffled(dumps.len(), 3), 2, options);
+    let iptables_only: Vec<usize> = group
+        .infos()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.backend == NodeBackend::Iptables)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!iptables_only.is_empty());
+    assert_eq!(group.lacking_catalog(), iptables_only);
+}
+
+#[test]
+fn summaries_round_trip_and_give_the_reports_of_dumps() {
+    let mut groups = 0;
+    for (case, dumps) in cases() {
+        let options = FactOptions {
+            digests: true,
+            catalog: true,
+        };
+        let mut from_summaries = Group::new(dumps.len());
+        for (i, (path, text)) in dumps.iter().enumerate() {
+            let facts = facts_alone(path, text, options);
+            let json = summary::to_json(&facts);
+            assert!(summary::is_summary(&json), "{case}: {path}");
+            let read = summary::from_json(&json).expect("a summary reads back");
+            assert_eq!(read.info, facts.info, "{case}: {path}");
+            assert_eq!(read.services, facts.services, "{case}: {path}");
+            assert_eq!(read.catalog, facts.catalog, "{case}: {path}");
+            assert_eq!(read.chains, facts.chains, "{case}: {path}");
+            from_summaries.insert(i, read);
+        }
+        let (text, json) = whole(&dumps);
+        let (summary_text, summary_json) = rendered(&from_summaries.compare(), &dumps);
+        if dumps.len() > 2 {
+            assert_eq!(summary_text, text, "{case}: text from summaries");
+            assert_eq!(summary_json, json, "{case}: JSON from summaries");
+            groups += 1;
+        } else {
+            // A pair of summaries has no rule level: its differences are those of the dumps.
+            let differences = |j: &str| {
+                let v: serde_json::Value = serde_json::from_str(j).unwrap();
+                v["differences"].clone()
+            };
+            assert_eq!(differences(&summary_json), differences(&json), "{case}");
+        }
+    }
+    assert!(groups >= 3);
+}
+
+#[test]
+fn a_damaged_summary_is_an_error_not_a_panic() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "stale-endpoint")
+        .expect("case");
+    let (path, text) = &dumps[0];
+    let json = summary::to_json(&facts_alone(path, text, FactOptions::default()));
+    // Every prefix, and a name index past the table.
+    for cut in (0..json.len()).step_by(97) {
+        let _ = summary::from_json(&json[..cut]);
+    }
+    let damaged = json.replacen("[0,0,", "[0,999999,", 1);
+    assert!(summary::from_json(&damaged).is_err());
+    let other_version = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
+    assert!(
+        summary::from_json(&other_version)
+            .unwrap_err()
+            .to_string()
+            .contains("version 2")
+    );
+}

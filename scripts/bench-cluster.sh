@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Cluster-scale benchmark of `rulelint diff` and `rulelint summarize` (issue 19).
+#
+# Generates NODES nodes of one cluster with dumpgen (RULES rules each), then measures with
+# /usr/bin/time -v (wall and peak RSS):
+#   1. `rulelint diff DIR/ --format json` over the dumps;
+#   2. `rulelint summarize` of every dump (size of a summary against its dump);
+#   3. `rulelint diff` over the summaries, and over SUMMARIES copies of them when set
+#      (a cluster of that many nodes);
+#   4. `rulelint diff a b` of two dumps next to GNU `diff a b` on the same files.
+# Prints figures and ratios; asserts nothing. Not run by CI (it takes minutes and gigabytes).
+#
+#   NODES=50 RULES=250000 scripts/bench-cluster.sh            # the issue's 50 x 250k
+#   NODES=5 RULES=20000 scripts/bench-cluster.sh              # a short run
+#   NODES=50 SUMMARIES=5000 scripts/bench-cluster.sh          # plus 5,000 summaries
+# Env: NODES (50), RULES (250000), SUMMARIES (0: off), WORK (a temporary folder; the
+# generated data is deleted afterwards unless KEEP=1), THREADS (RULELINT_THREADS; default: all
+# cores).
+set -euo pipefail
+
+NODES=${NODES:-50}
+RULES=${RULES:-250000}
+SUMMARIES=${SUMMARIES:-0}
+KEEP=${KEEP:-0}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/rulelint-bench-cluster.XXXXXX")}
+[ -n "${THREADS:-}" ] && export RULELINT_THREADS=$THREADS
+
+cleanup() { [ "$KEEP" = 1 ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+if [ ! -x /usr/bin/time ]; then
+  echo "bench-cluster: needs GNU time at /usr/bin/time (apt-get install time)" >&2
+  exit 2
+fi
+
+echo "building rulelint and dumpgen (release)..." >&2
+(cd "$ROOT" && cargo build --release -q -p rulelint -p rulelint-dumpgen)
+RL=$ROOT/target/release/rulelint
+DG=$ROOT/target/release/dumpgen
+
+mkdir -p "$WORK/dumps" "$WORK/summaries"
+# dumpgen knows clusters of at most 256 nodes: beyond that, nodes repeat (renamed by file).
+cluster=$((NODES < 256 ? NODES : 256))
+echo "generating $NODES nodes x $RULES rules in $WORK..." >&2
+for ((i = 0; i < NODES; i++)); do
+  "$DG" --rules "$RULES" --nodes "$cluster" --node $((i % cluster)) >"$WORK/dumps/node-$i.txt"
+done
+dump_bytes=$(du -sb "$WORK/dumps" | cut -f1)
+
+# Runs a command under /usr/bin/time -v; sets WALL (s) and RSS (MB).
+measure() {
+  local log=$WORK/time.log
+  /usr/bin/time -v "$@" >"$WORK/out" 2>"$log" || true
+  WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {
+    n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$log")
+  RSS=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$log")
+}
+
+echo
+echo "load: $(uptime | sed 's/.*load average: //') (1, 5, 15 min) on $(nproc) cores"
+echo "dumps: $NODES nodes x $RULES rules, $((dump_bytes >> 20)) MiB"
+echo
+
+measure "$RL" diff "$WORK/dumps" --format json
+printf '%-44s %8.2f s %7s MB\n' "diff of $NODES dumps" "$WALL" "$RSS"
+diff_dumps_wall=$WALL
+
+start=$(date +%s.%N)
+for ((i = 0; i < NODES; i++)); do
+  echo "$i"
+done | xargs -P "$(nproc)" -I{} "$RL" summarize "$WORK/dumps/node-{}.txt" -o "$WORK/summaries/node-{}.json.gz"
+end=$(date +%s.%N)
+summary_bytes=$(du -sb "$WORK/summaries" | cut -f1)
+printf '%-44s %8.2f s  (%.1f ms a node on %d cores)\n' "summarize $NODES dumps" \
+  "$(echo "$end - $start" | bc)" "$(echo "($end - $start) * 1000 * $(nproc) / $NODES" | bc -l)" "$(nproc)"
+measure "$RL" summarize "$WORK/dumps/node-0.txt" -o "$WORK/one.json.gz"
+printf '%-44s %8.2f s %7s MB\n' "summarize one dump" "$WALL" "$RSS"
+printf '%-44s %8d KiB, 1/%.0f of its dump\n' "a summary (gzip)" \
+  "$((summary_bytes / NODES >> 10))" "$(echo "$dump_bytes / $summary_bytes" | bc -l)"
+
+measure "$RL" diff "$WORK/summaries" --format json
+printf '%-44s %8.2f s %7s MB\n' "diff of $NODES summaries" "$WALL" "$RSS"
+
+if [ "$SUMMARIES" -gt 0 ]; then
+  mkdir -p "$WORK/many"
+  # Copies keep their node's name (renaming means recompressing each): the report repeats
+  # names, the time and memory are those of SUMMARIES nodes.
+  echo "copying summaries to $SUMMARIES nodes..." >&2
+  for ((i = 0; i < SUMMARIES; i++)); do
+    cp "$WORK/summaries/node-$((i % NODES)).json.gz" "$WORK/many/node-$i.json.gz"
+  done
+  measure "$RL" diff "$WORK/many" --format json
+  printf '%-44s %8.2f s %7s MB\n' "diff of $SUMMARIES summaries" "$WALL" "$RSS"
+  rm -rf "$WORK/many"
+fi
+
+a=$WORK/dumps/node-0.txt
+b=$WORK/dumps/node-1.txt
+[ "$NODES" -gt 1 ] || b=$a
+measure diff "$a" "$b"
+gnu_wall=$WALL
+gnu_rss=$RSS
+measure "$RL" diff "$a" "$b" --format json
+printf '%-44s %8.2f s %7s MB\n' "diff of two dumps" "$WALL" "$RSS"
+printf '%-44s %8.2f s %7s MB\n' "GNU diff of the same two files" "$gnu_wall" "$gnu_rss"
+printf '%-44s %8.2f\n' "rulelint / GNU diff" "$(echo "$WALL / $gnu_wall" | bc -l)"
+printf '%-44s %8.2f s\n' "diff of $NODES dumps, per node" "$(echo "$diff_dumps_wall / $NODES" | bc -l)"

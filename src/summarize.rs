@@ -1,0 +1,67 @@
+//! `rulelint summarize`: a node's dump reduced to what `rulelint diff` compares, as a small
+//! versioned JSON document (gzip-compressed with `-o FILE.gz`), made where the dump is taken.
+
+use crate::EXIT_INPUT;
+use crate::diff::facts_of_dump;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use rulelint_lint::diff::FactOptions;
+use rulelint_lint::summary;
+use std::io::{self, Write};
+
+/// Runs `rulelint summarize DUMP [-o FILE] [--node NAME]`.
+pub fn run(
+    dump: &str,
+    output: Option<&str>,
+    node: Option<&str>,
+    out: &mut impl Write,
+) -> io::Result<u8> {
+    let input = match crate::input::read(dump) {
+        Ok(i) => i,
+        Err(message) => {
+            eprintln!("rulelint: {message}");
+            return Ok(EXIT_INPUT);
+        }
+    };
+    if summary::is_summary(&input.text) {
+        eprintln!("rulelint: `{}` is a summary already", input.name);
+        return Ok(EXIT_INPUT);
+    }
+    let name = node.map_or_else(|| crate::diff::name_from_path(&input.name), str::to_string);
+    // Everything any comparison may read: chain digests (groups) and the Service catalogue
+    // (comparisons with nftables nodes).
+    let options = FactOptions {
+        digests: true,
+        catalog: true,
+    };
+    let Some((facts, _)) = facts_of_dump(&input.text, name, options) else {
+        eprintln!(
+            "rulelint: `{}` holds no iptables-save content (no table, chain or rule)",
+            input.name
+        );
+        return Ok(EXIT_INPUT);
+    };
+    drop(input);
+    let json = summary::to_json(&facts);
+    match output {
+        None | Some("-") => out.write_all(json.as_bytes())?,
+        Some(path) => {
+            let written = std::fs::File::create(path).and_then(|file| {
+                let mut file = io::BufWriter::new(file);
+                if path.ends_with(".gz") {
+                    let mut gz = GzEncoder::new(file, Compression::default());
+                    gz.write_all(json.as_bytes())?;
+                    gz.finish()?.flush()
+                } else {
+                    file.write_all(json.as_bytes())?;
+                    file.flush()
+                }
+            });
+            if let Err(e) = written {
+                eprintln!("rulelint: cannot write `{path}`: {e}");
+                return Ok(EXIT_INPUT);
+            }
+        }
+    }
+    Ok(0)
+}
