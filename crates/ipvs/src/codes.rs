@@ -106,10 +106,12 @@ code!(
     "RL174",
     "ipvs-output-cut",
     Info,
-    "an ipset lists fewer members than its header declares: the paste was cut",
+    "the output was cut: an ipset lists fewer members than declared, or the text ends inside a line",
     "## What it flags
 An `ipset list` block whose `Number of entries:` is larger than the number of members listed
-after `Members:`, or `add` lines of a set whose `create` line is not in the text.
+after `Members:`; `add` lines of a set whose `create` line is not in the text; a last line
+without a newline that holds a virtual server, real server, member or address (a paste cut
+there may have cut the address or port: the line is not read).
 
 ## Why it matters
 The missing members cannot be checked, and checks that look for a member in this set skip it,

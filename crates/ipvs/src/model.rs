@@ -172,6 +172,8 @@ pub struct Interface<'a> {
     pub name: &'a str,
     /// Its addresses with their lines.
     pub addresses: Vec<(IpNet, Span)>,
+    /// All its addresses were read (false when the text ended inside its last address line).
+    pub complete: bool,
     /// Its header line (the first address line for `ip -o addr`).
     pub span: Span,
 }
@@ -188,6 +190,12 @@ pub struct Outputs {
     pub ipset: Option<Span>,
     /// `ip addr`.
     pub ip_addr: Option<Span>,
+    /// The last line of the text, when it ended without a newline inside a virtual server,
+    /// real server, member or address line: cut, so not read.
+    pub cut_line: Option<Span>,
+    /// The ipvsadm listing lost its last line ([`Outputs::cut_line`]): checks that conclude
+    /// from a missing virtual or real server skip it.
+    pub ipvsadm_cut: bool,
 }
 
 /// The kube-proxy IPVS-mode state read from a text.
@@ -248,6 +256,7 @@ impl<'a> Ipvs<'a> {
             &mut o.names_resolved,
             &mut o.ipset,
             &mut o.ip_addr,
+            &mut o.cut_line,
         ]
         .into_iter()
         .flatten()
@@ -277,5 +286,7 @@ impl<'a> Ipvs<'a> {
         o.names_resolved = o.names_resolved.or(n.names_resolved);
         o.ipset = o.ipset.or(n.ipset);
         o.ip_addr = o.ip_addr.or(n.ip_addr);
+        o.cut_line = o.cut_line.or(n.cut_line);
+        o.ipvsadm_cut |= n.ipvsadm_cut;
     }
 }

@@ -84,9 +84,14 @@ pub fn parse(text: &str) -> Parsed<'_> {
     while pos < bytes.len() {
         let end = memchr_newline(bytes, pos);
         let line = &text[pos..end];
+        let unterminated = !line.ends_with('\n');
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
-        r.line(pos, line);
+        if unterminated {
+            r.last_line(pos, line);
+        } else {
+            r.line(pos, line);
+        }
         pos = end;
     }
     r.flush_stray();
@@ -127,6 +132,92 @@ impl<'a> Reader<'a> {
                 )
                 .with_label("skipped")
                 .with_help("paste each tool's output whole: `iptables-save; ipset save; ipvsadm -Ln; ip addr show kube-ipvs0`"),
+            );
+        }
+    }
+
+    /// The last line of a text that does not end in a newline: a paste cut there may have cut
+    /// the line. An item it held (virtual or real server, member, address) is dropped and its
+    /// listing marked incomplete, so that no check concludes from a cut address or port.
+    fn last_line(&mut self, pos: usize, line: &'a str) {
+        let ipvs = &self.out.ipvs;
+        let vs = ipvs.virtual_servers.len();
+        let rs: usize = ipvs
+            .virtual_servers
+            .iter()
+            .map(|v| v.real_servers.len())
+            .sum();
+        let members: Vec<usize> = ipvs.sets.iter().map(|s| s.members.len()).collect();
+        let addresses: Vec<usize> = ipvs.interfaces.iter().map(|i| i.addresses.len()).collect();
+        self.line(pos, line);
+        let ipvs = &mut self.out.ipvs;
+        let mut dropped = None;
+        if ipvs.virtual_servers.len() > vs {
+            dropped = ipvs.virtual_servers.pop().map(|v| v.span);
+            ipvs.outputs.ipvsadm_cut = true;
+        } else if ipvs
+            .virtual_servers
+            .iter()
+            .map(|v| v.real_servers.len())
+            .sum::<usize>()
+            > rs
+        {
+            dropped = ipvs
+                .virtual_servers
+                .iter_mut()
+                .rev()
+                .find_map(|v| v.real_servers.pop())
+                .map(|r| r.span);
+            ipvs.outputs.ipvsadm_cut = true;
+        }
+        for (i, set) in ipvs.sets.iter_mut().enumerate() {
+            if set.members.len() > members.get(i).copied().unwrap_or(0) {
+                dropped = set.members.pop().map(|m| m.span);
+                set.complete = false;
+            }
+        }
+        for (i, interface) in ipvs.interfaces.iter_mut().enumerate() {
+            if interface.addresses.len() > addresses.get(i).copied().unwrap_or(0) {
+                dropped = interface.addresses.pop().map(|(_, span)| span);
+                interface.complete = false;
+            }
+        }
+        // The line itself may be a header cut short (`IP Virtual Server version 1.2.1 (s`,
+        // `create KUBE-CLUSTER-IP hash:ip,po`): its listing may go on past the cut.
+        let t = line.trim();
+        let mut words = t.split_ascii_whitespace();
+        let first = words.next().unwrap_or("");
+        let o = ipvs.outputs;
+        // ipvsadm is the last output begun: whatever this line is, the listing may go on.
+        let in_ipvsadm = o.ipvsadm.is_some_and(|v| {
+            [o.ipset, o.ip_addr]
+                .iter()
+                .all(|other| other.is_none_or(|other| other.start < v.start))
+        });
+        if in_ipvsadm
+            || t.starts_with("->")
+            || matches!(first, "TCP" | "UDP" | "SCTP" | "FWM" | "-A" | "-a")
+        {
+            ipvs.outputs.ipvsadm_cut = true;
+        } else if matches!(first, "create" | "add") {
+            if let Some(&i) = words.next().and_then(|name| self.sets.get(name)) {
+                ipvs.sets[i].complete = false;
+            }
+        } else if let Some(i) = self.list_set {
+            ipvs.sets[i].complete = false;
+        } else if let Some(i) = self.interface {
+            ipvs.interfaces[i].complete = false;
+        }
+        if let Some(span) = dropped {
+            ipvs.outputs.cut_line = Some(span);
+            self.out.diagnostics.push(
+                Diagnostic::new(
+                    &codes::CUT_OUTPUT,
+                    span,
+                    "the text ends inside this line, which may be cut: it was not read",
+                )
+                .with_label("last line, without a newline")
+                .with_help("checks that look for what this line held skip its listing; save the whole output to a file"),
             );
         }
     }
@@ -603,6 +694,7 @@ impl<'a> Reader<'a> {
         self.out.ipvs.interfaces.push(Interface {
             name,
             addresses: Vec::new(),
+            complete: true,
             span,
         });
         self.out.ipvs.interfaces.len() - 1
@@ -941,6 +1033,24 @@ Members:
             p.ipvs.interface("cni0").unwrap().addresses[0].0,
             "10.244.1.1/24".parse::<IpNet>().unwrap()
         );
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_not_read() {
+        let p = parse("TCP  10.96.0.1:443 rr\n  -> 10.0.0.1:80 Masq 1 0 0\nTCP  10.96.0.10:5");
+        assert_eq!(codes_of(&p), vec!["RL174"]);
+        assert_eq!(p.ipvs.virtual_servers.len(), 1);
+        assert!(p.ipvs.outputs.ipvsadm_cut);
+        let p = parse("create A hash:ip,port family inet\nadd A 10.0.0.1,tcp:8");
+        assert!(p.ipvs.sets[0].members.is_empty() && !p.ipvs.sets[0].complete);
+        let p =
+            parse("create A hash:ip,port family inet\nadd A 10.0.0.1,tcp:80\ncreate B hash:ip,po");
+        assert!(p.ipvs.sets[0].complete && !p.ipvs.sets[1].complete);
+        let p = parse("IP Virtual Server version 1.2.1 (s");
+        assert!(p.ipvs.outputs.ipvsadm_cut);
+        // Whole lines read as before.
+        let p = parse("create A hash:ip,port family inet\nadd A 10.0.0.1,tcp:80\n");
+        assert!(p.ipvs.sets[0].complete && p.ipvs.sets[0].members.len() == 1);
     }
 
     #[test]
