@@ -242,3 +242,64 @@ fn cut_cases_report_no_new_warnings() {
         }
     }
 }
+
+/// A Service port's addresses (`kind address proto/port`) and endpoints (destination, share).
+type ServiceSummary<'a> = (Vec<String>, Vec<(&'a str, Option<f64>)>);
+
+/// `rulelint services` on the healthy node: one Service port per cluster IP port, with its node
+/// port and load-balancer IP joined by their shared real servers, kinds from the ipsets.
+#[test]
+fn services_of_the_healthy_node() {
+    let text = std::fs::read_to_string(corpus_dir().join("ipvs/healthy-node.txt")).expect("node");
+    rulelint_lint::kube::doc::with_services_file("node", &text, |doc, has_content| {
+        assert!(has_content);
+        assert_eq!(doc.layout.proxy_mode, "ipvs");
+        assert!(doc.layout.ipvs);
+        let summary: Vec<ServiceSummary<'_>> = doc
+            .services
+            .iter()
+            .map(|s| {
+                (
+                    s.addresses
+                        .iter()
+                        .map(|a| {
+                            format!(
+                                "{} {} {}/{}",
+                                serde_json::to_value(a.kind).unwrap().as_str().unwrap(),
+                                a.address.as_deref().unwrap_or("-"),
+                                a.protocol.unwrap_or("-"),
+                                a.port.unwrap_or(0)
+                            )
+                        })
+                        .collect(),
+                    s.endpoints
+                        .iter()
+                        .map(|e| (e.destination.unwrap_or("-"), e.share))
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(summary.len(), 7, "{summary:#?}");
+        let lb = summary
+            .iter()
+            .find(|(a, _)| a[0] == "cluster-ip 10.96.200.20/32 tcp/443")
+            .expect("the LoadBalancer Service");
+        assert_eq!(
+            lb.0,
+            [
+                "cluster-ip 10.96.200.20/32 tcp/443",
+                "node-port 192.168.56.11/32 tcp/31443",
+                "load-balancer-ip 203.0.113.10/32 tcp/443"
+            ]
+        );
+        assert_eq!(lb.1, [("10.244.2.12:8443", Some(1.0))]);
+        let dns = summary
+            .iter()
+            .find(|(a, _)| a[0] == "cluster-ip 10.96.0.10/32 udp/53")
+            .expect("kube-dns over UDP");
+        assert_eq!(
+            dns.1,
+            [("10.244.1.5:53", Some(0.5)), ("10.244.2.3:53", Some(0.5))]
+        );
+    });
+}
