@@ -111,6 +111,7 @@ pub static IPVS_LINTS: &[&IpvsLint] = &[
     &ipvs::lints::missing_loopback_entry::LINT,
     &ipvs::lints::ipvs_iptables_rules_altered::LINT,
     &ipvs::lints::ipvs_checks_skipped::LINT,
+    &ipvs::lints::ipvs_state_beside_iptables_mode::LINT,
 ];
 
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a

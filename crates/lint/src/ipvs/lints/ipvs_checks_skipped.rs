@@ -96,7 +96,7 @@ mod tests {
         let found = crate::ipvs::lints::testing::run(&LINT, &ipvsadm);
         assert_eq!(
             found[0].message,
-            "IPVS-mode checks skipped for want of `ipset save` (RL472, RL473, RL475, RL476), `ip addr show kube-ipvs0` (RL474, RL475), `ip addr (the pod bridge cni0 or cbr0)` (RL476), `iptables-save (the nat table)` (RL477)"
+            "IPVS-mode checks skipped for want of `ipset save` (RL472, RL473, RL475, RL476), `ip addr show kube-ipvs0` (RL474, RL475), `ip addr (the pod bridge cni0 or cbr0)` (RL476), `iptables-save (the nat table)` (RL477, RL479)"
         );
         let no_pod_bridge = HEALTHY.replace("cni0", "eth1");
         assert_cases(

@@ -5,6 +5,7 @@
 pub mod ipset_entry_without_virtual_server;
 pub mod ipvs_checks_skipped;
 pub mod ipvs_iptables_rules_altered;
+pub mod ipvs_state_beside_iptables_mode;
 pub mod missing_loopback_entry;
 pub mod stale_ipvs_address;
 pub mod unbound_service_address;
