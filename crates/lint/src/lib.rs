@@ -38,6 +38,7 @@ mod check;
 mod config;
 mod context;
 pub mod diff;
+pub mod ipvs;
 pub mod known;
 pub mod kube;
 pub mod lints;

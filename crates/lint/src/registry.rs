@@ -1,6 +1,7 @@
 //! The catalogue: every lint, and every code a user can name (parser codes included).
 
 use crate::context::{Findings, LintContext};
+use crate::ipvs::{self, IpvsLint};
 use crate::lints;
 use crate::nft::{self, NftLint};
 use rulelint_parser::{CodeInfo, codes};
@@ -112,6 +113,19 @@ pub static NFT_LINTS: &[&NftLint] = &[
     &nft::lints::nft_ruleset_scale::LINT,
 ];
 
+/// Every IPVS-mode lint (run on `ipvsadm`, `ipset` and `ip addr` output), in code order.
+pub static IPVS_LINTS: &[&IpvsLint] = &[
+    &ipvs::lints::virtual_server_without_real_servers::LINT,
+    &ipvs::lints::virtual_server_without_ipset_entry::LINT,
+    &ipvs::lints::ipset_entry_without_virtual_server::LINT,
+    &ipvs::lints::stale_ipvs_address::LINT,
+    &ipvs::lints::unbound_service_address::LINT,
+    &ipvs::lints::missing_loopback_entry::LINT,
+    &ipvs::lints::ipvs_iptables_rules_altered::LINT,
+    &ipvs::lints::ipvs_checks_skipped::LINT,
+    &ipvs::lints::ipvs_state_beside_iptables_mode::LINT,
+];
+
 /// A code a user can name in `--select`, `--ignore`, `explain` and the config file: a lint or a
 /// parser diagnostic.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -134,11 +148,16 @@ pub fn all_codes() -> impl Iterator<Item = CodeEntry> {
         .iter()
         .map(syntax)
         .chain(rulelint_nft::codes::ALL.iter().map(syntax))
+        .chain(rulelint_ipvs::codes::ALL.iter().map(syntax))
         .chain(LINTS.iter().map(|lint| CodeEntry {
             info: &lint.info,
             category: lint.category,
         }))
         .chain(NFT_LINTS.iter().map(|lint| CodeEntry {
+            info: &lint.info,
+            category: lint.category,
+        }))
+        .chain(IPVS_LINTS.iter().map(|lint| CodeEntry {
             info: &lint.info,
             category: lint.category,
         }))
@@ -215,10 +234,14 @@ mod tests {
         for pair in NFT_LINTS.windows(2) {
             assert!(pair[0].info.code < pair[1].info.code);
         }
+        for pair in IPVS_LINTS.windows(2) {
+            assert!(pair[0].info.code < pair[1].info.code);
+        }
         for info in LINTS
             .iter()
             .map(|l| &l.info)
             .chain(NFT_LINTS.iter().map(|l| &l.info))
+            .chain(IPVS_LINTS.iter().map(|l| &l.info))
         {
             for heading in [
                 "## What it flags",

@@ -29,6 +29,9 @@ pub enum SectionKind {
     NftJson,
     /// The `add table ...`, `add rule ...` lines kube-proxy pipes to `nft -f`.
     NftTransaction,
+    /// kube-proxy's IPVS-mode state: `ipvsadm -Ln` (or `ipvsadm-save -n`), `ipset save` /
+    /// `ipset list`, `ip addr`, in any order (read by `rulelint-ipvs`).
+    Ipvs,
 }
 
 impl SectionKind {
@@ -39,6 +42,7 @@ impl SectionKind {
             SectionKind::Nft => "`nft list ruleset` text",
             SectionKind::NftJson => "`nft -j list ruleset` JSON",
             SectionKind::NftTransaction => "nft transaction (`add table ...`) text",
+            SectionKind::Ipvs => "ipvsadm, ipset or ip addr output",
         }
     }
 }
@@ -62,7 +66,9 @@ enum LineClass {
     Neutral,
 }
 
-/// Splits `text` into sections. Linear in the text; never panics.
+/// Splits `text` into sections. Linear in the text; never panics. `ipvsadm`, `ipset` and `ip
+/// addr` output is one [`SectionKind::Ipvs`] section from its first line
+/// ([`rulelint_ipvs::opens_output`]) to the next iptables-save line or nftables item.
 ///
 /// ```
 /// use rulelint_lint::source::{sections, SectionKind};
@@ -87,6 +93,13 @@ pub fn sections(text: &str) -> Vec<Section> {
         let line = &text[pos..end];
         let word_start = line.len() - line.trim_start().len();
         let trimmed = line[word_start..].trim_end();
+        if opens_ipvs(text, trimmed, end) {
+            any_nft = true;
+            let block_end = ipvs_end(text, end);
+            push_item(&mut items, Some(SectionKind::Ipvs), pos..block_end);
+            pos = block_end;
+            continue;
+        }
         if let Some(kind) = nft_opening(trimmed) {
             any_nft = true;
             let block_end = match kind {
@@ -162,9 +175,10 @@ fn line_end(bytes: &[u8], pos: usize) -> usize {
     memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1)
 }
 
-/// Whether any line of `text` opens an nftables item. Lines that start (after blanks) with
-/// `-`, `:`, `*` or `#` cannot, and are nearly all of an iptables-save dump: this runs before
-/// every check, so a pure iptables dump costs one newline search per line here.
+/// Whether any line of `text` opens an nftables item or IPVS-mode output. Lines that start
+/// (after blanks) with `-`, `:`, `*` or `#` cannot (but `-A -t`, ipvsadm-save's), and are
+/// nearly all of an iptables-save dump: this runs before every check, so a pure iptables dump
+/// costs one newline search per line here.
 fn opens_nft(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut pos = 0;
@@ -172,16 +186,51 @@ fn opens_nft(text: &str) -> bool {
         let end = line_end(bytes, pos);
         let line = &text[pos..end];
         let first = line.bytes().find(|b| !matches!(b, b' ' | b'\t'));
-        if !matches!(
-            first,
-            None | Some(b'-' | b':' | b'*' | b'#' | b'\n' | b'\r')
-        ) && nft_opening(line.trim()).is_some()
-        {
+        let candidate = match first {
+            None | Some(b':' | b'*' | b'#' | b'\n' | b'\r') => false,
+            // iptables chain names never start with `-`: `-A -` is ipvsadm-save.
+            Some(b'-') => line.trim_start().starts_with("-A -"),
+            Some(_) => true,
+        };
+        if candidate && (nft_opening(line.trim()).is_some() || opens_ipvs(text, line.trim(), end)) {
             return true;
         }
         pos = end;
     }
     false
+}
+
+/// Whether the line (trimmed) opens IPVS-mode output; `next_start` is where the next line
+/// starts (an `ipset list` block opens with `Name:` then `Type:`).
+fn opens_ipvs(text: &str, trimmed: &str, next_start: usize) -> bool {
+    let next = || {
+        let bytes = text.as_bytes();
+        (next_start < bytes.len()).then(|| &text[next_start..line_end(bytes, next_start)])
+    };
+    rulelint_ipvs::opens_output(
+        trimmed,
+        if trimmed.starts_with("Name:") {
+            next()
+        } else {
+            None
+        },
+    )
+}
+
+/// The end of an IPVS-mode section whose first line ends at `from`: before the next
+/// iptables-save line or nftables item, or the end of the text.
+fn ipvs_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut pos = from;
+    while pos < bytes.len() {
+        let end = line_end(bytes, pos);
+        let trimmed = text[pos..end].trim();
+        if classify(trimmed) == LineClass::Iptables || nft_opening(trimmed).is_some() {
+            return pos;
+        }
+        pos = end;
+    }
+    bytes.len()
 }
 
 fn classify(trimmed: &str) -> LineClass {
@@ -194,6 +243,8 @@ fn classify(trimmed: &str) -> LineClass {
                 b.get(1),
                 Some(b'A' | b'I' | b'N' | b'P' | b'D' | b'R' | b'X' | b'F' | b'Z')
             ) && b.get(2).is_none_or(|c| c.is_ascii_whitespace())
+                // `-A -t 10.96.0.1:443 -s rr` is ipvsadm-save's: no chain starts with `-`.
+                && !trimmed[2..].trim_start().starts_with('-')
         }
         _ => trimmed == "COMMIT" || trimmed.starts_with("# Generated by ip"),
     };
@@ -337,6 +388,9 @@ pub struct CheckedSource<'a> {
     /// Each `nft list ruleset` section: its offset in the text and what was read from it
     /// (spans relative to the section).
     pub nft: Vec<(usize, rulelint_nft::Parsed<'a>)>,
+    /// The IPVS-mode state of the [`SectionKind::Ipvs`] sections (spans into the text), when
+    /// there are any.
+    pub ipvs: Option<rulelint_ipvs::Ipvs<'a>>,
     /// Parser diagnostics and findings of both kinds, sorted by position then code.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -367,6 +421,7 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
             sections,
             iptables,
             nft: Vec::new(),
+            ipvs: None,
             diagnostics,
         };
     }
@@ -385,7 +440,6 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
             d
         };
         match section.kind {
-            SectionKind::Iptables => {}
             SectionKind::Nft => {
                 let parsed = rulelint_nft::parse(body);
                 diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
@@ -396,6 +450,8 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
                 diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
                 nft.push((offset, parsed));
             }
+            // Read together below: one node's ipvsadm, ipset and ip addr are compared.
+            SectionKind::Iptables | SectionKind::Ipvs => {}
             SectionKind::NftJson => {
                 // Strings the JSON escapes are interned in a store that lives for this check
                 // only: the findings are owned, the model is not kept.
@@ -405,6 +461,19 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
             }
         }
     }
+    let ipvs = crate::ipvs::check::read_ipvs(text, &sections).map(|(ipvs, read)| {
+        let has_iptables = sections
+            .iter()
+            .any(|s| s.kind == SectionKind::Iptables && !text[s.range.clone()].trim().is_empty());
+        diagnostics.extend(crate::ipvs::check::check_ipvs(
+            text,
+            &ipvs,
+            &read,
+            has_iptables.then_some(&iptables),
+            config,
+        ));
+        ipvs
+    });
     crate::suppression::apply(text, &mut diagnostics, config);
     crate::sort(&mut diagnostics);
     let diagnostics = capped(diagnostics);
@@ -412,6 +481,7 @@ pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
         sections,
         iptables,
         nft,
+        ipvs,
         diagnostics,
     }
 }

@@ -40,6 +40,8 @@ pub enum Backend {
     Iptables,
     /// `nft list ruleset` text.
     Nftables,
+    /// kube-proxy's IPVS state: `ipvsadm -Ln`, `ipset`, `ip addr` ([`Catalog::from_ipvs`]).
+    Ipvs,
 }
 
 /// The addresses NodePorts are accepted on.

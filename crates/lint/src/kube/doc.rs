@@ -50,6 +50,9 @@ pub struct LayoutDoc {
     /// nftables only: the addresses NodePorts are accepted on (`local`: every local address).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_port_addresses: Option<Vec<String>>,
+    /// Where the facts were read from (not serialised: `proxy_mode` says it).
+    #[serde(skip)]
+    pub backend: Backend,
 }
 
 /// One Service port.
@@ -132,9 +135,13 @@ pub struct EndpointDoc<'m> {
     pub affinity: bool,
     /// The line of the jump.
     pub line: u32,
-    /// nftables only: the endpoint chain marks hairpin traffic for masquerading.
+    /// nftables only: the endpoint chain marks hairpin traffic for masquerading (IPVS: the
+    /// endpoint is in `KUBE-LOOP-BACK`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hairpin_masquerade: Option<bool>,
+    /// IPVS only: the real server's share of the weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
 }
 
 /// Builds the document of one file from its catalogue.
@@ -144,7 +151,8 @@ pub struct EndpointDoc<'m> {
 /// policies, hairpin marking, stale chains) are written only for nftables dumps, so iptables
 /// output stays byte for byte what it was.
 pub fn services_file<'m>(path: &'m str, catalog: &'m Catalog<'m>) -> ServicesFile<'m> {
-    let extended = catalog.node.backend == Backend::Nftables;
+    let extended = catalog.node.backend != Backend::Iptables;
+    let ipvs = catalog.node.backend == Backend::Ipvs;
     let endpoint_docs = |entries: &'m [CatalogEndpoint<'m>]| -> Vec<EndpointDoc<'m>> {
         entries
             .iter()
@@ -155,6 +163,7 @@ pub fn services_file<'m>(path: &'m str, catalog: &'m Catalog<'m>) -> ServicesFil
                 affinity: e.affinity_check,
                 line: e.origin.line,
                 hairpin_masquerade: extended.then_some(e.hairpin_masquerade),
+                share: if ipvs { e.share } else { None },
             })
             .collect()
     };
@@ -215,7 +224,7 @@ pub fn services_file<'m>(path: &'m str, catalog: &'m Catalog<'m>) -> ServicesFil
             proxy_firewall: iptables.is_some_and(|l| l.proxy_firewall),
             nfacct: iptables.is_some_and(|l| l.nfacct),
             large_cluster: node.large_cluster,
-            ipvs: iptables.is_some_and(|l| l.ipvs),
+            ipvs: iptables.is_some_and(|l| l.ipvs) || node.backend == Backend::Ipvs,
             masquerade_mark: node
                 .masquerade_mark
                 .map(|m| format!("{:#x}/{:#x}", m.value, m.mask)),
@@ -230,6 +239,7 @@ pub fn services_file<'m>(path: &'m str, catalog: &'m Catalog<'m>) -> ServicesFil
                     ),
                 })
                 .flatten(),
+            backend: node.backend,
         },
         services,
         unused_endpoint_chains: catalog.unused_endpoint_chains.clone(),
@@ -306,6 +316,21 @@ pub fn human(file: &ServicesFile<'_>) -> String {
         }
         for (label, endpoints) in [("endpoint", &s.endpoints), ("local", &s.local_endpoints)] {
             for e in endpoints.iter().filter(|e| !e.affinity) {
+                if l.backend == Backend::Ipvs {
+                    let _ = writeln!(
+                        out,
+                        "    {label:<10} {:<24} {:<14} {}  (line {})",
+                        e.destination.unwrap_or("?"),
+                        e.share
+                            .map_or("weight ?".to_string(), |s| format!("share={s:.3}")),
+                        match e.hairpin_masquerade {
+                            Some(true) => "in KUBE-LOOP-BACK",
+                            _ => "",
+                        },
+                        e.line
+                    );
+                    continue;
+                }
                 let _ = writeln!(
                     out,
                     "    {label:<10} {:<24} {:<14} {}  (line {})",
@@ -404,10 +429,25 @@ pub fn is_nft_listing(text: &str) -> bool {
 /// kube-proxy runs in iptables mode beside another nftables table). `strings` keeps the
 /// strings a JSON ruleset escapes.
 pub fn catalog_of<'a>(text: &'a str, strings: &'a rulelint_nft::Strings) -> (Catalog<'a>, bool) {
+    use crate::source::SectionKind;
     let sections = crate::source::sections(text);
-    let has_nft = sections
-        .iter()
-        .any(|s| s.kind != crate::source::SectionKind::Iptables);
+    if let Some((ipvs, _)) = crate::ipvs::check::read_ipvs(text, &sections)
+        && !ipvs.virtual_servers.is_empty()
+    {
+        // A node in IPVS mode: its Services are the virtual servers.
+        let parsed = crate::source::parse_iptables_sections(text, &sections);
+        let layout = (!parsed.has_no_content()).then(|| {
+            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+            super::KubeModel::build(&parsed.ruleset, &graph).layout
+        });
+        return (Catalog::from_ipvs(text, &ipvs, layout), true);
+    }
+    let has_nft = sections.iter().any(|s| {
+        matches!(
+            s.kind,
+            SectionKind::Nft | SectionKind::NftJson | SectionKind::NftTransaction
+        )
+    });
     let iptables = || {
         let parsed = rulelint_parser::parse(text);
         let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);

@@ -25,6 +25,7 @@
 //! ```
 
 pub mod catalog;
+mod catalog_ipvs;
 pub mod doc;
 pub mod names;
 pub mod owners;

@@ -1,0 +1,156 @@
+//! The Service catalogue of a node in IPVS mode ([`Catalog::from_ipvs`]): one Service port per
+//! group of virtual servers that share their protocol and real servers (a cluster IP with its
+//! node ports, external and load-balancer IPs), each address's kind from kube-proxy's ipsets,
+//! endpoints from the real servers with their share of the weight. IPVS keeps no Service names:
+//! the ports are unnamed.
+
+use super::catalog::{
+    Affinity, Backend, Catalog, CatalogAddress, CatalogEndpoint, CatalogService, NodeFacts,
+    NodePortAddresses, Origin,
+};
+use super::{AddressKind, Layout};
+use crate::ipvs::context::IpvsContext;
+use crate::ipvs::sets::KubeSet;
+use ipnet::IpNet;
+use rulelint_ipvs::{Ipvs, VirtualServer};
+use rulelint_parser::LineIndex;
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+impl<'a> Catalog<'a> {
+    /// The catalogue of a node's IPVS state (spans into `text`), with the layout of its
+    /// iptables part when the file has one.
+    pub fn from_ipvs(text: &str, ipvs: &Ipvs<'a>, layout: Option<Layout>) -> Catalog<'a> {
+        let cx = IpvsContext::new(text, ipvs, None);
+        let lines = LineIndex::new(text);
+        let kind = |vs: &VirtualServer<'_>| -> AddressKind {
+            let Some(key) = vs.key() else {
+                return AddressKind::ClusterIp;
+            };
+            let in_any = |kinds: &[KubeSet]| kinds.iter().any(|&k| cx.in_set(k, key) == Some(true));
+            if in_any(&[KubeSet::ClusterIp]) {
+                AddressKind::ClusterIp
+            } else if in_any(&[
+                KubeSet::LoadBalancer,
+                KubeSet::LoadBalancerLocal,
+                KubeSet::LoadBalancerFw,
+            ]) {
+                AddressKind::LoadBalancerIp
+            } else if in_any(&[KubeSet::ExternalIp, KubeSet::ExternalIpLocal]) {
+                AddressKind::ExternalIp
+            } else if cx.is_node_port(vs) {
+                AddressKind::NodePort
+            } else if let Some(bound) = &cx.kube_ipvs0 {
+                // What kube-proxy binds to kube-ipvs0 is a Service address (a cluster IP is the
+                // likeliest); node ports are served on the node's own addresses.
+                if bound.contains(&key.0) {
+                    AddressKind::ClusterIp
+                } else {
+                    AddressKind::NodePort
+                }
+            } else if (30000..=32767).contains(&key.2) {
+                // No ipset, no kube-ipvs0: the default node-port range is the only hint.
+                AddressKind::NodePort
+            } else {
+                AddressKind::ClusterIp
+            }
+        };
+        // Service ports: virtual servers grouped by protocol and their real servers.
+        let mut groups: FxHashMap<(Option<&str>, Vec<&str>), usize> = FxHashMap::default();
+        let mut services: Vec<CatalogService<'a>> = Vec::new();
+        let mut node_port_addresses: Vec<IpNet> = Vec::new();
+        for vs in &ipvs.virtual_servers {
+            let protocol = vs.protocol.map(|p| p.as_str());
+            let mut real: Vec<&str> = vs.real_servers.iter().map(|r| r.target.text).collect();
+            real.sort_unstable();
+            let address_kind = kind(vs);
+            let address = CatalogAddress {
+                kind: address_kind,
+                address: vs.target.address.map(IpNet::from),
+                protocol,
+                port: vs.target.port,
+                origin: Origin::new(&lines, vs.span),
+            };
+            if address_kind == AddressKind::NodePort
+                && let Some(a) = vs.target.address
+                && !node_port_addresses.contains(&IpNet::from(a))
+            {
+                node_port_addresses.push(IpNet::from(a));
+            }
+            let index = if real.is_empty() {
+                None
+            } else {
+                groups.get(&(protocol, real.clone())).copied()
+            };
+            match index {
+                Some(i) => services[i].addresses.push(address),
+                None => {
+                    let total: i64 = vs.real_servers.iter().filter_map(|r| r.weight).sum();
+                    let endpoints = vs
+                        .real_servers
+                        .iter()
+                        .map(|r| CatalogEndpoint {
+                            chain: None,
+                            destination: Some(Cow::Borrowed(r.target.text)),
+                            probability: None,
+                            share: r
+                                .weight
+                                .filter(|_| total > 0)
+                                .map(|w| w as f64 / total as f64),
+                            affinity_check: false,
+                            hairpin_masquerade: match (r.target.address, vs.protocol, r.target.port)
+                            {
+                                (Some(a), Some(p), Some(port)) => cx
+                                    .complete_set(KubeSet::LoopBack, a.is_ipv6())
+                                    .is_some_and(|s| s.loopback.contains(&((a, p, port), a))),
+                                _ => false,
+                            },
+                            origin: Origin::new(&lines, r.span),
+                        })
+                        .collect();
+                    if !real.is_empty() {
+                        groups.insert((protocol, real), services.len());
+                    }
+                    services.push(CatalogService {
+                        protocol,
+                        addresses: vec![address],
+                        endpoints,
+                        affinity: vs.persistent_seconds.map(|t| Affinity {
+                            timeout_seconds: Some(u64::from(t)),
+                            origin: Origin::new(&lines, vs.span),
+                        }),
+                        ..CatalogService::default()
+                    });
+                }
+            }
+        }
+        let generation = layout.map_or("none", |l| match l.generation {
+            super::Generation::None => "none",
+            super::Generation::Legacy => "legacy",
+            super::Generation::Modern => "modern",
+        });
+        Catalog {
+            node: NodeFacts {
+                backend: Backend::Ipvs,
+                proxy_mode: "ipvs",
+                generation,
+                description: if ipvs.outputs.ipset.is_some() || cx.kube_ipvs0.is_some() {
+                    "kube-proxy IPVS mode (ipvsadm virtual servers)"
+                } else {
+                    "kube-proxy IPVS mode (ipvsadm virtual servers; without ipset or kube-ipvs0 output, node ports are told by the default range 30000-32767)"
+                },
+                masquerade_mark: layout.and_then(|l| l.masquerade_mark),
+                node_port_addresses: if node_port_addresses.is_empty() {
+                    NodePortAddresses::Unknown
+                } else {
+                    NodePortAddresses::Listed(node_port_addresses)
+                },
+                large_cluster: false,
+                iptables: layout,
+            },
+            services,
+            unused_endpoint_chains: Vec::new(),
+            stale_chains: Vec::new(),
+        }
+    }
+}
