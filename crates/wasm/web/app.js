@@ -862,7 +862,15 @@ function graphPicture(fileIndex, t) {
       'data-findings': n.findings.join(','),
       'data-picked': String(n.picked),
       transform: `translate(${x} ${y})`,
+      tabindex: n.line ? 0 : null,
+      role: n.line ? 'button' : null,
       onclick: () => { if (n.line) showDumpAt(fileIndex, n.line, `${t.table} ${n.name}`); },
+      onkeydown: (event) => {
+        if ((event.key === 'Enter' || event.key === ' ') && n.line) {
+          event.preventDefault();
+          showDumpAt(fileIndex, n.line, `${t.table} ${n.name}`);
+        }
+      },
     },
     svg('title', { text: `${t.table} ${n.name}: ${plural(n.rules, 'rule')}${counts.length ? `; ${counts.join(', ')}` : ''}` }),
     svg('rect', { width: G.colW, height: G.boxH, rx: 5 }),

@@ -297,6 +297,10 @@ describe('the chain graph', () => {
     const line = page.locator('[data-testid="highlighted-line"] .src');
     await line.waitFor({ state: 'visible' });
     assert.match(await line.textContent(), /KUBE-SEP-4O5AICOKW2EZK2IV/);
+    // And from the keyboard.
+    await picture.locator('[data-testid="graph-node"][data-chain="KUBE-SERVICES"]').focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /KUBE-SERVICES/.test(document.querySelector('[data-testid="highlighted-line"] .src').textContent));
     await svc.locator(':scope > .chain-row [data-testid="chain-pick"]').click();
     await page.waitForFunction(() => !document.querySelector('[data-testid="graph-svg"]'));
     assertLocalOnly();
