@@ -25,6 +25,28 @@ function el(tag, attrs = {}, ...children) {
 const fmt = new Intl.NumberFormat('en');
 const plural = (n, one, many = `${one}s`) => `${fmt.format(n)} ${n === 1 ? one : many}`;
 const seconds = (ms) => `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+
+/** A size as people read it: bytes under 1 kB, kB under 1 MB, then MB (decimal units). */
+function formatSize(n) {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
+  return `${(n / 1e6).toFixed(n < 1e7 ? 2 : 1)} MB`;
+}
+
+/**
+ * Appends `text` to `node` with its Markdown `code` spans as <code> elements (the messages and
+ * help of findings quote rules and chains that way). Only text nodes and elements: never HTML.
+ */
+function withCode(node, text) {
+  const pattern = /`([^`]+)`/g;
+  let last = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    node.append(text.slice(last, m.index), el('code', { text: m[1] }));
+    last = pattern.lastIndex;
+  }
+  node.append(text.slice(last));
+  return node;
+}
 const SEVERITIES = ['error', 'warning', 'info'];
 const PAGE = 200;
 /** Inputs above this size are kept out of the textarea: editing 30 MB there is slow. */
@@ -72,22 +94,38 @@ function call(type, payload = {}, onProgress = () => {}) {
 // ---------------------------------------------------------------------------------------------
 // Progress and elapsed time.
 
+// Two lines: the analysis result (beside the Analyse button), which stays until the next
+// analysis, and what the shown view holds (beside the tabs), which each view rewrites.
 const statusText = $('#status-text');
+const viewStatus = $('#view-status');
 const progressBar = $('#progress-bar');
 
-function setStatus(text, { failed = false } = {}) {
-  statusText.textContent = text;
-  statusText.classList.toggle('failed', failed);
+function setStatus(text, { failed = false, line = 'analysis' } = {}) {
+  const target = line === 'view' ? viewStatus : statusText;
+  target.textContent = text;
+  target.classList.toggle('failed', failed);
 }
 
-/** Runs `work(onProgress)` with the progress bar and a running clock; returns [result, ms]. */
-async function withProgress(label, work) {
+/** Each view's own line (by tab), shown while that view is. */
+const viewLines = new Map();
+
+function setViewStatus(text, { failed = false, tab = currentTab } = {}) {
+  viewLines.set(tab, { text, failed });
+  if (tab === currentTab) setStatus(text, { failed, line: 'view' });
+}
+
+/**
+ * Runs `work(onProgress)` with the progress bar and a running clock on the analysis line, or
+ * with `view` (a tab's name) on that view's line; returns [result, ms].
+ */
+async function withProgress(label, work, { view = null } = {}) {
   const start = performance.now();
   let current = label;
+  const show = (text, failed = false) => (view ? setViewStatus(text, { failed, tab: view }) : setStatus(text, { failed }));
   document.body.dataset.state = 'busy';
   progressBar.hidden = false;
   progressBar.removeAttribute('value');
-  const tick = () => setStatus(`${current}… ${seconds(performance.now() - start)}`);
+  const tick = () => show(`${current}… ${seconds(performance.now() - start)}`);
   tick();
   const timer = setInterval(tick, 100);
   try {
@@ -101,7 +139,7 @@ async function withProgress(label, work) {
     });
     return [result, performance.now() - start];
   } catch (err) {
-    setStatus(`Failed: ${err.message}`, { failed: true });
+    show(`Failed: ${err.message}`, true);
     document.body.dataset.state = 'failed';
     throw err;
   } finally {
@@ -197,7 +235,7 @@ const textOf = (input) => (input.fileText !== null ? input.fileText : input.text
 
 function updateSize(input) {
   const text = textOf(input);
-  input.size.textContent = text ? `${(text.length / 1e6).toFixed(text.length < 1e5 ? 3 : 1)} MB` : '';
+  input.size.textContent = text ? formatSize(text.length) : '';
 }
 
 async function readFile(file) {
@@ -267,6 +305,8 @@ async function analyse() {
     const [result] = await withProgress('Analysing', (onProgress) =>
       call('analyse', { inputs: list, config }, onProgress));
     analysis = { inputs: list, files: result.files, lineStarts: [], loaded: {} };
+    viewLines.clear();
+    setStatus('', { line: 'view' });
     renderResults(result);
     // Clicked to drawn: the worker's check, the transfer and the first page of the view.
     const elapsed = performance.now() - start;
@@ -369,7 +409,7 @@ function findingItem(fileIndex, index) {
   },
   el('span', { class: `sev sev-${d.severity}`, text: d.severity }),
   el('span', {}, el('code', { text: d.code }), ' ', el('span', { class: 'fname', text: d.name })),
-  el('span', { class: 'msg', text: d.message }),
+  withCode(el('span', { class: 'msg' }), d.message),
   el('span', { class: 'loc', text: `line ${d.line}` }));
   return item;
 }
@@ -381,6 +421,18 @@ function clearSide() {
   $('#detail').hidden = true;
   $('#explain').hidden = true;
   $('#side-hint').hidden = false;
+  fitSide();
+}
+
+/**
+ * The side pane takes its column only when it has something to show, or on the findings view
+ * (where its hint says what a click does); elsewhere the view gets the whole width.
+ */
+function fitSide() {
+  const content = !$('#detail').hidden || !$('#explain').hidden;
+  const show = content || currentTab === 'findings';
+  $('#side').hidden = !show;
+  $('#panes').classList.toggle('no-side', !show);
 }
 
 function selectFinding(fileIndex, index, item) {
@@ -392,12 +444,13 @@ function selectFinding(fileIndex, index, item) {
   if (d.table) where.push(`table ${d.table}`);
   if (d.chain) where.push(`chain ${d.chain}`);
   detail.replaceChildren(
+    closeButton(detail),
     el('h2', { class: `sev-${d.severity}` }, `${d.severity}[${d.code} ${d.name}]`),
-    el('p', { class: 'message', text: d.message }),
+    withCode(el('p', { class: 'message' }), d.message),
     el('div', { class: 'where', text: where.join(' · ') }),
     dumpView(fileIndex, d.line, d.end_line || d.line, d.label),
     d.help
-      ? el('div', { class: 'help', 'data-testid': 'finding-help' }, el('strong', { text: 'help: ' }), d.help)
+      ? withCode(el('div', { class: 'help', 'data-testid': 'finding-help' }, el('strong', { text: 'help: ' })), d.help)
       : el('div', { class: 'help', 'data-testid': 'finding-help', text: 'No help for this finding.' }),
     el('button', {
       type: 'button',
@@ -413,6 +466,7 @@ function selectFinding(fileIndex, index, item) {
 function showDumpAt(fileIndex, line, title) {
   const detail = $('#detail');
   detail.replaceChildren(
+    closeButton(detail),
     el('h2', { text: title }),
     el('div', { class: 'where', text: `${analysis.files[fileIndex].path}:${line}` }),
     dumpView(fileIndex, line, line, null),
@@ -424,6 +478,22 @@ function showDumpAt(fileIndex, line, title) {
 function showSide(node) {
   node.hidden = false;
   $('#side-hint').hidden = true;
+  fitSide();
+}
+
+/** A button that closes one box of the side pane (and the pane, once it is empty). */
+function closeButton(box) {
+  return el('button', {
+    type: 'button',
+    class: 'link close',
+    'data-testid': 'side-close',
+    text: 'close',
+    onclick: () => {
+      box.hidden = true;
+      if ($('#detail').hidden && $('#explain').hidden) $('#side-hint').hidden = false;
+      fitSide();
+    },
+  });
 }
 
 function scrollToHighlight(root) {
@@ -486,13 +556,13 @@ async function explain(code) {
     if (!docsCache.has(code)) docsCache.set(code, await call('explain', { code }));
     const doc = docsCache.get(code);
     box.replaceChildren(
-      el('button', { type: 'button', class: 'link', text: 'close', onclick: () => { box.hidden = true; } }),
+      closeButton(box),
       markdown(doc.page),
     );
     showSide(box);
     box.scrollIntoView({ block: 'nearest' });
   } catch (err) {
-    setStatus(`No documentation for ${code}: ${err.message}`, { failed: true });
+    setViewStatus(`No documentation for ${code}: ${err.message}`, { failed: true });
   }
 }
 
@@ -570,6 +640,9 @@ function selectTab(name) {
     tab.setAttribute('aria-selected', String(tab.dataset.tab === name));
   }
   for (const panel of document.querySelectorAll('.panel')) panel.hidden = panel.id !== `panel-${name}`;
+  const line = viewLines.get(name) || { text: '', failed: false };
+  setStatus(line.text, { failed: line.failed, line: 'view' });
+  fitSide();
   if (!analysis) return;
   if (name === 'chains' && !analysis.loaded.chains) {
     analysis.loaded.chains = true;
@@ -599,16 +672,19 @@ async function renderChainsPanel(fileIndex) {
   let roots;
   try {
     [roots] = await withProgress('Building the chain view', (onProgress) =>
-      call('chainRoots', { file: fileIndex }, onProgress));
+      call('chainRoots', { file: fileIndex }, onProgress), { view: 'chains' });
   } catch (err) {
     panel.replaceChildren(el('p', { class: 'failed', text: err.message }));
     return;
   }
-  setStatus(`Chain view of ${analysis.files[fileIndex].path}: ${plural(roots.chains, 'chain')}.`);
+  setViewStatus(`Chain view of ${analysis.files[fileIndex].path}: ${plural(roots.chains, 'chain')}.`, { tab: 'chains' });
+  graph = { file: fileIndex, picks: new Set(), box: el('section', { class: 'chain-graph', 'data-testid': 'chain-graph' }) };
   panel.replaceChildren(
     filePicker(fileIndex, renderChainsPanel, 'chains-file') || '',
-    el('p', { class: 'hint', text: 'From each built-in chain (hook), the chains it jumps to. Expand a chain to see its findings and the chains it calls; click a name to see it in the dump.' }),
+    el('p', { class: 'hint', text: 'From each built-in chain (hook), the chains it jumps to. Expand a chain to see its findings and the chains it calls; click a name to see it in the dump; click ◇ to draw a chain in the graph.' }),
+    graph.box,
   );
+  drawGraph();
   for (const table of roots.tables) {
     const tree = el('ul', { class: 'tree root' });
     const block = el('details', { class: 'table-block', open: !table.superseded, 'data-table': table.name },
@@ -633,6 +709,187 @@ async function renderChainsPanel(fileIndex) {
     }
     panel.append(block);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chain graph: for the chains the user picks (never all of them), the jumps from the
+// table's built-in chains down to them and their callees a few levels on, as inline SVG built
+// node by node. The worker chooses what to draw (bounded); this draws it.
+
+/** The chain view's picks: `{file, picks: Set of chain indices, box}`. */
+let graph = null;
+const GRAPH_PICKS = 12;
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'text') node.textContent = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function pickButton(n) {
+  const picked = graph && graph.picks.has(n.index);
+  return el('button', {
+    type: 'button',
+    class: 'link pick',
+    'data-testid': 'chain-pick',
+    'data-index': n.index,
+    'aria-pressed': String(Boolean(picked)),
+    title: `Draw ${n.name} in the chain graph`,
+    text: picked ? '◆' : '◇',
+    onclick: () => togglePick(n.index),
+  });
+}
+
+function togglePick(index) {
+  if (graph.picks.has(index)) graph.picks.delete(index);
+  else if (graph.picks.size < GRAPH_PICKS) graph.picks.add(index);
+  else {
+    setViewStatus(`The graph draws at most ${GRAPH_PICKS} picked chains.`, { failed: true, tab: 'chains' });
+    return;
+  }
+  const picked = graph.picks.has(index);
+  for (const b of document.querySelectorAll(`[data-testid="chain-pick"][data-index="${index}"]`)) {
+    b.setAttribute('aria-pressed', String(picked));
+    b.textContent = picked ? '◆' : '◇';
+  }
+  drawGraph();
+}
+
+async function drawGraph() {
+  const { box, file } = graph;
+  // Only the latest drawing lands: an earlier answer may arrive after a later change.
+  const ticket = (graph.ticket = (graph.ticket || 0) + 1);
+  if (graph.picks.size === 0) {
+    box.replaceChildren(el('p', { class: 'hint', text: 'Chain graph: click ◇ beside chains to draw how the built-in chains reach them.' }));
+    return;
+  }
+  const asked = graph;
+  let res;
+  try {
+    res = await call('chainGraph', { file, picks: [...graph.picks], depth: 2 });
+  } catch (err) {
+    box.replaceChildren(el('p', { class: 'failed', text: err.message }));
+    return;
+  }
+  if (graph !== asked || graph.ticket !== ticket) return; // picks or the dump changed meanwhile
+  const clear = el('button', {
+    type: 'button',
+    class: 'link',
+    text: 'clear',
+    onclick: () => {
+      for (const index of [...graph.picks]) togglePick(index);
+    },
+  });
+  box.replaceChildren(el('h2', {}, 'Chain graph ', clear));
+  for (const t of res.tables) box.append(graphPicture(file, t));
+}
+
+const G = { colW: 250, gap: 56, rowH: 40, boxH: 28, pad: 12 };
+
+/** One table's graph as an SVG: columns by distance from the hooks, jumps as arrows. */
+function graphPicture(fileIndex, t) {
+  const columns = [];
+  const where = new Map();
+  const place = (key, layer) => {
+    while (columns.length <= layer) columns.push(0);
+    const pos = { x: G.pad + layer * (G.colW + G.gap), y: G.pad + columns[layer] * G.rowH };
+    columns[layer]++;
+    where.set(key, pos);
+    return pos;
+  };
+  for (const n of t.nodes) place(n.index, n.layer);
+  const layerOf = new Map(t.nodes.map((n) => [n.index, n.layer]));
+  for (const m of t.more) place(`more-${m.from}`, layerOf.get(m.from) + 1);
+  const width = G.pad * 2 + columns.length * G.colW + (columns.length - 1) * G.gap;
+  const height = G.pad * 2 + Math.max(...columns) * G.rowH - (G.rowH - G.boxH);
+  const marker = `arrow-${fileIndex}-${t.table}`;
+  const picture = svg('svg', {
+    class: 'graph',
+    'data-testid': 'graph-svg',
+    'data-table': t.table,
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-label': `Chain graph of table ${t.table}`,
+  }, svg('defs', {}, svg('marker', {
+    id: marker, viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
+  }, svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrowhead' }))));
+  const edges = svg('g', { class: 'edges' });
+  const boxes = svg('g', { class: 'nodes' });
+  picture.append(edges, boxes);
+  const arrow = (from, to, attrs) => {
+    const a = where.get(from);
+    const b = where.get(to);
+    const y1 = a.y + G.boxH / 2;
+    const y2 = b.y + G.boxH / 2;
+    let d;
+    if (b.x > a.x) {
+      const x1 = a.x + G.colW;
+      const mid = (x1 + b.x) / 2;
+      d = `M ${x1} ${y1} C ${mid} ${y1}, ${mid} ${y2}, ${b.x} ${y2}`;
+    } else {
+      // A jump back (a loop) or within a column: around the left side.
+      const x = Math.min(a.x, b.x) - G.gap / 2;
+      d = `M ${a.x} ${y1} C ${x} ${y1}, ${x} ${y2}, ${b.x} ${y2}`;
+    }
+    edges.append(svg('path', { d, class: 'edge', 'marker-end': `url(#${marker})`, ...attrs }));
+  };
+  const names = new Map(t.nodes.map((n) => [n.index, n.name]));
+  for (const [from, to] of t.edges) {
+    arrow(from, to, { 'data-testid': 'graph-edge', 'data-from': names.get(from), 'data-to': names.get(to) });
+  }
+  for (const n of t.nodes) {
+    const { x, y } = where.get(n.index);
+    const worst = n.findings.findIndex((k) => k > 0);
+    const classes = ['gnode'];
+    if (n.builtin) classes.push('builtin');
+    if (n.picked) classes.push('picked');
+    if (worst >= 0) classes.push(`findings sev-${SEVERITIES[worst]}`);
+    const counts = n.findings.map((k, s) => (k ? `${k} ${SEVERITIES[s]}` : null)).filter(Boolean);
+    const badge = n.findings.map((k, s) => (k ? `${k}${SEVERITIES[s][0].toUpperCase()}` : null)).filter(Boolean).join(' ');
+    boxes.append(svg('g', {
+      class: classes.join(' '),
+      'data-testid': 'graph-node',
+      'data-chain': n.name,
+      'data-findings': n.findings.join(','),
+      'data-picked': String(n.picked),
+      transform: `translate(${x} ${y})`,
+      tabindex: n.line ? 0 : null,
+      role: n.line ? 'button' : null,
+      onclick: () => { if (n.line) showDumpAt(fileIndex, n.line, `${t.table} ${n.name}`); },
+      onkeydown: (event) => {
+        if ((event.key === 'Enter' || event.key === ' ') && n.line) {
+          event.preventDefault();
+          showDumpAt(fileIndex, n.line, `${t.table} ${n.name}`);
+        }
+      },
+    },
+    svg('title', { text: `${t.table} ${n.name}: ${plural(n.rules, 'rule')}${counts.length ? `; ${counts.join(', ')}` : ''}` }),
+    svg('rect', { width: G.colW, height: G.boxH, rx: 5 }),
+    svg('text', { x: 8, y: G.boxH / 2 + 4, class: 'gname', text: n.name }),
+    badge ? svg('text', { x: G.colW - 8, y: G.boxH / 2 + 4, class: 'gbadge', 'text-anchor': 'end', 'data-testid': 'graph-findings', text: badge }) : null));
+  }
+  for (const m of t.more) {
+    const key = `more-${m.from}`;
+    const { x, y } = where.get(key);
+    arrow(m.from, key, { class: 'edge more' });
+    boxes.append(svg('g', { class: 'gnode more', 'data-testid': 'graph-more', 'data-from': names.get(m.from), transform: `translate(${x} ${y})` },
+      svg('rect', { width: G.colW, height: G.boxH, rx: 5 }),
+      svg('text', { x: 8, y: G.boxH / 2 + 4, class: 'gname', text: `+${fmt.format(m.count)} more` })));
+  }
+  const notes = [];
+  if (t.hiddenCallers) notes.push(`${plural(t.hiddenCallers, 'more caller')} not drawn`);
+  return el('figure', { class: 'graph-box', 'data-table': t.table },
+    el('figcaption', { text: `table ${t.table}: ${plural(t.nodes.length, 'chain')}, ${plural(t.edges.length, 'jump')}${notes.length ? ` (${notes.join('; ')})` : ''}` }),
+    el('div', { class: 'graph-scroll' }, picture));
 }
 
 /** Loads pages from the worker into `list` with a "more" button. */
@@ -679,7 +936,7 @@ function chainNode(fileIndex, tableName, n, ancestors) {
     'data-testid': 'chain-node',
     'data-chain': n.name,
   },
-  el('div', { class: 'chain-row' }, toggle, name,
+  el('div', { class: 'chain-row' }, toggle, name, pickButton(n),
     el('span', { class: 'count', text: `${plural(n.rules, 'rule')}${n.calls ? ` · calls ${plural(n.calls, 'chain')}` : ''}` }),
     ...badges,
     loop ? el('span', { class: 'loopmark', text: '↺ loop back to a caller' }) : null));
@@ -703,7 +960,8 @@ function chainNode(fileIndex, tableName, n, ancestors) {
           'data-testid': 'chain-finding',
           'data-code': d.code,
           onclick: () => selectFinding(fileIndex, k, null),
-        }, el('span', { class: `sev sev-${d.severity}`, text: d.code }), ` line ${d.line}: ${d.message}`));
+        }, el('span', { class: `sev sev-${d.severity}`, text: d.code }), ` line ${d.line}: `));
+        withCode(findings.lastElementChild, d.message);
       }
     }
     const open = !children.hidden;
@@ -719,12 +977,12 @@ async function renderServicesPanel(fileIndex, filter = '', offset = 0) {
   let res;
   try {
     [res] = await withProgress('Reading the Services', (onProgress) =>
-      call('services', { file: fileIndex, offset, limit: 100, filter }, onProgress));
+      call('services', { file: fileIndex, offset, limit: 100, filter }, onProgress), { view: 'services' });
   } catch (err) {
     panel.replaceChildren(el('p', { class: 'failed', text: err.message }));
     return;
   }
-  setStatus(`${analysis.files[fileIndex].path}: ${plural(res.all, 'Service port')}.`);
+  setViewStatus(`${analysis.files[fileIndex].path}: ${plural(res.all, 'Service port')}.`, { tab: 'services' });
   const search = el('input', {
     type: 'search',
     'data-testid': 'services-filter',
@@ -855,11 +1113,11 @@ async function runTrace() {
   button.disabled = true;
   const start = performance.now();
   try {
-    const [res] = await withProgress('Tracing', (onProgress) => call('trace', { packet }, onProgress));
+    const [res] = await withProgress('Tracing', (onProgress) => call('trace', { packet }, onProgress), { view: 'trace' });
     const elapsed = performance.now() - start;
     renderTrace(output, res, elapsed);
     const prepared = res.first ? ' (first trace: the dumps were prepared for tracing)' : '';
-    setStatus(`Traced ${packet.dst} on ${plural(res.doc.nodes.length, 'node')} in ${elapsed.toFixed(1)} ms${prepared}.`);
+    setViewStatus(`Traced ${packet.dst} on ${plural(res.doc.nodes.length, 'node')} in ${elapsed.toFixed(1)} ms${prepared}.`, { tab: 'trace' });
     window.rulelintTraceTimings = { total: elapsed, wasm: res.wasmMs, first: res.first };
   } catch (err) {
     output.replaceChildren(el('p', { class: 'failed', 'data-testid': 'trace-error', text: err.message }));

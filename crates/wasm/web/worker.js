@@ -55,6 +55,101 @@ function chainsOf(file) {
   return state.chains[file];
 }
 
+/** The callers of every chain (the `calls` lists reversed), built on first use. */
+function callersOf(file) {
+  const doc = chainsOf(file);
+  if (!doc.callers) {
+    const callers = doc.chains.map(() => []);
+    doc.chains.forEach((c, from) => {
+      for (const to of c.calls || []) callers[to].push(from);
+    });
+    doc.callers = callers;
+  }
+  return doc.callers;
+}
+
+/** Bounds of the chain graph: callers drawn per table, callees drawn per chain, levels down. */
+const GRAPH_CALLERS = 60;
+const GRAPH_CHILDREN = 16;
+const GRAPH_MAX_DEPTH = 4;
+
+/**
+ * The picture of one table around the picked chains: every chain on a path from an entry (a
+ * built-in chain, or a chain nothing calls) to a pick, nearest callers first and at most
+ * GRAPH_CALLERS of them; below each pick its callees `depth` levels down, at most
+ * GRAPH_CHILDREN per chain (the rest counted in `more`); and every jump between drawn chains.
+ */
+function graphOf(doc, callers, picks, depth) {
+  const drawn = new Set(picks);
+  const queue = [...picks];
+  let hiddenCallers = 0;
+  let up = 0;
+  for (let k = 0; k < queue.length; k++) {
+    for (const c of callers[queue[k]]) {
+      if (drawn.has(c)) continue;
+      if (up >= GRAPH_CALLERS) {
+        hiddenCallers++;
+        continue;
+      }
+      up++;
+      drawn.add(c);
+      queue.push(c);
+    }
+  }
+  const more = [];
+  let frontier = [...picks];
+  for (let level = 0; level < depth; level++) {
+    const next = [];
+    for (const c of frontier) {
+      const calls = doc.chains[c].calls || [];
+      const shown = calls.slice(0, GRAPH_CHILDREN);
+      for (const to of shown) {
+        if (!drawn.has(to)) {
+          drawn.add(to);
+          next.push(to);
+        }
+      }
+      if (calls.length > shown.length) more.push({ from: c, count: calls.length - shown.length });
+    }
+    frontier = next;
+  }
+  const edges = [];
+  const called = new Set();
+  for (const from of drawn) {
+    for (const to of doc.chains[from].calls || []) {
+      if (drawn.has(to)) {
+        edges.push([from, to]);
+        called.add(to);
+      }
+    }
+  }
+  // Columns: distance from the drawn chains nothing drawn calls (the hooks, mostly).
+  const layer = new Map();
+  let wave = [...drawn].filter((c) => !called.has(c));
+  for (const c of wave) layer.set(c, 0);
+  for (let d = 1; wave.length; d++) {
+    const next = [];
+    for (const from of wave) {
+      for (const to of doc.chains[from].calls || []) {
+        if (drawn.has(to) && !layer.has(to)) {
+          layer.set(to, d);
+          next.push(to);
+        }
+      }
+    }
+    wave = next;
+  }
+  const deepest = Math.max(0, ...layer.values());
+  for (const c of drawn) if (!layer.has(c)) layer.set(c, deepest + 1); // only in a loop
+  const picked = new Set(picks);
+  const nodes = [...drawn].sort((a, b) => layer.get(a) - layer.get(b) || a - b).map((c) => ({
+    ...node(doc, c),
+    layer: layer.get(c),
+    picked: picked.has(c),
+  }));
+  return { table: doc.tables[doc.chains[picks[0]].table].name, nodes, edges, more, hiddenCallers };
+}
+
 function servicesOf(file) {
   if (!state.services[file]) {
     const { name, text } = state.inputs[file];
@@ -150,6 +245,24 @@ const handlers = {
       items: page(calls, offset, limit).map((k) => node(doc, k)),
       // Only with the first page: the findings on this chain, as indices into the file's list.
       findings: offset === 0 ? state.byChain[file].get(`${table}\0${c.name}`) || [] : [],
+    };
+  },
+
+  // The chain graph around the chains the user picked: one picture per table.
+  chainGraph({ file, picks, depth = 2 }) {
+    const doc = chainsOf(file);
+    const callers = callersOf(file);
+    const byTable = new Map();
+    for (const p of picks) {
+      if (!doc.chains[p]) continue;
+      const t = doc.chains[p].table;
+      if (!byTable.has(t)) byTable.set(t, []);
+      byTable.get(t).push(p);
+    }
+    const levels = Math.max(0, Math.min(GRAPH_MAX_DEPTH, depth | 0));
+    return {
+      tables: [...byTable.keys()].sort((a, b) => a - b)
+        .map((t) => graphOf(doc, callers, byTable.get(t), levels)),
     };
   },
 
