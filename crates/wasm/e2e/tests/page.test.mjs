@@ -69,12 +69,14 @@ describe('the web page', () => {
     assertLocalOnly();
   });
 
+  // Every backend's cases: iptables-save (.txt), nftables (.nft listing and transaction, .json)
+  // and IPVS-mode outputs (.ipvs), pasted as a user would.
   it('gives the CLI\'s codes and lines on every failing lint corpus dump', async () => {
     const dirs = readdirSync(path.join(ROOT, 'corpus/lints'), { withFileTypes: true })
       .filter((d) => d.isDirectory() && /^RL\d/.test(d.name));
     let compared = 0;
     for (const dir of dirs) {
-      const files = readdirSync(path.join(ROOT, 'corpus/lints', dir.name)).filter((f) => /^fail-.*\.txt$/.test(f));
+      const files = readdirSync(path.join(ROOT, 'corpus/lints', dir.name)).filter((f) => /^fail-.*\.(txt|nft|json|ipvs)$/.test(f));
       for (const f of files) {
         const file = `corpus/lints/${dir.name}/${f}`;
         await page.fill('[data-testid="dump-input"]', read(file));
