@@ -34,7 +34,11 @@ fn max_dump_bytes() -> u64 {
 /// Reads `path` (`-` for stdin). A `.gz` file, or any input starting with the gzip magic, is
 /// decompressed. Notes about the encoding (UTF-16, NUL bytes, invalid UTF-8) go to stderr.
 pub fn read(path: &str) -> Result<Input, String> {
-    let limit = max_dump_bytes();
+    read_limited(path, max_dump_bytes())
+}
+
+/// [`read`] with the size limit (of the file, and of what it decompresses to) given.
+fn read_limited(path: &str, limit: u64) -> Result<Input, String> {
     let too_big = |name: &str, what: &str| {
         format!(
             "`{name}` {what} more than {} MiB, the largest dump rulelint reads (set {MAX_DUMP_ENV} to read more)",
@@ -65,8 +69,18 @@ pub fn read(path: &str) -> Result<Input, String> {
     }
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::with_capacity((bytes.len() * 8).min(limit as usize + 1));
-        MultiGzDecoder::new(&bytes[..])
-            .take(limit + 1)
+        let mut decoder = MultiGzDecoder::new(&bytes[..]).take(limit + 1);
+        // The start first: binary content (a bomb of zeros) is refused before the rest is
+        // decompressed, so it costs its first bytes, not the size limit.
+        decoder
+            .by_ref()
+            .take(SNIFF_BYTES as u64)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("cannot decompress `{name}`: {e}"))?;
+        if utf16_kind(&out).is_none() {
+            refuse_binary(&name, &out)?;
+        }
+        decoder
             .read_to_end(&mut out)
             .map_err(|e| format!("cannot decompress `{name}`: {e}"))?;
         if out.len() as u64 > limit {
@@ -86,11 +100,7 @@ fn decode(name: &str, bytes: Vec<u8>) -> Result<String, String> {
         eprintln!("rulelint: `{name}`: read as {} text", utf16.describe());
         return Ok(utf16.decode(&bytes));
     }
-    if let Some(kind) = binary_kind(head) {
-        return Err(format!(
-            "`{name}` is {kind}, not a text dump (iptables-save or nft list ruleset output)"
-        ));
-    }
+    refuse_binary(name, head)?;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -112,6 +122,16 @@ fn decode(name: &str, bytes: Vec<u8>) -> Result<String, String> {
         );
     }
     Ok(text)
+}
+
+/// An error naming what `head`, the start of the input, is, when it is binary.
+fn refuse_binary(name: &str, head: &[u8]) -> Result<(), String> {
+    match binary_kind(head) {
+        Some(kind) => Err(format!(
+            "`{name}` is {kind}, not a text dump (iptables-save or nft list ruleset output)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// 1-based line and column (in bytes) of `offset`.
@@ -245,6 +265,23 @@ mod tests {
         assert!(decode("c", corrupt).is_ok());
         // Words that start like magic numbers are text.
         assert!(decode("m", b"MZ rules\n*filter\nCOMMIT\n".to_vec()).is_ok());
+    }
+
+    #[test]
+    fn a_gzip_bomb_of_zeros_is_refused_by_its_start() {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("rulelint-bomb-{}.gz", std::process::id()));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&vec![0u8; 4 << 20]).expect("compress");
+        std::fs::write(&path, gz.finish().expect("compress")).expect("write");
+        // Past the limit of 1 MiB: refused as binary from its first bytes, before the limit is
+        // reached (which would say "decompresses to more than").
+        let err = read_limited(path.to_str().expect("path"), 1 << 20).err();
+        std::fs::remove_file(&path).ok();
+        assert!(
+            err.as_deref().is_some_and(|e| e.contains("binary data")),
+            "{err:?}"
+        );
     }
 
     #[test]

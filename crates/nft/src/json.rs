@@ -665,7 +665,7 @@ impl<'a> Reader<'a> {
         let base = match j.str_of("hook") {
             Some(hook) => {
                 let prio = j.str_of("prio").unwrap_or("");
-                Some(BaseChain {
+                Some(Box::new(BaseChain {
                     kind: j.str_of("type").unwrap_or(""),
                     hook,
                     device: j.str_of("dev"),
@@ -675,7 +675,7 @@ impl<'a> Reader<'a> {
                     },
                     policy: j.str_of("policy"),
                     span,
-                })
+                }))
             }
             None => None,
         };

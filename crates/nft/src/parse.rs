@@ -695,7 +695,7 @@ impl<'a> Parser<'a> {
                     .with_help("write `type T hook H priority P; policy accept|drop;`"),
             );
         }
-        self.rs.chains[cid.index()].base = Some(BaseChain {
+        self.rs.chains[cid.index()].base = Some(Box::new(BaseChain {
             kind: kind.unwrap_or(""),
             hook: hook.unwrap_or(""),
             device,
@@ -705,7 +705,7 @@ impl<'a> Parser<'a> {
             }),
             policy,
             span: line,
-        });
+        }));
     }
 
     fn rule(&mut self, cid: ChainId) {

@@ -534,7 +534,7 @@ impl<'t, 'a> Tx<'t, 'a> {
                         .base
                         .as_ref()
                         .and_then(|b| b.policy);
-                    self.rs.chains[cid.index()].base = Some(BaseChain {
+                    self.rs.chains[cid.index()].base = Some(Box::new(BaseChain {
                         kind,
                         hook,
                         device,
@@ -544,7 +544,7 @@ impl<'t, 'a> Tx<'t, 'a> {
                         }),
                         policy: old_policy,
                         span,
-                    });
+                    }));
                 }
                 "policy" => {
                     let policy = g.get(1).map(|t| self.s(*t));

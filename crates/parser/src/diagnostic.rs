@@ -130,10 +130,11 @@ impl Diagnostic {
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(100)
             .with_context_lines(CONTEXT_LINES);
-        let span = self.span;
-        let (from, to) = snippet_window(source, lines, span.start as usize, span.end as usize);
+        let (start, end) = shown_span(source, self.span.start as usize, self.span.end as usize);
+        let (from, to) = snippet_window(source, lines, start, end);
         let report = Report {
             diagnostic: self,
+            shown: (start, end),
             source: NamedText {
                 name: file_name,
                 text: source,
@@ -169,6 +170,8 @@ pub struct CodeInfo {
 /// A diagnostic bound to its source, so that miette can render it.
 struct Report<'a> {
     diagnostic: &'a Diagnostic,
+    /// The part of the span the label underlines: [`shown_span`].
+    shown: (usize, usize),
     source: NamedText<'a>,
 }
 
@@ -217,10 +220,10 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let span = self.diagnostic.span;
+        let (start, end) = self.shown;
         let label = (!self.diagnostic.label.is_empty())
             .then(|| escape_control(&self.diagnostic.label).into_owned());
-        let source_span = SourceSpan::new((span.start as usize).into(), span.len());
+        let source_span = SourceSpan::new(start.into(), end - start);
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             label,
             source_span,
@@ -248,6 +251,30 @@ const CONTEXT_LINES: usize = 1;
 
 /// The most bytes of a line shown on each side of a span: a snippet of a 1 GB line stays small.
 const SNIPPET_REACH: usize = 1000;
+
+/// The longest span underlined whole; a longer one (a whole file that is not a dump, a 1 GB line)
+/// is underlined over its first line, at most [`SNIPPET_REACH`] bytes of it, so the snippet and
+/// its underline stay small whatever the span. JSON and the header keep the whole span.
+const MAX_SHOWN_SPAN: usize = 4 * SNIPPET_REACH;
+
+/// The part of `start..end` a snippet underlines: all of it up to [`MAX_SHOWN_SPAN`] bytes, else
+/// its start up to the end of its first line or [`SNIPPET_REACH`] bytes, on a character boundary.
+fn shown_span(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let start = start.min(text.len());
+    let end = end.min(text.len()).max(start);
+    if end - start <= MAX_SHOWN_SPAN {
+        return (start, end);
+    }
+    let reach = (start + SNIPPET_REACH).min(end);
+    let mut to = memchr::memchr(b'\n', &text.as_bytes()[start..reach]).map_or(reach, |i| start + i);
+    if to == start {
+        to = start + 1;
+    }
+    while !text.is_char_boundary(to) {
+        to += 1;
+    }
+    (start, to)
+}
 
 /// The bytes of `text` a snippet of `start..end` shows: its lines and [`CONTEXT_LINES`] around,
 /// each side cut at [`SNIPPET_REACH`] bytes from the span (a huge line, or a huge context line,
@@ -380,6 +407,22 @@ mod tests {
             "{out}"
         );
         assert!(out.len() < 8 * SNIPPET_REACH, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn a_huge_span_is_underlined_in_part() {
+        for text in [
+            format!("{}\n", "x".repeat(1 << 20)),
+            "x y\n".repeat(1 << 18),
+            format!("é{}", "é".repeat(1 << 19)),
+        ] {
+            let whole = at(0, text.len()).render("big.txt", &text, false);
+            assert!(
+                whole.contains("big.txt:1:1") && whole.contains("this word"),
+                "{whole}"
+            );
+            assert!(whole.len() < 16 * SNIPPET_REACH, "{} bytes", whole.len());
+        }
     }
 
     #[test]
