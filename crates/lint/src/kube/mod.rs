@@ -32,9 +32,9 @@ pub mod owners;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
-use rulelint_parser::views::{Mark, PortRange, unquote};
+use rulelint_parser::views::{Mark, NatAddress, PortRange, unquote};
 use rulelint_parser::{
-    ChainGraph, ChainId, ChainRef, RuleId, RuleRef, Ruleset, TableKind, TableRef,
+    ChainGraph, ChainId, ChainRef, Family, RuleId, RuleRef, Ruleset, TableKind, TableRef,
 };
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -298,6 +298,10 @@ pub struct Endpoint<'a> {
     pub dnat: Option<RuleId>,
     /// Its `--to-destination` as written; `None` when there is no DNAT or no such option.
     pub destination: Option<&'a str>,
+    /// The DNAT is sound: one `--to-destination`, a single `address:port` of the dump's family,
+    /// no `[unsupported revision]` marker. Read once here, while the rule is in cache, so that
+    /// the lints over endpoints (RL408) only look again at the few that are not.
+    pub sound: bool,
     /// The Service port its comments name.
     pub name: Option<Cow<'a, str>>,
 }
@@ -316,6 +320,35 @@ pub struct KubeModel<'a> {
     /// 100k chains misses the cache on every one.
     service_by_chain: Vec<u32>,
     endpoint_by_chain: Vec<u32>,
+}
+
+/// True when a DNAT rule has no `[unsupported revision]` marker and exactly one
+/// `--to-destination`, whose value is one `address:port` (not a range, port not 0) of the
+/// dump's family (either family when it is not known). RL408 reports every DNAT for which this
+/// is false and the marker is absent.
+pub fn dnat_sound(rule: RuleRef<'_, '_>, family: Option<Family>) -> bool {
+    if rule.has_unsupported_revision() {
+        return false;
+    }
+    let Some(target) = rule.target() else {
+        return false;
+    };
+    let mut options = target.options().filter(|o| o.name() == "--to-destination");
+    let (Some(option), None) = (options.next(), options.next()) else {
+        return false;
+    };
+    let Some(Ok(parsed)) = option.args().next().map(NatAddress::parse) else {
+        return false;
+    };
+    let (Some(address), Some(ports)) = (parsed.first, parsed.ports) else {
+        return false;
+    };
+    parsed.last == Some(address)
+        && ports.first == ports.last
+        && !matches!(
+            (family, address.is_ipv6()),
+            (Some(Family::Ipv4), true) | (Some(Family::Ipv6), false)
+        )
 }
 
 /// No entry in a dense per-chain table.
@@ -513,6 +546,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             chain: chain.id,
             dnat: None,
             destination: None,
+            sound: false,
             name: None,
         };
         for rule in chain.rules() {
@@ -522,6 +556,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             if endpoint.dnat.is_none() && rule.target().is_some_and(|t| t.name() == "DNAT") {
                 endpoint.dnat = Some(rule.id);
                 endpoint.destination = rule.dnat_destination();
+                endpoint.sound = dnat_sound(rule, self.set.family);
             }
         }
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;

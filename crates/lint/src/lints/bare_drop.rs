@@ -59,6 +59,7 @@ If you add your own unconditional DROP to such a chain on purpose, allow it in `
 };
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let mut verdict_chains = (None, [None; 2]);
     for chain in cx.chains() {
         let name = chain.name();
         let Some(owner) = owner(name) else {
@@ -70,7 +71,23 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if known_chain(name).is_some_and(|k| k.drops_by_design) {
             continue;
         }
+        // The chains of this table named like the verdicts (nearly always none), looked up
+        // once per table.
+        let table = chain.table();
+        if verdict_chains.0 != Some(table.id) {
+            verdict_chains = (
+                Some(table.id),
+                ["DROP", "REJECT"].map(|n| table.chain(n).map(|c| c.id)),
+            );
+        }
         for rule in chain.rules() {
+            // A jump to a chain (most rules of a large node) is known from the parse, without
+            // reading the target's text: it is a verdict here only for a chain named like one.
+            if let Some(to) = rule.target_chain()
+                && !verdict_chains.1.contains(&Some(to))
+            {
+                continue;
+            }
             let Some(target) = rule.target() else {
                 continue;
             };
@@ -146,6 +163,13 @@ mod tests {
                         ":DOCKER-USER - [0:0]\n:FLANNEL-FWD - [0:0]\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j FLANNEL-FWD\n-A DOCKER-USER -j REJECT --reject-with icmp-port-unreachable\n-A FLANNEL-FWD -j DROP\n",
                     ),
                     2,
+                ),
+                // A chain named like the verdict does not hide it.
+                (
+                    &filter(
+                        ":KUBE-FIREWALL - [0:0]\n:REJECT - [0:0]\n-A INPUT -j KUBE-FIREWALL\n-A KUBE-FIREWALL -j REJECT\n",
+                    ),
+                    1,
                 ),
             ],
         );

@@ -495,17 +495,23 @@ fn returns_by_mark(rule: RuleRef<'_, '_>) -> bool {
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let mut generation = None;
+    // The known rules of the chain at hand, in KNOWN's order; reused.
+    let mut here: Vec<&Known> = Vec::new();
     for chain in cx.chains() {
         let kind = chain.table().kind();
         if !matches!(kind, TableKind::Filter | TableKind::Nat) {
             continue;
         }
         // Most chains of a large node (KUBE-SVC-*, KUBE-SEP-*) hold no rule of the table: skip
-        // them whole rather than reading every rule's comments.
-        if !KNOWN
-            .iter()
-            .any(|k| k.table == kind && k.in_chain(chain.name()))
-        {
+        // them whole rather than reading every rule's comments. The table and chain of each
+        // known rule are compared once per chain, not once per rule and comment.
+        here.clear();
+        here.extend(
+            KNOWN
+                .iter()
+                .filter(|k| k.table == kind && k.in_chain(chain.name())),
+        );
+        if here.is_empty() {
             continue;
         }
         let mut mark_return_seen = false;
@@ -516,23 +522,27 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             let Some(target) = rule.target() else {
                 continue;
             };
+            let target = target.name();
+            // No known rule of this chain has this target: its comments cannot name one.
+            if !here
+                .iter()
+                .any(|k| k.target.is_empty() || k.target == target)
+            {
+                continue;
+            }
             // A match iptables could not print is RL502's finding, not a lost match.
             if rule.has_unsupported_revision() {
                 continue;
             }
-            let target = target.name();
             // A DROP or REJECT with no match at all in an owned chain is RL401's.
             if is_drop_or_reject(target) && rule.is_unconditional() && owner(chain.name()).is_some()
             {
                 continue;
             }
             let Some(known) = comments(rule).find_map(|c| {
-                KNOWN.iter().find(|k| {
-                    k.table == kind
-                        && (k.target.is_empty() || k.target == target)
-                        && k.in_chain(chain.name())
-                        && k.reads(&c)
-                })
+                here.iter()
+                    .copied()
+                    .find(|k| (k.target.is_empty() || k.target == target) && k.reads(&c))
             }) else {
                 continue;
             };
