@@ -687,9 +687,6 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     fn layout(&self) -> Layout {
         let nat_chain = |name| self.nat.and_then(|t| t.chain(name));
-        let filter_chain = |name| self.filter.and_then(|t| t.chain(name));
-        let mark_drop = nat_chain("KUBE-MARK-DROP").is_some();
-        let proxy_firewall = filter_chain("KUBE-PROXY-FIREWALL").is_some();
         // nat's service and endpoint chains were seen in `read_nat_chains`: they are kube-proxy's
         // and hold neither IPVS chains nor nfacct or set matches (see below).
         let mut kube_chains = self.service_or_endpoint_chains;
@@ -729,8 +726,64 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
             }
         }
+        let decided = Layout::decide(
+            self.nat,
+            self.filter,
+            LayoutSigns {
+                services_or_endpoints: !self.services.is_empty() || !self.endpoints.is_empty(),
+                kube_chains,
+                modern_chains,
+                nfacct,
+                ipvs,
+            },
+        );
+        let commented = self.endpoints.iter().any(|e| e.name.is_some());
+        let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
+            c.rules().find_map(|r| {
+                let target = r.target()?;
+                if target.name() != "MARK" {
+                    return None;
+                }
+                set_mark(
+                    target.option_arg("--set-xmark"),
+                    target.option_arg("--or-mark"),
+                )
+            })
+        });
+        Layout {
+            large_cluster: self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
+                || (!self.endpoints.is_empty() && !commented),
+            masquerade_mark,
+            ..decided
+        }
+    }
+}
+
+/// What decides a node's layout besides its fixed chains, read by the model and by the trace's
+/// light reader (`trace/facts.rs`), so that both decide the mode and generation alike.
+pub(crate) struct LayoutSigns {
+    /// Service or endpoint chains (or their facts) were found.
+    pub services_or_endpoints: bool,
+    /// A `KUBE-*` chain only kube-proxy writes was found.
+    pub kube_chains: bool,
+    /// `KUBE-EXT-*` or `KUBE-SVL-*` chains (the 1.27+ layout).
+    pub modern_chains: bool,
+    /// An nfacct match in a fixed chain.
+    pub nfacct: bool,
+    /// IPVS chains or IPVS ipset matches.
+    pub ipvs: bool,
+}
+
+impl Layout {
+    /// The layout from nat's and filter's fixed chains and the signs read before;
+    /// `large_cluster` and `masquerade_mark` are left for the caller.
+    pub(crate) fn decide(
+        nat: Option<TableRef<'_, '_>>,
+        filter: Option<TableRef<'_, '_>>,
+        signs: LayoutSigns,
+    ) -> Layout {
         let any_chain = |names: &[&str]| {
-            [self.nat, self.filter]
+            [nat, filter]
                 .into_iter()
                 .flatten()
                 .any(|t| names.iter().any(|n| t.chain(n).is_some()))
@@ -741,8 +794,8 @@ impl<'r, 'a> Builder<'r, 'a> {
             "KUBE-KUBELET-CANARY",
             "KUBE-IPTABLES-HINT",
         ]);
-        let iptables_mode = !self.services.is_empty()
-            || !self.endpoints.is_empty()
+        let proxy_firewall = filter.is_some_and(|t| t.chain("KUBE-PROXY-FIREWALL").is_some());
+        let iptables_mode = signs.services_or_endpoints
             || any_chain(&[
                 "KUBE-SERVICES",
                 "KUBE-NODEPORTS",
@@ -751,7 +804,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 "KUBE-PROXY-CANARY",
                 "KUBE-FORWARD",
             ]);
-        let mode = if ipvs {
+        let mode = if signs.ipvs {
             ProxyMode::Ipvs
         } else if iptables_mode {
             ProxyMode::Iptables
@@ -768,43 +821,29 @@ impl<'r, 'a> Builder<'r, 'a> {
         } else {
             ProxyMode::None
         };
-        let generation = if !kube_chains
+        let generation = if !signs.kube_chains
             || !matches!(
                 mode,
                 ProxyMode::Iptables | ProxyMode::Ipvs | ProxyMode::None
             ) {
             Generation::None
-        } else if proxy_firewall || modern_chains || nfacct {
+        } else if proxy_firewall || signs.modern_chains || signs.nfacct {
             Generation::Modern
         } else {
             // KUBE-MARK-DROP and the 0x8000 KUBE-FIREWALL rule mark it, but kube-proxy chains
             // without any marker are older still: legacy too.
             Generation::Legacy
         };
-        let commented = self.endpoints.iter().any(|e| e.name.is_some());
-        let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
-            c.rules().find_map(|r| {
-                let target = r.target()?;
-                if target.name() != "MARK" {
-                    return None;
-                }
-                set_mark(
-                    target.option_arg("--set-xmark"),
-                    target.option_arg("--or-mark"),
-                )
-            })
-        });
         Layout {
             mode,
             kubelet,
             generation,
-            mark_drop,
+            mark_drop: nat.is_some_and(|t| t.chain("KUBE-MARK-DROP").is_some()),
             proxy_firewall,
-            nfacct,
-            large_cluster: self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
-                || (!self.endpoints.is_empty() && !commented),
-            ipvs,
-            masquerade_mark,
+            nfacct: signs.nfacct,
+            large_cluster: false,
+            ipvs: signs.ipvs,
+            masquerade_mark: None,
         }
     }
 }

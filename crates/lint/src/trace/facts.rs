@@ -17,7 +17,9 @@ use super::NodeFacts;
 use crate::kube::names::{
     CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment,
 };
-use crate::kube::{Generation, Layout, ProxyMode, is_ipvs_chain, is_ipvs_set, is_kube_proxy_chain};
+use crate::kube::{
+    Layout, LayoutSigns, ProxyMode, is_ipvs_chain, is_ipvs_set, is_kube_proxy_chain,
+};
 use rulelint_parser::views::{NatAddress, unquote};
 use rulelint_parser::{ChainId, ChainRef, LineIndex, RuleRef, Ruleset, TableKind, TableRef};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -414,66 +416,16 @@ impl LayoutFlags {
         filter: Option<TableRef<'_, '_>>,
         services_or_endpoints: bool,
     ) -> Layout {
-        let any_chain = |names: &[&str]| {
-            [nat, filter]
-                .into_iter()
-                .flatten()
-                .any(|t| names.iter().any(|n| t.chain(n).is_some()))
-        };
-        let kubelet = any_chain(&[
-            "KUBE-MARK-DROP",
-            "KUBE-FIREWALL",
-            "KUBE-KUBELET-CANARY",
-            "KUBE-IPTABLES-HINT",
-        ]);
-        let proxy_firewall = filter.is_some_and(|t| t.chain("KUBE-PROXY-FIREWALL").is_some());
-        let iptables_mode = services_or_endpoints
-            || any_chain(&[
-                "KUBE-SERVICES",
-                "KUBE-NODEPORTS",
-                "KUBE-EXTERNAL-SERVICES",
-                "KUBE-PROXY-FIREWALL",
-                "KUBE-PROXY-CANARY",
-                "KUBE-FORWARD",
-            ]);
-        let mode = if self.ipvs {
-            ProxyMode::Ipvs
-        } else if iptables_mode {
-            ProxyMode::Iptables
-        } else if any_chain(&["KUBE-ROUTER-SERVICES", "KUBE-ROUTER-HAIRPIN"]) {
-            ProxyMode::KubeRouter
-        } else if any_chain(&[
-            "KUBE-PORTALS-CONTAINER",
-            "KUBE-PORTALS-HOST",
-            "KUBE-NODEPORT-CONTAINER",
-            "KUBE-NODEPORT-HOST",
-            "KUBE-NODEPORT-NON-LOCAL",
-        ]) {
-            ProxyMode::Userspace
-        } else {
-            ProxyMode::None
-        };
-        let generation = if !self.kube_chains
-            || !matches!(
-                mode,
-                ProxyMode::Iptables | ProxyMode::Ipvs | ProxyMode::None
-            ) {
-            Generation::None
-        } else if proxy_firewall || self.modern_chains || self.nfacct {
-            Generation::Modern
-        } else {
-            Generation::Legacy
-        };
-        Layout {
-            mode,
-            kubelet,
-            generation,
-            mark_drop: nat.is_some_and(|t| t.chain("KUBE-MARK-DROP").is_some()),
-            proxy_firewall,
-            nfacct: self.nfacct,
-            large_cluster: false,
-            ipvs: self.ipvs,
-            masquerade_mark: None,
-        }
+        Layout::decide(
+            nat,
+            filter,
+            LayoutSigns {
+                services_or_endpoints,
+                kube_chains: self.kube_chains,
+                modern_chains: self.modern_chains,
+                nfacct: self.nfacct,
+                ipvs: self.ipvs,
+            },
+        )
     }
 }
