@@ -20,6 +20,7 @@ target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_direc
 "$work/root/bin/rulelint" --version
 
 echo "==> the installed binary serves the page, and the page checks a dump in Chromium"
+source scripts/ensure-node.sh
 cd crates/wasm/e2e
 RULELINT_BIN="$work/root/bin/rulelint" node --test --test-concurrency=1 \
   --test-name-pattern="shows the findings" tests/page.test.mjs

@@ -18,15 +18,8 @@ if [ ! -x /usr/bin/chromium ] || ! command -v npm >/dev/null; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 /usr/bin/chromium --version
-node --version
-# playwright-core (crates/wasm/e2e/package.json) needs Node 20 or later; Debian 12's own nodejs
-# package is 18. Say so plainly instead of failing later inside npm or the browser tests.
-node_major=$(node --version | sed 's/^v\([0-9]*\).*/\1/')
-if [ "${node_major:-0}" -lt 20 ]; then
-  echo "test-web.sh: Node $(node --version) is too old for playwright-core (needs 20 or later);" >&2
-  echo "  install Node 20 (e.g. Debian's bookworm-backports or NodeSource's nodejs package) and rerun" >&2
-  exit 2
-fi
+# Node 20 or later (Debian 12 has 18): installed from the npm registry when older.
+source scripts/ensure-node.sh
 
 step "web: npm packages (playwright-core, binaryen)"
 (cd crates/wasm/e2e && npm ci --no-audit --no-fund)

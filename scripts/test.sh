@@ -35,6 +35,9 @@ if [ "$status" -ne 1 ]; then
   exit 1
 fi
 
+step "Node 20 for the web tests where the system has 18 (stand-in node 18)"
+bash scripts/test-ensure-node.sh
+
 step "collection script (stand-in kubectl)"
 cargo build --quiet
 bash scripts/test-collect.sh "$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/rulelint"
