@@ -219,8 +219,15 @@ impl<'a> DiagnosticDoc<'a> {
             column: start.column,
             end_line: end.line,
             end_column: end.column,
-            table: d.table.map(|t| set.table(t).name()),
-            chain: d.chain.map(|c| set.chain(c).name()),
+            // Ids out of range (a diagnostic about another ruleset) name nothing rather than panic.
+            table: d
+                .table
+                .filter(|t| (t.0 as usize) < set.tables.len())
+                .map(|t| set.table(t).name()),
+            chain: d
+                .chain
+                .filter(|c| (c.0 as usize) < set.chains.len())
+                .map(|c| set.chain(c).name()),
             label: &d.label,
             help: d.help.as_deref(),
         }
@@ -328,5 +335,30 @@ pub fn file_doc<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileDoc<'a> {
             .iter()
             .map(|d| DiagnosticDoc::new(d, set, &index))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChainId, TableId};
+    use crate::{LineIndex, Span, parse};
+
+    /// A diagnostic that names a table or chain the ruleset does not have (it came from another
+    /// section of the file) is written without the names instead of panicking.
+    #[test]
+    fn ids_out_of_range_name_nothing() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n";
+        let parsed = parse(text);
+        let mut d = Diagnostic::new(&crate::codes::ALL[0], Span::new(0, 7), "m");
+        d.table = Some(TableId(0));
+        d.chain = Some(ChainId(0));
+        let index = LineIndex::new(text);
+        let doc = DiagnosticDoc::new(&d, &parsed.ruleset, &index);
+        assert_eq!((doc.table, doc.chain), (Some("filter"), Some("INPUT")));
+        d.table = Some(TableId(7));
+        d.chain = Some(ChainId(99));
+        let doc = DiagnosticDoc::new(&d, &parsed.ruleset, &index);
+        assert_eq!((doc.table, doc.chain), (None, None));
     }
 }
