@@ -130,6 +130,15 @@ fn reference(set: &Ruleset<'_>) -> Reference {
     }
 }
 
+/// How far `ip` is from the start of `net`.
+fn offset(net: IpNet, ip: IpAddr) -> u128 {
+    match (net.network(), ip) {
+        (IpAddr::V4(b), IpAddr::V4(i)) => u128::from(u32::from(i) - u32::from(b)),
+        (IpAddr::V6(b), IpAddr::V6(i)) => u128::from(i) - u128::from(b),
+        _ => u128::MAX,
+    }
+}
+
 /// Compares the node's facts with the model's; `what` names the dump.
 fn compare(what: &str, text: &str) {
     let parsed = parse(text);
@@ -148,11 +157,43 @@ fn compare(what: &str, text: &str) {
         .into_iter()
         .filter(|ip| node.is_service_ip(*ip))
         .collect();
+    // The endpoints near an address, read without the set of them all (before it exists,
+    // unless the pod network needed it): the pod network's first addresses and the /24 (/80)
+    // around each local endpoint, as the default source asks.
+    let mut nets: Vec<IpNet> = facts.pod_cidr.iter().map(|(n, _)| *n).collect();
+    for ip in node
+        .local_endpoints()
+        .iter()
+        .chain(want.endpoint_ips.iter().take(3))
+    {
+        nets.push(
+            IpNet::new(*ip, if ip.is_ipv4() { 24 } else { 80 })
+                .unwrap()
+                .trunc(),
+        );
+    }
+    nets.sort();
+    nets.dedup();
+    for net in nets {
+        for count in [2050, 7] {
+            let near: Vec<IpAddr> = want
+                .endpoint_ips
+                .iter()
+                .copied()
+                .filter(|ip| net.contains(ip) && offset(net, *ip) < u128::from(count))
+                .collect();
+            assert_eq!(
+                node.endpoint_ips_near(net, count),
+                near,
+                "{what}: the endpoints near {net}"
+            );
+        }
+    }
     let got = Reference {
         addresses: facts.addresses.clone(),
         pod_cidr: facts.pod_cidr.clone(),
         service_ips,
-        endpoint_ips: facts.endpoint_ips.iter().copied().collect(),
+        endpoint_ips: node.endpoint_ips().iter().copied().collect(),
         local_endpoints: node.local_endpoints().iter().copied().collect(),
         layout: node.layout_description(),
         mode: format!("{:?}", node.proxy_mode()),

@@ -1,0 +1,129 @@
+//! Line numbers of the few places a trace prints, counted on demand.
+//!
+//! A [`LineIndex`] of a 250k-rule dump reads all of its 28 MB and stores a start per line: more
+//! than the whole trace costs. A trace prints a dozen lines, so each is counted from the nearest
+//! place already known (a SIMD newline count, no allocation per line), and remembered. Should
+//! the counting ever read more than twice the text (many steps far apart), the full index is
+//! built once and answers from then on, so the cost stays bounded by a few passes.
+
+use rulelint_parser::LineIndex;
+use std::sync::{Mutex, OnceLock};
+
+/// Counting beyond this many times the text's length switches to a full [`LineIndex`].
+const COUNT_BUDGET_TEXTS: usize = 2;
+
+/// 1-based line numbers of byte offsets of one text, counted lazily.
+#[derive(Debug)]
+pub(crate) struct Lines<'a> {
+    text: &'a str,
+    /// Known (offset, line) pairs, sorted by offset; starts with (0, 1).
+    known: Mutex<Known>,
+    full: OnceLock<LineIndex>,
+    /// Bytes counted before the full index is built instead.
+    budget: usize,
+}
+
+#[derive(Debug)]
+struct Known {
+    points: Vec<(u32, u32)>,
+    counted: usize,
+}
+
+impl<'a> Lines<'a> {
+    /// Nothing counted yet.
+    pub(crate) fn new(text: &'a str) -> Lines<'a> {
+        Lines::with_budget(text, COUNT_BUDGET_TEXTS.saturating_mul(text.len()))
+    }
+
+    fn with_budget(text: &'a str, budget: usize) -> Lines<'a> {
+        Lines {
+            budget,
+            text,
+            known: Mutex::new(Known {
+                points: vec![(0, 1)],
+                counted: 0,
+            }),
+            full: OnceLock::new(),
+        }
+    }
+
+    /// The 1-based line holding byte `offset` (as [`LineIndex::line`]).
+    pub(crate) fn line(&self, offset: u32) -> u32 {
+        if let Some(full) = self.full.get() {
+            return full.line(offset);
+        }
+        let bytes = self.text.as_bytes();
+        let offset = offset.min(bytes.len() as u32);
+        // A poisoned lock only means another thread panicked while counting: the points it
+        // holds are still right, each was inserted whole.
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let i = known.points.partition_point(|&(o, _)| o <= offset);
+        // points[0] is (0, 1), so i >= 1.
+        let (below, below_line) = known.points[i - 1];
+        let line = match known.points.get(i) {
+            Some(&(above, above_line)) if above - offset < offset - below => {
+                known.counted += (above - offset) as usize;
+                above_line - newlines(&bytes[offset as usize..above as usize])
+            }
+            _ => {
+                known.counted += (offset - below) as usize;
+                below_line + newlines(&bytes[below as usize..offset as usize])
+            }
+        };
+        if known.counted > self.budget {
+            drop(known);
+            return self
+                .full
+                .get_or_init(|| LineIndex::new(self.text))
+                .line(offset);
+        }
+        if known.points.get(i - 1).is_none_or(|&(o, _)| o != offset) {
+            known.points.insert(i, (offset, line));
+        }
+        line
+    }
+}
+
+fn newlines(bytes: &[u8]) -> u32 {
+    memchr::memchr_iter(b'\n', bytes).count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equals_the_line_index_in_any_order() {
+        let text = "a\nbb\n\nccc\r\nd\n\ne";
+        let index = LineIndex::new(text);
+        let offsets: Vec<u32> = (0..=text.len() as u32).collect();
+        // Forwards, backwards and from the middle out: each answer equals the full index's.
+        for order in [
+            offsets.clone(),
+            offsets.iter().rev().copied().collect::<Vec<_>>(),
+            offsets
+                .iter()
+                .map(|&o| (o + 7) % (text.len() as u32 + 1))
+                .collect(),
+        ] {
+            let lines = Lines::new(text);
+            for o in order {
+                assert_eq!(lines.line(o), index.line(o), "offset {o}");
+            }
+        }
+    }
+
+    #[test]
+    fn switches_to_the_full_index_past_the_budget() {
+        let text = "x\n".repeat(1000);
+        let index = LineIndex::new(&text);
+        let lines = Lines::with_budget(&text, 1000);
+        // Far apart and alternating: the counts add up past the budget.
+        for k in 0..20u32 {
+            let o = if k % 2 == 0 { 1999 - k } else { k };
+            assert_eq!(lines.line(o), index.line(o));
+        }
+        assert!(lines.full.get().is_some());
+        assert_eq!(lines.line(1001), index.line(1001));
+    }
+}
