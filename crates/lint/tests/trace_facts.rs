@@ -267,3 +267,75 @@ fn generated_cluster_facts_equal_the_models() {
         }
     }
 }
+
+/// The endpoints near a network are told apart by their text before they are parsed: every
+/// spelling `--to-destination` may take (brackets, a range, no port, a neighbour that shares
+/// the first digits, IPv6, an unreadable one) gives the model's answer.
+#[test]
+fn endpoint_spellings_equal_the_models() {
+    let mut dump = String::from(
+        "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n",
+    );
+    let targets = [
+        "10.244.3.5:80",
+        "[10.244.3.6]:80",
+        "10.244.3.7-10.244.3.9:80",
+        "10.244.3.8",
+        "10.244.30.5:80",
+        "10.244.3.10:80-90",
+        "010.244.3.11:80",
+        "[fd00::3:5]:80",
+        "10.245.3.12:80",
+        "not-an-address",
+        ":8080",
+    ];
+    for (i, _) in targets.iter().enumerate() {
+        dump.push_str(&format!(":KUBE-SEP-{i:0>16} - [0:0]\n"));
+    }
+    dump.push_str("-A PREROUTING -j KUBE-SERVICES\n");
+    dump.push_str(
+        "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+    );
+    // The pod network from this rule: the endpoints are not all read to guess it, so the
+    // questions below read them by their text.
+    dump.push_str(
+        "-A KUBE-SVC-AAAAAAAAAAAAAAAA ! -s 10.244.0.0/16 -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j KUBE-MARK-MASQ\n",
+    );
+    for (i, to) in targets.iter().enumerate() {
+        dump.push_str(&format!(
+            "-A KUBE-SVC-AAAAAAAAAAAAAAAA -j KUBE-SEP-{i:0>16}\n\
+             -A KUBE-SEP-{i:0>16} -s 10.244.3.5/32 -j KUBE-MARK-MASQ\n\
+             -A KUBE-SEP-{i:0>16} -p tcp -m tcp -j DNAT --to-destination {to}\n"
+        ));
+    }
+    dump.push_str("COMMIT\n");
+    compare("spellings", &dump);
+    // And the networks compare() does not ask about: wider, narrower, not on an octet.
+    let parsed = parse(&dump);
+    let node = TraceNode::new("n", &parsed.ruleset);
+    let reference = reference(&parsed.ruleset);
+    assert!(
+        reference
+            .pod_cidr
+            .is_some_and(|(n, _)| n.to_string() == "10.244.0.0/16")
+    );
+    let want = reference.endpoint_ips;
+    assert!(want.len() >= 6, "{want:?}");
+    for net in [
+        "10.244.3.0/24",
+        "10.244.0.0/16",
+        "10.0.0.0/8",
+        "10.244.3.8/29",
+        "10.244.0.0/19",
+        "0.0.0.0/0",
+        "fd00::/64",
+    ] {
+        let net: IpNet = net.parse().unwrap();
+        let near: Vec<IpAddr> = want
+            .iter()
+            .copied()
+            .filter(|ip| net.contains(ip) && offset(net, *ip) < 2050)
+            .collect();
+        assert_eq!(node.endpoint_ips_near(net, 2050), near, "near {net}");
+    }
+}

@@ -325,13 +325,27 @@ impl IptablesFacts {
         }
         let ips = match self.endpoint_ips.get() {
             Some(all) => addresses_near(all.iter().copied(), net, count),
-            None => addresses_near(
-                self.endpoint_chains
-                    .iter()
-                    .filter_map(|&c| endpoint_ip(set.chain(c))),
-                net,
-                count,
-            ),
+            None => {
+                let lead = v4_text_prefix(net);
+                addresses_near(
+                    self.endpoint_chains.iter().filter_map(|&c| {
+                        let text = endpoint_dnat(set.chain(c))?;
+                        // Most addresses are told apart from the network's by their first
+                        // characters, without parsing them.
+                        if let Some(lead) = &lead
+                            && !text.starts_with(lead.as_str())
+                            && !text
+                                .strip_prefix('[')
+                                .is_some_and(|t| t.starts_with(lead.as_str()))
+                        {
+                            return None;
+                        }
+                        dnat_address(text)
+                    }),
+                    net,
+                    count,
+                )
+            }
         };
         near.push((net, count, ips.clone()));
         ips
@@ -490,14 +504,48 @@ fn chain_service_names(set: &Ruleset<'_>) -> FxHashSet<String> {
 
 /// The pod address an endpoint chain DNATs to: its first DNAT rule's first address.
 fn endpoint_ip(chain: ChainRef<'_, '_>) -> Option<IpAddr> {
-    let rule = chain
+    dnat_address(endpoint_dnat(chain)?)
+}
+
+/// The `--to-destination` of an endpoint chain's first DNAT rule.
+fn endpoint_dnat<'a>(chain: ChainRef<'_, 'a>) -> Option<&'a str> {
+    let set = chain.ruleset();
+    chain
         .rules()
-        .find(|r| r.target().is_some_and(|t| t.name() == "DNAT"))?;
-    let text = rule.dnat_destination()?;
+        .find(|r| match r.target_chain() {
+            // A jump (`-j KUBE-MARK-MASQ`): told by the chain's name, not the rule's words,
+            // which are not read (a chain named DNAT would still count, as by name).
+            Some(to) => set.chain(to).name() == "DNAT",
+            None => r.target().is_some_and(|t| t.name() == "DNAT"),
+        })?
+        .dnat_destination()
+}
+
+/// The first address of a `--to-destination`.
+fn dnat_address(text: &str) -> Option<IpAddr> {
     match plain_address_port(text) {
         Some(ip) => Some(ip),
         None => NatAddress::parse(text).ok()?.first,
     }
+}
+
+/// For an IPv4 network of at least a /8, the text every address in it starts with as
+/// `--to-destination` writes it (`10.244.3.` for `10.244.3.0/24`; at most three octets).
+/// Exact: the address is read by the standard parser, which takes no leading zeros, so an
+/// address has one spelling; `NatAddress` may put it in brackets, which the caller allows.
+fn v4_text_prefix(net: IpNet) -> Option<String> {
+    let IpNet::V4(v4) = net else {
+        return None;
+    };
+    let octets = usize::from(v4.prefix_len() / 8).min(3);
+    (octets > 0).then(|| {
+        let mut lead = String::new();
+        for o in &v4.network().octets()[..octets] {
+            lead.push_str(&o.to_string());
+            lead.push('.');
+        }
+        lead
+    })
 }
 
 /// The address of kube-proxy's `--to-destination 10.244.1.5:8080` (or `[fd00::5]:8080`): one
