@@ -12,6 +12,10 @@ use std::sync::{Mutex, OnceLock};
 /// Counting beyond this many times the text's length switches to a full [`LineIndex`].
 const COUNT_BUDGET_TEXTS: usize = 2;
 
+/// A long count remembers where it was every this many bytes (a megabyte: a dump of 28 MB
+/// keeps 28 places).
+const STRIDE: u32 = 1 << 20;
+
 /// 1-based line numbers of byte offsets of one text, counted lazily.
 #[derive(Debug)]
 pub(crate) struct Lines<'a> {
@@ -21,6 +25,8 @@ pub(crate) struct Lines<'a> {
     full: OnceLock<LineIndex>,
     /// Bytes counted before the full index is built instead.
     budget: usize,
+    /// A long count remembers where it was every this many bytes.
+    stride: u32,
 }
 
 #[derive(Debug)]
@@ -32,12 +38,13 @@ struct Known {
 impl<'a> Lines<'a> {
     /// Nothing counted yet.
     pub(crate) fn new(text: &'a str) -> Lines<'a> {
-        Lines::with_budget(text, COUNT_BUDGET_TEXTS.saturating_mul(text.len()))
+        Lines::with_limits(text, COUNT_BUDGET_TEXTS.saturating_mul(text.len()), STRIDE)
     }
 
-    fn with_budget(text: &'a str, budget: usize) -> Lines<'a> {
+    fn with_limits(text: &'a str, budget: usize, stride: u32) -> Lines<'a> {
         Lines {
             budget,
+            stride: stride.max(1),
             text,
             known: Mutex::new(Known {
                 points: vec![(0, 1)],
@@ -60,14 +67,30 @@ impl<'a> Lines<'a> {
         let i = known.points.partition_point(|&(o, _)| o <= offset);
         // points[0] is (0, 1), so i >= 1.
         let (below, below_line) = known.points[i - 1];
+        let stride = self.stride;
+        // Counted in steps of `stride`, each step's end remembered: a later offset between
+        // two far places is then near one.
+        let mut new_points = Vec::new();
         let line = match known.points.get(i) {
             Some(&(above, above_line)) if above - offset < offset - below => {
+                let (mut at, mut line) = (above, above_line);
+                while at - offset > stride {
+                    line -= newlines(&bytes[(at - stride) as usize..at as usize]);
+                    at -= stride;
+                    new_points.push((at, line));
+                }
                 known.counted += (above - offset) as usize;
-                above_line - newlines(&bytes[offset as usize..above as usize])
+                line - newlines(&bytes[offset as usize..at as usize])
             }
             _ => {
+                let (mut at, mut line) = (below, below_line);
+                while offset - at > stride {
+                    line += newlines(&bytes[at as usize..(at + stride) as usize]);
+                    at += stride;
+                    new_points.push((at, line));
+                }
                 known.counted += (offset - below) as usize;
-                below_line + newlines(&bytes[below as usize..offset as usize])
+                line + newlines(&bytes[at as usize..offset as usize])
             }
         };
         if known.counted > self.budget {
@@ -77,9 +100,10 @@ impl<'a> Lines<'a> {
                 .get_or_init(|| LineIndex::new(self.text))
                 .line(offset);
         }
-        if known.points.get(i - 1).is_none_or(|&(o, _)| o != offset) {
-            known.points.insert(i, (offset, line));
-        }
+        new_points.push((offset, line));
+        known.points.extend(new_points);
+        known.points.sort_unstable_by_key(|&(o, _)| o);
+        known.points.dedup_by_key(|&mut (o, _)| o);
         line
     }
 }
@@ -106,9 +130,12 @@ mod tests {
                 .map(|&o| (o + 7) % (text.len() as u32 + 1))
                 .collect(),
         ] {
-            let lines = Lines::new(text);
-            for o in order {
-                assert_eq!(lines.line(o), index.line(o), "offset {o}");
+            // Counted in one go, and in steps of a few bytes that leave places behind.
+            for stride in [STRIDE, 3, 1] {
+                let lines = Lines::with_limits(text, usize::MAX, stride);
+                for &o in &order {
+                    assert_eq!(lines.line(o), index.line(o), "offset {o}, stride {stride}");
+                }
             }
         }
     }
@@ -117,7 +144,7 @@ mod tests {
     fn switches_to_the_full_index_past_the_budget() {
         let text = "x\n".repeat(1000);
         let index = LineIndex::new(&text);
-        let lines = Lines::with_budget(&text, 1000);
+        let lines = Lines::with_limits(&text, 1000, STRIDE);
         // Far apart and alternating: the counts add up past the budget.
         for k in 0..20u32 {
             let o = if k % 2 == 0 { 1999 - k } else { k };
