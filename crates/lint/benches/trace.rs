@@ -4,9 +4,10 @@
 //! later one (what the page pays per trace), and prints (preparation + first trace) / parse.
 //! The packet: a pod to the cluster IP of the last Service dispatched (the worst place for a
 //! scan). Then, for iptables, a node port from outside and the cluster trace with the index
-//! switched off (a scan of KUBE-SERVICES), to show what the index buys; and what the Kubernetes
-//! model, which the preparation no longer builds, would cost. Best of several runs. It asserts
-//! nothing: it measures and prints.
+//! switched off (a scan of KUBE-SERVICES), to show what the index buys; and what the parts the
+//! preparation leaves to the traces would cost built whole (every large chain's index, a line
+//! index, the Kubernetes model). Best of several runs. It asserts nothing: it measures and
+//! prints.
 //!
 //! `cargo bench -p rulelint-lint --bench trace` (`RULELINT_BENCH_MAX=50000` to stop earlier).
 
