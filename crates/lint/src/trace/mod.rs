@@ -34,6 +34,7 @@
 pub mod eval;
 pub mod facts;
 pub mod index;
+mod lines;
 pub mod nft;
 pub mod report;
 mod walk;
@@ -43,8 +44,9 @@ use crate::matchset::protocol_number;
 use facts::IptablesFacts;
 use index::ChainIndexes;
 use ipnet::IpNet;
+use lines::Lines;
 use rulelint_parser::views::parse_address;
-use rulelint_parser::{LineIndex, RuleId, Ruleset};
+use rulelint_parser::{RuleId, Ruleset};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -325,9 +327,10 @@ pub struct NodeFacts {
     /// The pod network and how it was found.
     pub pod_cidr: Option<(IpNet, String)>,
     /// Cluster IPs, external IPs and load-balancer IPs of the Services (not node addresses in
-    /// iptables mode).
+    /// iptables mode); empty for an iptables-save node, which answers on demand.
     pub service_ips: FxHashSet<IpAddr>,
-    /// Endpoint (pod) addresses that Services DNAT to.
+    /// Endpoint (pod) addresses that Services DNAT to; empty for an iptables-save node, which
+    /// reads them on demand.
     pub endpoint_ips: FxHashSet<IpAddr>,
 }
 
@@ -339,17 +342,23 @@ pub struct TraceNode<'a> {
     pub set: &'a Ruleset<'a>,
     /// What the dump says about the node, read in light passes (not the Kubernetes model).
     pub(crate) read: IptablesFacts,
-    pub(crate) lines: LineIndex,
+    /// Line numbers, counted for the rules a trace prints.
+    pub(crate) lines: Lines<'a>,
+    /// The large chains' indexes, each built when a trace first reads the chain.
     pub(crate) index: ChainIndexes,
+    /// The walk reads large chains through `index` (off: rule by rule, for benchmarks).
+    pub(crate) use_index: bool,
 }
 
 impl<'a> TraceNode<'a> {
-    /// Reads the node facts, the proxy mode and the index of large chains. No Kubernetes model
-    /// and no chain graph: the walk follows each rule's resolved target, and the facts are
-    /// read from the few chains that state them ([`facts`]).
+    /// Reads the node facts and the proxy mode, and notes the large chains. No Kubernetes
+    /// model, no chain graph and no line index: the walk follows each rule's resolved target,
+    /// the facts are read from the few chains that state them ([`facts`]), and what only some
+    /// traces need (a chain's index, the endpoints' addresses, a line number) is read when one
+    /// first asks.
     pub fn new(name: impl Into<String>, set: &'a Ruleset<'a>) -> TraceNode<'a> {
-        let lines = LineIndex::new(set.source());
-        let index = ChainIndexes::build(set);
+        let lines = Lines::new(set.source());
+        let index = ChainIndexes::new(set);
         let read = IptablesFacts::read(set, &lines);
         TraceNode {
             name: name.into(),
@@ -357,6 +366,7 @@ impl<'a> TraceNode<'a> {
             read,
             lines,
             index,
+            use_index: true,
         }
     }
 
@@ -365,9 +375,14 @@ impl<'a> TraceNode<'a> {
         self.lines.line(self.set.rule(rule).get().span.start)
     }
 
-    /// Drops the index of large chains, so every chain is read rule by rule (benchmarks).
+    /// The 1-based line of a byte offset of the dump.
+    pub fn line(&self, offset: u32) -> u32 {
+        self.lines.line(offset)
+    }
+
+    /// Reads every chain rule by rule, without the index of large chains (benchmarks).
     pub fn disable_index(&mut self) {
-        self.index = ChainIndexes::default();
+        self.use_index = false;
     }
 
     /// The proxy mode the dump shows.
@@ -375,8 +390,9 @@ impl<'a> TraceNode<'a> {
         self.read.mode
     }
 
-    /// What the dump says about the node (`service_ips` holds the dispatch rules' addresses;
-    /// [`TraceNode::is_service_ip`] answers for every Service address).
+    /// What the dump says about the node: its addresses and pod network (`service_ips` and
+    /// `endpoint_ips` are empty: [`TraceNode::is_service_ip`] and [`TraceNode::endpoint_ips`]
+    /// answer them).
     pub fn facts(&self) -> &NodeFacts {
         &self.read.facts
     }
@@ -395,7 +411,25 @@ impl<'a> TraceNode<'a> {
     /// Whether `ip` is a cluster, external or load-balancer IP of a Service, as the Kubernetes
     /// model lists them.
     pub fn is_service_ip(&self, ip: IpAddr) -> bool {
-        self.read.is_service_ip(self.set, ip)
+        self.read.is_service_ip(self.set, &self.index, ip)
+    }
+
+    /// The pod addresses the endpoint chains DNAT to, as the Kubernetes model lists them
+    /// (read on the first call).
+    pub fn endpoint_ips(&self) -> &FxHashSet<IpAddr> {
+        self.read.endpoint_ips(self.set)
+    }
+
+    /// The endpoints' pod addresses among the first `count` addresses of `net`, sorted (one
+    /// pass over the endpoint chains per network, remembered; no set of them all).
+    pub fn endpoint_ips_near(&self, net: IpNet, count: u32) -> Vec<IpAddr> {
+        self.read.endpoints_near(self.set, net, count)
+    }
+}
+
+impl walk::EndpointAddresses for TraceNode<'_> {
+    fn near(&self, net: IpNet, count: u32) -> Vec<IpAddr> {
+        self.endpoint_ips_near(net, count)
     }
 }
 

@@ -359,6 +359,7 @@ pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         layout: node.model.generation.describe().into(),
         services_not_local: true,
         local_endpoints: node.local_endpoints.clone(),
+        endpoints: &node.facts.endpoint_ips,
     };
     let (mut inputs, pkt, env, origin, traced) = resolve(&known, spec);
     for input in inputs.iter_mut() {

@@ -193,6 +193,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         layout: node.layout_description().into(),
         services_not_local: matches!(node.proxy_mode(), ProxyMode::Iptables | ProxyMode::None),
         local_endpoints: node.local_endpoints().to_vec(),
+        endpoints: node,
     };
     let (inputs, pkt, env, origin, traced) = resolve(&known, spec);
     let mut walker = Walker {
@@ -469,7 +470,12 @@ impl<'n, 'a> Walker<'n, 'a> {
             let frame = *b.stack.last().expect("a frame");
             let chain = set.chain(frame.chain);
             let ids = chain.rule_ids();
-            let pos = match self.node.index.get(frame.chain) {
+            let index = if self.node.use_index {
+                self.node.index.get(set, frame.chain)
+            } else {
+                None
+            };
+            let pos = match index {
                 Some(ix) => ix.next(frame.pos, b.pkt.dst),
                 None => ((frame.pos as usize) < ids.len()).then_some(frame.pos),
             };
@@ -903,6 +909,26 @@ pub(super) struct Known<'n> {
     pub services_not_local: bool,
     /// Pod addresses of node-local endpoints (the default source of `--from pod`).
     pub local_endpoints: Vec<IpAddr>,
+    /// The endpoints' pod addresses, asked near the default source.
+    pub endpoints: &'n dyn EndpointAddresses,
+}
+
+/// The endpoints' pod addresses, as far as the default source needs them.
+pub(super) trait EndpointAddresses {
+    /// The endpoint addresses among the first `count` addresses of `net`, sorted.
+    fn near(&self, net: IpNet, count: u32) -> Vec<IpAddr>;
+}
+
+impl EndpointAddresses for rustc_hash::FxHashSet<IpAddr> {
+    fn near(&self, net: IpNet, count: u32) -> Vec<IpAddr> {
+        let mut near: Vec<IpAddr> = (0..count)
+            .map(|offset| add(net.network(), offset))
+            .filter(|ip| net.contains(ip) && self.contains(ip))
+            .collect();
+        near.sort_unstable();
+        near.dedup();
+        near
+    }
 }
 
 /// The packet's fields: given, defaulted or inferred from `known`, with the inputs to print.
@@ -1089,6 +1115,9 @@ pub(super) fn resolve<'n>(
     (inputs, pkt, env, origin, traced)
 }
 
+/// The default pod source is one of the first this many addresses of its network.
+const DEFAULT_SOURCE_TRIES: u32 = 2050;
+
 /// The source a user would expect: a pod address, an outside address, or the node's.
 fn default_source(
     known: &Known<'_>,
@@ -1128,9 +1157,10 @@ fn default_source(
             // The first address of the pod network past its gateway (.1) that no endpoint has,
             // so a default trace is not a hairpin.
             let base = net.network();
-            for offset in 2u32..2050 {
+            let used = known.endpoints.near(net, DEFAULT_SOURCE_TRIES);
+            for offset in 2u32..DEFAULT_SOURCE_TRIES {
                 let ip = add(base, offset);
-                if net.contains(&ip) && !facts.endpoint_ips.contains(&ip) {
+                if net.contains(&ip) && used.binary_search(&ip).is_err() {
                     return (
                         Some(ip),
                         How::Inferred(format!("an address of {what} {net} that no endpoint uses")),
