@@ -68,6 +68,16 @@ fn main() {
             "    check_source (parse + check + sections, suppressions, caps): {source_ms:.1} ms, {:.2}x parse",
             source_ms / parse_ms
         );
+        // What check_source adds to parse + check: finding the sections and the suppressions.
+        let sections_ms = best_ms(runs, || {
+            black_box(rulelint_lint::source::sections(black_box(&text)));
+        });
+        let suppressions_ms = best_ms(runs, || {
+            let mut none = Vec::new();
+            rulelint_lint::suppression::apply(black_box(&text), &mut none, &config);
+            black_box(none);
+        });
+        println!("    of which sections {sections_ms:.1} ms, suppressions {suppressions_ms:.1} ms");
         // The same check with every lint on this thread: the CPU time it takes.
         let one_ms = best_ms(runs, || {
             black_box(check_with_graph_on(&parsed, &graph, &config, 1));

@@ -116,8 +116,8 @@ fn run_lints(
             })
             .collect();
     }
-    // The Kubernetes lints (RL4xx) read the model; the queue holds the others first.
-    let needs_model = |lint: &Lint| lint.info.code.starts_with("RL4");
+    // The queue holds the lints that do not wait for the model first.
+    let needs_model = |lint: &Lint| reads_model_first(lint.info.code);
     let mut order: Vec<usize> = (0..lints.len()).collect();
     order.sort_by_key(|&i| needs_model(lints[i]));
     let build_model = order.iter().any(|&i| needs_model(lints[i]));
@@ -151,6 +151,17 @@ fn run_lints(
         }
     });
     results
+}
+
+/// The Kubernetes lints (RL4xx) that read the model only to word a finding, or only for a rule
+/// that already lost a match: on a healthy dump they never wait for it, so they run beside its
+/// build with the lints of the other layers.
+const MODEL_ONLY_ON_FINDING: &[&str] = &["RL401", "RL403", "RL409", "RL410", "RL413"];
+
+/// Whether a lint reads the Kubernetes model before it can conclude anything. (Either way the
+/// findings are the same: a lint that asks for the model waits until it is built.)
+fn reads_model_first(code: &str) -> bool {
+    code.starts_with("RL4") && !MODEL_ONLY_ON_FINDING.contains(&code)
 }
 
 /// The severity a lint runs at under `config` (`None`: not selected), and whether the
@@ -237,6 +248,34 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Kubernetes lints scheduled beside the model's build do not ask for it on a healthy
+    /// kube-proxy node: they would wait for it there.
+    #[test]
+    fn lints_run_beside_the_model_do_not_read_it_on_a_healthy_node() {
+        let text = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(30_000));
+        let parsed = rulelint_parser::parse(&text);
+        let graph = ChainGraph::build(&parsed.ruleset);
+        for code in MODEL_ONLY_ON_FINDING {
+            let lint = LINTS
+                .iter()
+                .find(|l| l.info.code == *code)
+                .expect("a registered lint");
+            let cx = LintContext::new(&parsed.ruleset, &graph);
+            let mut found = Vec::new();
+            lint.run(&cx, &mut found);
+            assert!(found.is_empty(), "{code}: {found:?}");
+            assert!(!cx.kube_built(), "{code} built the Kubernetes model");
+        }
+        // And the others do read it there.
+        let cx = LintContext::new(&parsed.ruleset, &graph);
+        let lint = LINTS
+            .iter()
+            .find(|l| l.info.code == "RL408")
+            .expect("RL408");
+        lint.run(&cx, &mut Vec::new());
+        assert!(cx.kube_built());
+    }
 
     /// The lints of a dump on one thread or several: the same findings, in the same order.
     #[test]

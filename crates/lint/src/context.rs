@@ -47,6 +47,12 @@ impl<'r, 'a> LintContext<'r, 'a> {
             .get_or_init(|| KubeModel::build(self.set, self.graph))
     }
 
+    /// Whether the Kubernetes model was built (tests of the lint runner's schedule).
+    #[cfg(test)]
+    pub(crate) fn kube_built(&self) -> bool {
+        self.kube.get().is_some()
+    }
+
     /// The tables that are in effect: all but those a later block of the same table replaces
     /// (two dumps pasted back to back, `RL106`). Lints look only at these, so that a doubled
     /// paste does not double every finding.

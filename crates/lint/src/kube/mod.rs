@@ -327,28 +327,78 @@ pub struct KubeModel<'a> {
 /// dump's family (either family when it is not known). RL408 reports every DNAT for which this
 /// is false and the marker is absent.
 pub fn dnat_sound(rule: RuleRef<'_, '_>, family: Option<Family>) -> bool {
-    if rule.has_unsupported_revision() {
-        return false;
-    }
+    dnat_read(rule, family).1
+}
+
+/// A DNAT rule's first `--to-destination` value ([`RuleRef::dnat_destination`]) and whether
+/// the rule is [`dnat_sound`], from one pass over the target's options.
+fn dnat_read<'a>(rule: RuleRef<'_, 'a>, family: Option<Family>) -> (Option<&'a str>, bool) {
     let Some(target) = rule.target() else {
-        return false;
+        return (None, false);
     };
     let mut options = target.options().filter(|o| o.name() == "--to-destination");
-    let (Some(option), None) = (options.next(), options.next()) else {
-        return false;
+    let first = options.next();
+    let destination = first.and_then(|o| o.args().next());
+    if first.is_none() || options.next().is_some() || rule.has_unsupported_revision() {
+        return (destination, false);
+    }
+    let Some(text) = destination else {
+        return (None, false);
     };
-    let Some(Ok(parsed)) = option.args().next().map(NatAddress::parse) else {
-        return false;
+    // The form kube-proxy writes, read without the general parser (this runs once per endpoint).
+    if plain_ipv4_destination(text) {
+        return (destination, family != Some(Family::Ipv6));
+    }
+    let Ok(parsed) = NatAddress::parse(text) else {
+        return (destination, false);
     };
     let (Some(address), Some(ports)) = (parsed.first, parsed.ports) else {
-        return false;
+        return (destination, false);
     };
-    parsed.last == Some(address)
+    let sound = parsed.last == Some(address)
         && ports.first == ports.last
         && !matches!(
             (family, address.is_ipv6()),
             (Some(Family::Ipv4), true) | (Some(Family::Ipv6), false)
-        )
+        );
+    (destination, sound)
+}
+
+/// Whether `text` is `a.b.c.d:port` with decimal octets up to 255 without leading zeros and a
+/// port from 1 to 65535 without leading zeros: a form [`NatAddress::parse`] reads as one IPv4
+/// address and one port. Other forms (IPv6, ranges, zeros in front) are left to it.
+fn plain_ipv4_destination(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    for part in 0..5 {
+        let start = i;
+        let mut value: u32 = 0;
+        // At most 5 digits are read: the value cannot overflow.
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
+            value = value * 10 + u32::from(b[i] - b'0');
+            i += 1;
+        }
+        let len = i - start;
+        let (max, max_len) = if part < 4 { (255, 3) } else { (65_535, 5) };
+        if len == 0
+            || len > max_len
+            || value > max
+            || (len > 1 && b[start] == b'0')
+            || (part == 4 && value == 0)
+        {
+            return false;
+        }
+        let separator = match part {
+            0..=2 => b'.',
+            3 => b':',
+            _ => return i == b.len(),
+        };
+        if b.get(i) != Some(&separator) {
+            return false;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// No entry in a dense per-chain table.
@@ -418,14 +468,18 @@ struct Builder<'r, 'a> {
 
 impl<'r, 'a> Builder<'r, 'a> {
     fn new(set: &'r Ruleset<'a>) -> Self {
+        let nat = table(set, TableKind::Nat);
+        // About one Service port per five nat chains on a kube-proxy node: sized once rather
+        // than grown (and rehashed) through every power of two.
+        let services = nat.map_or(0, |t| t.get().chains.len() / 4);
         Builder {
             set,
-            nat: table(set, TableKind::Nat),
+            nat,
             filter: table(set, TableKind::Filter),
             services: Vec::new(),
             endpoints: Vec::new(),
-            by_hash: FxHashMap::default(),
-            by_name: FxHashMap::default(),
+            by_hash: FxHashMap::with_capacity_and_hasher(services, Default::default()),
+            by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             service_by_chain: vec![NONE; set.chains.len()],
             endpoint_by_chain: vec![NONE; set.chains.len()],
             jumps: Vec::new(),
@@ -555,8 +609,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             }
             if endpoint.dnat.is_none() && rule.target().is_some_and(|t| t.name() == "DNAT") {
                 endpoint.dnat = Some(rule.id);
-                endpoint.destination = rule.dnat_destination();
-                endpoint.sound = dnat_sound(rule, self.set.family);
+                (endpoint.destination, endpoint.sound) = dnat_read(rule, self.set.family);
             }
         }
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;

@@ -224,3 +224,82 @@ fn proxy_mode_is_decided_from_the_chains_each_mode_writes() {
     assert_eq!((l.mode, l.kubelet), (ProxyMode::None, false));
     assert!(!l.is_kubernetes());
 }
+
+/// The fast reading of `a.b.c.d:port` claims only what the general parser reads as one IPv4
+/// address and one port from 1: checked on hand-picked edge cases and on 200k strings of the
+/// characters such values are made of.
+#[test]
+fn plain_ipv4_destination_agrees_with_the_general_parser() {
+    let general = |text: &str| {
+        NatAddress::parse(text).is_ok_and(|n| {
+            n.first.is_some_and(|a| a.is_ipv4())
+                && n.last == n.first
+                && n.ports.is_some_and(|p| p.first == p.last && p.first > 0)
+        })
+    };
+    for text in [
+        "10.244.1.5:8080",
+        "0.0.0.0:1",
+        "255.255.255.255:65535",
+        "1.2.3.4:9",
+        "10.0.0.1:0",
+        "10.0.0.1:65536",
+        "10.0.0.1:080",
+        "010.0.0.1:80",
+        "256.0.0.1:80",
+        "1.2.3:80",
+        "1.2.3.4.5:80",
+        "1.2.3.4",
+        "1.2.3.4:",
+        ":80",
+        "1.2.3.4:80-81",
+        "1.2.3.4-1.2.3.5:80",
+        "[fd00::1]:80",
+        "1.2.3.4:99999",
+        "1111.2.3.4:80",
+        "",
+    ] {
+        if plain_ipv4_destination(text) {
+            assert!(general(text), "{text}");
+        }
+    }
+    assert!(plain_ipv4_destination("10.244.1.5:8080"));
+    assert!(!plain_ipv4_destination("10.0.0.1:0"));
+    assert!(!plain_ipv4_destination("256.0.0.1:80"));
+    // A fixed-seed generator: the same strings on every run, mostly in the plain shape with
+    // wrong separators, lengths and values mixed in.
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n) as usize
+    };
+    let mut claimed = 0;
+    for _ in 0..200_000 {
+        let mut text = String::new();
+        for part in 0..5 {
+            for _ in 0..next(if part == 4 { 7 } else { 5 }) {
+                text.push(b"0123456789"[next(10)] as char);
+            }
+            let separator = match part {
+                0..=2 => '.',
+                3 => ':',
+                _ => break,
+            };
+            text.push(if next(8) == 0 {
+                b".:-x"[next(4)] as char
+            } else {
+                separator
+            });
+        }
+        if plain_ipv4_destination(&text) {
+            claimed += 1;
+            assert!(general(&text), "{text}");
+        }
+    }
+    assert!(
+        claimed > 1000,
+        "{claimed} generated strings in the plain form"
+    );
+}

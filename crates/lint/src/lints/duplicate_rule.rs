@@ -59,14 +59,21 @@ pub(crate) fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
     h.finish()
 }
 
+/// Whether two rules have the same words (kinds, negation and text). Compared from the last
+/// word: rules of one chain mostly differ in their target or its options, so most pairs differ
+/// at the first word compared.
 fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
     let set = a.ruleset();
     a.tokens().len() == b.tokens().len()
-        && a.tokens().iter().zip(b.tokens()).all(|(x, y)| {
-            x.kind() == y.kind()
-                && x.negated() == y.negated()
-                && set.text(x.span()) == set.text(y.span())
-        })
+        && a.tokens()
+            .iter()
+            .rev()
+            .zip(b.tokens().iter().rev())
+            .all(|(x, y)| {
+                x.kind() == y.kind()
+                    && x.negated() == y.negated()
+                    && set.text(x.span()) == set.text(y.span())
+            })
 }
 
 /// Chains up to this many rules are compared pairwise by hash; larger ones go through a map.
@@ -79,7 +86,6 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Reused across chains. In the map, a hash collision between different rules probes the
     // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut hashes: Vec<u64> = Vec::new();
     let mut rules: Vec<RuleRef<'_, '_>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for chain in cx.chains() {
@@ -89,10 +95,10 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         }
         groups.clear();
         if count <= PAIRWISE_MAX {
+            // Compared directly, without hashing every word of every rule: a pair of
+            // different rules is told apart by its word counts or last words.
             rules.clear();
             rules.extend(chain.rules());
-            hashes.clear();
-            hashes.extend(rules.iter().map(|&r| rule_hash(r)));
             let mut counted = [false; PAIRWISE_MAX];
             for i in 0..count {
                 if counted[i] {
@@ -104,7 +110,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                     copies: 1,
                 };
                 for j in i + 1..count {
-                    if !counted[j] && hashes[j] == hashes[i] && same_rule(rules[i], rules[j]) {
+                    if !counted[j] && same_rule(rules[i], rules[j]) {
                         counted[j] = true;
                         if group.copies == 1 {
                             group.second = rules[j].id.0;

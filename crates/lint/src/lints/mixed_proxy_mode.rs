@@ -106,12 +106,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         for chain in table.chains() {
+            // IPVS and kube-router state never lives in iptables mode's per-Service and
+            // per-endpoint chains: once those have shown iptables mode, skip them (they are
+            // most of a large node). The model knows nat's by id, without reading their names.
+            if iptables.is_some()
+                && (kube.service_of_chain(chain.id).is_some()
+                    || kube.endpoint_index(chain.id).is_some())
+            {
+                continue;
+            }
             if !reachable.get(chain.id.index()).copied().unwrap_or(false) {
                 continue;
             }
-            // IPVS and kube-router state never lives in iptables mode's per-Service and
-            // per-endpoint chains: once those have shown iptables mode, skip them (they are
-            // most of a large node).
             let name = chain.name();
             if iptables.is_some() && (service_chain(name).is_some() || is_endpoint_chain(name)) {
                 continue;

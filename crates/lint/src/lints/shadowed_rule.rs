@@ -391,6 +391,13 @@ fn report(
     rule: RuleRef<'_, '_>,
     earlier: RuleRef<'_, '_>,
 ) {
+    let same = same_verdict(earlier, rule);
+    // Dead weight in a chain a component rewrites on every sync (kube-proxy 1.17 to 1.21 wrote
+    // two conntrack ACCEPTs that differ in their comment) is not the user's to remove.
+    if same && owner(rule.chain().name()).is_some() {
+        return;
+    }
+    // Only now: the first line number builds the dump's line index.
     let line = cx.line(earlier.get().span.start);
     let action = action(earlier);
     let what = if earlier.is_unconditional() {
@@ -398,12 +405,6 @@ fn report(
     } else {
         "every packet it matches"
     };
-    let same = same_verdict(earlier, rule);
-    // Dead weight in a chain a component rewrites on every sync (kube-proxy 1.17 to 1.21 wrote
-    // two conntrack ACCEPTs that differ in their comment) is not the user's to remove.
-    if same && owner(rule.chain().name()).is_some() {
-        return;
-    }
     let d = if same {
         let mut d = out
             .at_rule(

@@ -97,9 +97,29 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let Some(filter) = cx.tables().filter(|t| t.kind() == TableKind::Filter).last() else {
         return;
     };
-    // nat's dispatch rules to Service ports with endpoints, by (address, protocol, port); node
-    // ports by (protocol, port). One pass over the model's addresses.
-    let mut dispatched: FxHashMap<Key<'_>, (usize, RuleId)> = FxHashMap::default();
+    // filter's REJECTs with the (address, protocol, port) each guards, in order. They are few
+    // (Services without endpoints) beside the dispatch rules of every Service port: the map
+    // holds their keys, and the model's addresses are looked up in it.
+    let mut rejects: Vec<(RuleRef<'_, '_>, Option<Key<'_>>)> = Vec::new();
+    for name in ["KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"] {
+        let Some(chain) = filter.chain(name) else {
+            continue;
+        };
+        for rule in chain.rules() {
+            if rule.target().is_some_and(|t| t.name() == "REJECT") {
+                rejects.push((rule, reject_key(rule)));
+            }
+        }
+    }
+    if rejects.is_empty() {
+        return;
+    }
+    // For each guarded key, the first dispatch rule to a Service port with endpoints (by
+    // (address, protocol, port); node ports by (protocol, port)), in the model's order.
+    let mut dispatched: FxHashMap<Key<'_>, Option<(usize, RuleId)>> = rejects
+        .iter()
+        .filter_map(|&(_, key)| key.map(|k| (k, None)))
+        .collect();
     // "has no endpoints" REJECTs whose comment names a Service port with endpoints.
     let mut named: FxHashMap<RuleId, usize> = FxHashMap::default();
     for (i, service) in model.services.iter().enumerate() {
@@ -117,35 +137,24 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                     None => continue,
                 },
             };
-            dispatched
-                .entry(Key {
-                    address: address_key,
-                    protocol,
-                    port,
-                })
-                .or_insert((i, address.rule));
+            if let Some(first @ None) = dispatched.get_mut(&Key {
+                address: address_key,
+                protocol,
+                port,
+            }) {
+                *first = Some((i, address.rule));
+            }
         }
         for &rule in &service.no_endpoints_rules {
             named.insert(rule, i);
         }
     }
-    if dispatched.is_empty() && named.is_empty() {
-        return;
-    }
-    for name in ["KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"] {
-        let Some(chain) = filter.chain(name) else {
-            continue;
-        };
-        for rule in chain.rules() {
-            if rule.target().is_none_or(|t| t.name() != "REJECT") {
-                continue;
-            }
-            let found = reject_key(rule)
-                .and_then(|key| dispatched.get(&key).copied())
-                .or_else(|| named.get(&rule.id).map(|&i| (i, first_dispatch(model, i))));
-            if let Some((i, dispatch)) = found {
-                report(cx, out, model, rule, i, dispatch);
-            }
+    for (rule, key) in rejects {
+        let found = key
+            .and_then(|key| dispatched.get(&key).copied().flatten())
+            .or_else(|| named.get(&rule.id).map(|&i| (i, first_dispatch(model, i))));
+        if let Some((i, dispatch)) = found {
+            report(cx, out, model, rule, i, dispatch);
         }
     }
 }
