@@ -3,6 +3,8 @@
 # repository's corpus. Needs a nightly toolchain (cargo-fuzz builds with sanitizers) and installs
 # cargo-fuzz when it is missing. Prints libFuzzer's final statistics; fails on a crash, a timeout
 # (2 s per input) or an input that takes more than 1 GB, the limits issue 16 sets.
+# Targets: parser `parse`, nft `forms`, lint `check` (every output format), `diff` (an input cut
+# into up to three dumps at `====` lines) and `trace` (the first byte picks the packet).
 # Usage: bash scripts/fuzz-brief.sh [SECONDS]
 # Longer runs: cd crates/nft && cargo +nightly fuzz run forms -- -max_total_time=3600
 set -euo pipefail
@@ -49,3 +51,5 @@ run() {
 run parser parse "$seeds/iptables" "$PWD/crates/parser/fuzz/iptables.dict"
 run nft forms "$seeds/nft" "$PWD/crates/nft/fuzz/nft.dict"
 run lint check "$seeds/all" "$seeds/all.dict"
+run lint diff "$seeds/all" "$seeds/all.dict"
+run lint trace "$seeds/iptables" "$seeds/all.dict"
