@@ -53,6 +53,8 @@ pub struct Options {
     pub write_baseline: Option<String>,
     /// Files checked at once (`--jobs`); `None`: one per core.
     pub jobs: Option<usize>,
+    /// All files are one node's outputs, checked together (`--node NAME`).
+    pub node: Option<String>,
 }
 
 /// Exit status: nothing reached `--fail-on`.
@@ -163,6 +165,8 @@ struct Outcome {
     file: LocatedFile,
     /// Human output: the findings rendered.
     rendered: String,
+    /// A node read from several files: its findings per file, in place of `file`.
+    split: Vec<LocatedFile>,
     /// With `--write-baseline`: the findings as baseline entries.
     recorded: Vec<BaselineEntry>,
 }
@@ -173,7 +177,7 @@ fn check_one(
     config: &Config,
     baseline: Option<&Baseline>,
     entry: &folders::Entry,
-    input: Result<input::Input, String>,
+    input: Result<(input::Input, Vec<input::Part>), String>,
 ) -> Outcome {
     let mut outcome = Outcome {
         unreadable: None,
@@ -183,9 +187,10 @@ fn check_one(
             findings: Vec::new(),
         },
         rendered: String::new(),
+        split: Vec::new(),
         recorded: Vec::new(),
     };
-    let input = match input {
+    let (input, parts) = match input {
         Ok(i) => i,
         Err(message) => {
             outcome.unreadable = Some(message);
@@ -213,6 +218,16 @@ fn check_one(
     let mut diagnostics = std::mem::take(&mut checked.diagnostics);
     if let Some(b) = baseline {
         diagnostics.retain(|d| !b.contains(ruleset, d));
+    }
+    if !parts.is_empty() {
+        // One node in several files: findings go back into their files.
+        if options.format == Format::Human && !options.statistics {
+            outcome.rendered =
+                crate::node_files::render(&diagnostics, &input.text, &parts, options.color);
+        }
+        let union = LocatedFile::new(input.name, ruleset, diagnostics);
+        outcome.split = crate::node_files::split(union, &input.text, &parts);
+        return outcome;
     }
     if options.format == Format::Human && !options.statistics && !diagnostics.is_empty() {
         // One line index per file: each finding's snippet is then found in O(log n).
@@ -244,12 +259,24 @@ fn check_all(
     baseline: Option<&Baseline>,
     out: &mut impl Write,
 ) -> io::Result<u8> {
-    let entries = match folders::expand(&options.files) {
+    let mut entries = match folders::expand(&options.files) {
         Ok(e) => e,
         Err(message) => {
             eprintln!("rulelint: {message}");
             return Ok(crate::EXIT_INPUT);
         }
+    };
+    // `--node NAME`: every file given is an output of that one node.
+    let node_paths: Vec<String> = match &options.node {
+        Some(name) => {
+            let paths = entries.drain(..).map(|e| e.path).collect();
+            entries.push(folders::Entry {
+                path: name.clone(),
+                from_folder: false,
+            });
+            paths
+        }
+        None => Vec::new(),
     };
     // Standard input is read here, in order, so that a second `-` reads what the first left
     // (nothing), whichever worker comes first.
@@ -257,7 +284,7 @@ fn check_all(
         entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.path == "-")
+            .filter(|(_, e)| e.path == "-" && options.node.is_none())
             .map(|(i, e)| (i, input::read(&e.path)))
             .collect(),
     );
@@ -277,7 +304,16 @@ fn check_all(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&i);
-            let input = prefetched.unwrap_or_else(|| input::read(&entry.path));
+            let input = match prefetched {
+                Some(read) => read.map(|i| (i, Vec::new())),
+                None if options.node.is_some() => input::read_node(&entry.path, &node_paths),
+                // A subfolder: one node's outputs in files of their own.
+                None if entry.path != "-" && Path::new(&entry.path).is_dir() => {
+                    folders::node_files(&entry.path)
+                        .and_then(|files| input::read_node(&entry.path, &files))
+                }
+                None => input::read(&entry.path).map(|i| (i, Vec::new())),
+            };
             check_one(options, config, baseline, entry, input)
         },
         |i, outcome| {
@@ -309,7 +345,11 @@ fn check_all(
                 status = crate::EXIT_INPUT;
             }
             recorded.findings.extend(outcome.recorded);
-            files.push(outcome.file);
+            if outcome.split.is_empty() {
+                files.push(outcome.file);
+            } else {
+                files.extend(outcome.split);
+            }
             rendered.push(outcome.rendered);
         },
     );

@@ -32,9 +32,56 @@ fn max_dump_bytes() -> u64 {
 }
 
 /// Reads `path` (`-` for stdin). A `.gz` file, or any input starting with the gzip magic, is
-/// decompressed. Notes about the encoding (UTF-16, NUL bytes, invalid UTF-8) go to stderr.
+/// decompressed. Notes about the encoding (UTF-16, NUL bytes, invalid UTF-8) go to stderr. A
+/// folder is one node's outputs in several files ([`read_node`]), read as one text.
 pub fn read(path: &str) -> Result<Input, String> {
+    if path != "-" && std::path::Path::new(path).is_dir() {
+        let files = crate::folders::node_files(path)?;
+        return read_node(path, &files).map(|(input, _)| input);
+    }
     read_limited(path, max_dump_bytes())
+}
+
+/// One file of a node read from several ([`read_node`]): its name and where its text starts in
+/// the node's text.
+pub struct Part {
+    /// The file's name as shown.
+    pub name: String,
+    /// Its byte offset in the node's text.
+    pub start: usize,
+}
+
+/// Reads the files of one node (`iptables-save`, `ipset save`, `ipvsadm -Ln` saved apart) as
+/// one text, as `cat` would join them (a newline added where a file lacks its last one), with
+/// where each file starts. `name` names the node.
+pub fn read_node(name: &str, paths: &[String]) -> Result<(Input, Vec<Part>), String> {
+    let limit = max_dump_bytes();
+    let mut text = String::new();
+    let mut parts = Vec::with_capacity(paths.len());
+    for path in paths {
+        let input = read_limited(path, limit)?;
+        if (text.len() + input.text.len()) as u64 > limit {
+            return Err(format!(
+                "the files of `{name}` hold more than {} MiB, the largest dump rulelint reads (set {MAX_DUMP_ENV} to read more)",
+                limit >> 20
+            ));
+        }
+        parts.push(Part {
+            name: input.name,
+            start: text.len(),
+        });
+        text.push_str(&input.text);
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Ok((
+        Input {
+            name: name.to_string(),
+            text,
+        },
+        parts,
+    ))
 }
 
 /// [`read`] with the size limit (of the file, and of what it decompresses to) given.

@@ -4,6 +4,7 @@ mod check;
 mod diff;
 mod folders;
 mod input;
+mod node_files;
 mod serve;
 mod services;
 mod stats;
@@ -83,6 +84,11 @@ struct CheckArgs {
     /// Files checked at once [default: one per core]. The output is the same whatever the number.
     #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+    /// The files are outputs of this one node (`iptables-save`, `ipset save`, `ipvsadm -Ln`
+    /// saved apart): checked together, each finding shown in its own file. Without it, each
+    /// file is a node (a folder's subfolder is one node's files).
+    #[arg(long, value_name = "NAME")]
+    node: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -313,6 +319,7 @@ fn run_check(args: CheckArgs, out: &mut impl Write) -> io::Result<u8> {
             baseline: args.baseline,
             write_baseline: args.write_baseline,
             jobs: args.jobs.map(usize::from),
+            node: args.node,
         },
         out,
     )

@@ -48,6 +48,9 @@ use std::net::IpAddr;
 pub const FORMAT: &str = "rulelint-node-summary";
 /// The version of the document's shape; a reader refuses other versions.
 pub const FORMAT_VERSION: u32 = 1;
+/// The scope number of an IPVS node's iptables chains, clear of the nftables generations'
+/// (1 + their position).
+const IPVS_SCOPE: u64 = 1000;
 
 /// Why a text is not a summary this version reads.
 #[derive(Debug, thiserror::Error)]
@@ -152,6 +155,8 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
         "iptables" => NodeBackend::Iptables,
         "nftables" => NodeBackend::Nftables,
         "iptables+nftables" => NodeBackend::Both,
+        "ipvs" => NodeBackend::Ipvs,
+        "iptables+ipvs" => NodeBackend::IptablesIpvs,
         other => return Err(SummaryError::Damaged(format!("backend `{other}`"))),
     };
     let nft_generation = match &doc.node.nft_generation {
@@ -461,6 +466,7 @@ impl RawFact {
         let mut r = RawFact::default();
         let scope = |s: Scope| match s {
             Scope::Iptables => 0,
+            Scope::Ipvs => IPVS_SCOPE,
             Scope::Nft { generation } => {
                 // Named by position among the known generations (stable within a version).
                 1 + GENERATIONS
@@ -580,6 +586,9 @@ impl RawFact {
         let scope = |v: u64| -> Result<Scope, SummaryError> {
             if v == 0 {
                 return Ok(Scope::Iptables);
+            }
+            if v == IPVS_SCOPE {
+                return Ok(Scope::Ipvs);
             }
             let generation = GENERATIONS
                 .get(v as usize - 1)

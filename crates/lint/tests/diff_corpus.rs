@@ -37,6 +37,9 @@ fn expectation(case: &str) -> Expect {
         "migration-stale-endpoint" => (false, &["endpoint"], &[], true),
         "migration-group" => (false, &["endpoint"], &["node-02"], true),
         "nft-layout-upgrade" => (true, &[], &[], true),
+        "ipvs-stale-real-server" => (false, &["endpoint"], &[], false),
+        "ipvs-group" => (false, &["service", "weight"], &["node-c", "node-d"], false),
+        "ipvs-vs-iptables" => (true, &[], &[], false),
         other => panic!("corpus/diff/{other}: add its expectation to this test"),
     };
     Expect {

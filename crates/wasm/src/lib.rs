@@ -324,6 +324,28 @@ mod tests {
         assert!(one["error"].as_str().unwrap().contains("at least two"));
     }
 
+    /// The page's diff reads IPVS nodes (`iptables-save; ipset save; ipvsadm -Ln; ip addr`)
+    /// as the CLI does: the stale real server, and the IPVS node beside an iptables node.
+    #[test]
+    fn diff_reads_ipvs_nodes() {
+        let a = include_str!("../../../corpus/diff/ipvs-stale-real-server/node-a.txt");
+        let b = include_str!("../../../corpus/diff/ipvs-stale-real-server/node-b.txt");
+        let nodes = serde_json::json!([{"name": "a", "text": a}, {"name": "b", "text": b}]);
+        let doc: serde_json::Value =
+            serde_json::from_str(&super::diff(&nodes.to_string())).expect("JSON");
+        assert_eq!(doc["agree"], false, "{doc:#}");
+        assert_eq!(doc["differences"][0]["kind"], "endpoint", "{doc:#}");
+        assert_eq!(doc["nodes"][1]["backend"], "iptables+ipvs");
+        let iptables = include_str!("../../../corpus/diff/ipvs-vs-iptables/node-a.txt");
+        let ipvs = include_str!("../../../corpus/diff/ipvs-vs-iptables/node-b.txt");
+        let nodes =
+            serde_json::json!([{"name": "a", "text": iptables}, {"name": "b", "text": ipvs}]);
+        let doc: serde_json::Value =
+            serde_json::from_str(&super::diff(&nodes.to_string())).expect("JSON");
+        assert_eq!(doc["agree"], true, "{doc:#}");
+        assert!(doc["notes"][0].as_str().unwrap().contains("IPVS mode"));
+    }
+
     #[test]
     fn services_returns_the_cli_json_shape() {
         let dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]\n\

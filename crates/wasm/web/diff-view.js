@@ -141,6 +141,10 @@ export function renderDiff(container, doc) {
     : el('p', { 'data-testid': 'diff-verdict', className: 'verdict sev-error' },
       `${doc.summary.drift} drifting difference(s) between ${names}; ${doc.summary.expected} expected.`);
   container.append(verdict);
+  // What was not compared and why (nodes of another mode, a summary without rules).
+  for (const note of doc.notes ?? []) {
+    container.append(el('p', { 'data-testid': 'diff-note', className: 'hint' }, note));
+  }
   const sections = [
     ['Kubernetes', driftList(doc, 'kubernetes')],
     ['Chains', driftList(doc, 'chain')],

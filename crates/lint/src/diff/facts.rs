@@ -78,6 +78,9 @@ pub enum Scope {
         /// The generation's kebab-case name.
         generation: &'static str,
     },
+    /// iptables-save chains of a node in kube-proxy's IPVS mode, which writes other chains than
+    /// iptables mode.
+    Ipvs,
 }
 
 /// A Service port's status: something jumps to its chains.

@@ -111,6 +111,9 @@ impl NodeFacts {
         }
         if node.backend.has_iptables() {
             collect_iptables_chains(node, 0, options.digests, &mut facts);
+            if node.backend.has_ipvs() {
+                super::ipvs::rescope(&mut facts);
+            }
         }
         if let Some(generation) = node.nft_generation {
             collect_nft_chains(node, 0, generation, &mut facts);
@@ -559,38 +562,53 @@ impl Group {
         // across backends), some merged (load-balancer IPs read as external IPs across
         // backends, where nftables cannot tell them apart).
         let mut canonical: Table<SubjectOf<u32>> = Table::default();
+        // IPVS nodes know Service ports by address, not name (see `ipvs::ServiceKeys`).
+        let ipvs = infos.iter().any(|n| n.backend.has_ipvs()).then(|| {
+            super::ipvs::ServiceKeys::new(
+                &self.subjects.list,
+                |id| self.text(id),
+                |name| self.strings.ids.get(name).copied(),
+                infos.iter().any(|n| !n.backend.has_ipvs()),
+            )
+        });
         let map: Vec<u32> = self
             .subjects
             .list
             .iter()
-            .map(|&s| match s {
-                SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
-                SubjectOf::ServiceChain { .. } if reading.by_catalog && !reading.one_backend => {
-                    u32::MAX
-                }
-                SubjectOf::Address {
-                    service,
-                    kind: AddressKind::LoadBalancerIp,
-                    address,
-                    protocol,
-                    port,
-                } if reading.by_catalog && !reading.one_backend => {
-                    canonical.id(SubjectOf::Address {
+            .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
+                None => u32::MAX,
+                Some(s) => match s {
+                    SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
+                    SubjectOf::ServiceChain { .. }
+                        if reading.by_catalog && !reading.one_backend =>
+                    {
+                        u32::MAX
+                    }
+                    SubjectOf::Address {
                         service,
-                        kind: AddressKind::ExternalIp,
+                        kind: AddressKind::LoadBalancerIp,
                         address,
                         protocol,
                         port,
-                    })
-                }
-                s => canonical.id(s),
+                    } if reading.by_catalog && !reading.one_backend => {
+                        canonical.id(SubjectOf::Address {
+                            service,
+                            kind: AddressKind::ExternalIp,
+                            address,
+                            protocol,
+                            port,
+                        })
+                    }
+                    s => canonical.id(s),
+                },
             })
             .collect();
         let subject_count = canonical.list.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
             None => true,
-            Some(Scope::Iptables) => n.backend.has_iptables(),
+            Some(Scope::Iptables) => n.backend.has_iptables() && !n.backend.has_ipvs(),
+            Some(Scope::Ipvs) => n.backend == NodeBackend::IptablesIpvs,
             Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),
         };
         let mut compared_counts: FxHashMap<Option<Scope>, u32> = FxHashMap::default();

@@ -27,6 +27,7 @@
 
 pub mod facts;
 pub mod group;
+pub mod ipvs;
 pub mod node_local;
 pub mod report;
 pub mod rules;
@@ -55,6 +56,9 @@ pub struct NodeInput<'a> {
     pub iptables: Parsed<'a>,
     /// Each `nft list ruleset` section: its byte offset in the text and what was read from it.
     pub nft: Vec<(usize, rulelint_nft::Parsed<'a>)>,
+    /// The IPVS-mode state of its `ipvsadm`/`ipset`/`ip addr` sections (spans into the text),
+    /// with the readers' diagnostics.
+    pub ipvs: Option<(rulelint_ipvs::Ipvs<'a>, Vec<rulelint_parser::Diagnostic>)>,
 }
 
 impl<'a> NodeInput<'a> {
@@ -77,6 +81,7 @@ impl<'a> NodeInput<'a> {
                 text,
                 iptables: rulelint_parser::parse(text),
                 nft: Vec::new(),
+                ipvs: None,
             };
         }
         let nft = parts
@@ -96,6 +101,7 @@ impl<'a> NodeInput<'a> {
             text,
             iptables: parse_iptables_sections(text, &parts),
             nft,
+            ipvs: crate::ipvs::check::read_ipvs(text, &parts),
         }
     }
 
@@ -106,6 +112,7 @@ impl<'a> NodeInput<'a> {
                 .nft
                 .iter()
                 .all(|(_, p)| p.ruleset.tables.is_empty() && p.ruleset.chains.is_empty())
+            && self.ipvs.as_ref().is_none_or(|(i, _)| i.is_empty())
     }
 }
 
@@ -118,12 +125,22 @@ pub enum NodeBackend {
     Nftables,
     /// Both (`iptables-save; nft list ruleset` of one node).
     Both,
+    /// kube-proxy's IPVS mode without iptables-save (`ipvsadm -Ln`, `ipset`).
+    Ipvs,
+    /// kube-proxy's IPVS mode with its iptables part (`iptables-save; ipset save; ipvsadm -Ln`).
+    IptablesIpvs,
 }
 
 impl NodeBackend {
     /// Whether iptables chains are compared on this node.
     pub fn has_iptables(self) -> bool {
-        self != NodeBackend::Nftables
+        !matches!(self, NodeBackend::Nftables | NodeBackend::Ipvs)
+    }
+
+    /// Whether the node is in IPVS mode: its Services are IPVS virtual servers, its iptables
+    /// chains are compared only with other IPVS nodes'.
+    pub fn has_ipvs(self) -> bool {
+        matches!(self, NodeBackend::Ipvs | NodeBackend::IptablesIpvs)
     }
 
     /// The name in the JSON document.
@@ -132,6 +149,8 @@ impl NodeBackend {
             NodeBackend::Iptables => "iptables",
             NodeBackend::Nftables => "nftables",
             NodeBackend::Both => "iptables+nftables",
+            NodeBackend::Ipvs => "ipvs",
+            NodeBackend::IptablesIpvs => "iptables+ipvs",
         }
     }
 }
@@ -182,6 +201,7 @@ pub struct Node<'a> {
     pub nft_chains: Vec<NftChain<'a>>,
     /// Rules in its nftables sections.
     pub nft_rules: usize,
+    // The Service ports of its nftables sections, or of its IPVS state.
     nft_services: Vec<ServiceEntry<'a>>,
     // Built by `with_catalog` (a lazy cell would make `Node` invariant in `'a`), only where a
     // comparison needs it: iptables-only comparisons read the iptables model.
@@ -222,6 +242,12 @@ impl<'a> Node<'a> {
     /// names its node (`# node: NAME`).
     pub fn from_input(name: impl Into<String>, input: &'a NodeInput<'a>) -> Node<'a> {
         let mut node = Node::new(name, &input.iptables);
+        if let Some((ipvs, diagnostics)) = &input.ipvs
+            && input.nft.is_empty()
+        {
+            ipvs::add_ipvs(&mut node, input, ipvs, diagnostics);
+            return node;
+        }
         if input.nft.is_empty() {
             return node;
         }
@@ -304,7 +330,8 @@ impl<'a> Node<'a> {
     /// Builds the catalogue of the iptables part, which comparisons with an nftables node read
     /// ([`prepare`] does this when some input has nftables).
     pub fn with_catalog(mut self) -> Node<'a> {
-        if self.iptables_services.is_empty() {
+        // An IPVS node's Services are its virtual servers; iptables-mode leftovers are RL411's.
+        if self.iptables_services.is_empty() && !self.backend.has_ipvs() {
             self.iptables_services = iptables_catalog(self.set, &self.graph, &self.model);
         }
         self
@@ -525,6 +552,8 @@ impl<'r> Comparison<'r> {
         if dumps.len() == 2
             && self.nodes.len() == 2
             && dumps.iter().all(|n| n.backend.has_iptables())
+            // An IPVS node's iptables part is another mode's: nothing to pair rules with.
+            && dumps[0].backend.has_ipvs() == dumps[1].backend.has_ipvs()
         {
             self.rules = rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps));
             self.dumps = Some(dumps);

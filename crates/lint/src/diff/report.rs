@@ -152,6 +152,10 @@ impl Difference<'_> {
 /// Who and what, for sentences: ("default/api:https", "DNATs to 10.244.1.5:8080").
 fn phrase(subject: &Subject<'_>) -> (String, String) {
     match *subject {
+        Subject::Service { service } if super::ipvs::is_ipvs_key(service) => (
+            format!("Service port {service}"),
+            "has virtual servers".into(),
+        ),
         Subject::Service { service } => (format!("Service port {service}"), "has chains".into()),
         Subject::ServiceChain { service, chain } => (
             service.to_string(),
@@ -239,6 +243,11 @@ fn state(subject: &Subject<'_>, value: Option<Value<'_>>) -> String {
         (Subject::Service { .. }, Value::Text(STATUS_DISPATCHED)) => "is dispatched".into(),
         (Subject::Service { .. }, Value::Text(STATUS_ORPHANED)) => {
             "is orphaned (nothing jumps to its chains)".into()
+        }
+        (Subject::Service { service }, Value::Text(STATUS_REJECTED))
+            if super::ipvs::is_ipvs_key(service) =>
+        {
+            "has no real server that takes new connections".into()
         }
         (Subject::Service { .. }, Value::Text(STATUS_REJECTED)) => {
             "has no endpoints (filter rejects it)".into()
@@ -488,6 +497,14 @@ fn notes(nodes: &[NodeInfo]) -> Vec<String> {
         for n in nodes.iter().filter(|n| n.backend == NodeBackend::Nftables) {
             notes.push(format!(
                 "{} is in nftables mode: compared with iptables nodes at the Service level only",
+                n.name
+            ));
+        }
+    }
+    if nodes.iter().any(|n| !n.backend.has_ipvs()) {
+        for n in nodes.iter().filter(|n| n.backend.has_ipvs()) {
+            notes.push(format!(
+                "{} is in IPVS mode: compared with nodes in other modes at the Service level only, its Service ports matched to theirs by cluster IP, port and protocol",
                 n.name
             ));
         }

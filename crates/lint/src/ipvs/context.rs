@@ -225,6 +225,27 @@ impl<'r, 'a> IpvsContext<'r, 'a> {
         })
     }
 
+    /// Whether a Service address has `externalTrafficPolicy: Local` (its key in
+    /// `KUBE-LOAD-BALANCER-LOCAL` or `KUBE-EXTERNAL-IP-LOCAL`, a node port's port in a
+    /// `KUBE-NODE-PORT-LOCAL-*` set); `None` when the sets that would tell were not read.
+    pub fn local_policy(&self, key: Key, node_port: bool) -> Option<bool> {
+        if node_port {
+            let local = self.sets.iter().any(|s| {
+                s.kind == KubeSet::NodePortLocal
+                    && s.protocol == Some(key.1)
+                    && (s.ports.contains(&key.2) || s.keys.contains(&key))
+            });
+            return (local || self.ipvs.outputs.ipset.is_some()).then_some(local);
+        }
+        let lb = self.in_set(KubeSet::LoadBalancerLocal, key);
+        let external = self.in_set(KubeSet::ExternalIpLocal, key);
+        match (lb, external) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (None, None) => None,
+            _ => Some(false),
+        }
+    }
+
     /// Whether a key is in any of the Service address sets.
     pub fn in_service_sets(&self, key: Key) -> bool {
         SERVICE_ADDRESS_SETS

@@ -93,10 +93,14 @@ impl<'a> Catalog<'a> {
                             chain: None,
                             destination: Some(Cow::Borrowed(r.target.text)),
                             probability: None,
-                            share: r
-                                .weight
-                                .filter(|_| total > 0)
-                                .map(|w| w as f64 / total as f64),
+                            // All at weight 0: none takes new connections.
+                            share: r.weight.map(|w| {
+                                if total > 0 {
+                                    w as f64 / total as f64
+                                } else {
+                                    0.0
+                                }
+                            }),
                             affinity_check: false,
                             hairpin_masquerade: match (r.target.address, vs.protocol, r.target.port)
                             {

@@ -81,7 +81,7 @@ fn check(cx: &IpvsContext<'_, '_>, out: &mut Vec<Diagnostic>) {
         first,
         format!("IPVS-mode checks skipped for want of {}", list.join(", ")),
         "first IPVS-mode output of the file",
-        "collect `iptables-save; ipset save; ipvsadm -Ln; ip addr` from the node into one file and check it",
+        "collect `iptables-save; ipset save; ipvsadm -Ln; ip addr` from the node into one file and check it; outputs saved apart are one node with `rulelint check --node NAME FILE...`",
     ));
 }
 

@@ -1,0 +1,430 @@
+//! Nodes in kube-proxy's IPVS mode in the node diff: their Service-level facts come from the
+//! IPVS state (virtual servers as Service addresses, real servers as endpoints with their
+//! weights as shares, persistence as ClientIP affinity), in the backend-neutral form iptables
+//! and nftables nodes give, so a stale or weight-0 real server, or a missing virtual server,
+//! shows as it would between two iptables nodes.
+//!
+//! IPVS keeps no Service names: a Service port is known by its cluster IP, port and protocol
+//! (`10.96.0.10:53/udp`). Where IPVS nodes are compared with nodes that name their Services,
+//! [`ServiceKeys`] gives the IPVS Service ports those names, found from the other nodes'
+//! cluster-IP address facts. The iptables part of an IPVS node is another mode's: its chains are compared with
+//! other IPVS nodes' only ([`Scope::Ipvs`]).
+
+use super::facts::{Fact, STATUS_DISPATCHED, STATUS_REJECTED, Scope, SubjectOf};
+use super::{Node, NodeBackend, NodeInput, ServiceEntry, declared_name, declared_name_in_text};
+use crate::ipvs::context::IpvsContext;
+use crate::kube::AddressKind;
+use crate::kube::catalog::{Catalog, CatalogAddress, CatalogService};
+use rulelint_ipvs::{Ipvs, Protocol};
+use rulelint_parser::{Diagnostic, Severity};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
+use std::net::{IpAddr, SocketAddr};
+
+/// Adds a file's IPVS state to its node: the backend, the Service ports of its virtual
+/// servers, the readers' errors and a `# node:` name written beside them.
+pub(super) fn add_ipvs<'a>(
+    node: &mut Node<'a>,
+    input: &NodeInput<'a>,
+    ipvs: &Ipvs<'a>,
+    diagnostics: &[Diagnostic],
+) {
+    let iptables = !input.iptables.has_no_content();
+    node.backend = if iptables {
+        NodeBackend::IptablesIpvs
+    } else {
+        NodeBackend::Ipvs
+    };
+    if !iptables {
+        // "No iptables content" is no error in a file of IPVS outputs.
+        node.parse_errors = node.parse_errors.saturating_sub(
+            input
+                .iptables
+                .diagnostics
+                .iter()
+                .filter(|d| {
+                    d.severity == Severity::Error
+                        && d.code == rulelint_parser::codes::NO_CONTENT.code
+                })
+                .count(),
+        );
+    }
+    node.parse_errors += diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if declared_name(node.set).is_none()
+        && let Some(name) = declared_name_in_text(input.text)
+    {
+        node.name = name.to_string();
+    }
+    node.nft_services = service_entries(input.text, ipvs);
+}
+
+/// The Service ports of an IPVS state as the diff compares them: keyed by cluster IP, port
+/// and protocol; endpoints by `address:port`; persistence as affinity on every endpoint.
+pub fn service_entries<'a>(text: &str, ipvs: &Ipvs<'a>) -> Vec<ServiceEntry<'a>> {
+    let mut services = Catalog::from_ipvs(text, ipvs, None).services;
+    let cx = IpvsContext::new(text, ipvs, None);
+    let local: Vec<Option<bool>> = services.iter().map(|s| local_policy(&cx, s)).collect();
+    merge_node_local_groups(&mut services, &local);
+    services
+        .into_iter()
+        .map(|mut service| {
+            service.name = Some(Cow::Owned(service_key(&service)));
+            for e in service
+                .endpoints
+                .iter_mut()
+                .chain(service.local_endpoints.iter_mut())
+            {
+                // One spelling on every backend (`[fd00::1]:80`), whatever ipvsadm printed.
+                if let Some(d) = e.destination.as_deref()
+                    && let Ok(socket) = d.parse::<SocketAddr>()
+                {
+                    e.destination = Some(Cow::Owned(socket.to_string()));
+                }
+            }
+            if service.affinity.is_some() {
+                // iptables shows ClientIP affinity as a check per endpoint: say the same.
+                let checks: Vec<_> = service
+                    .endpoints
+                    .iter()
+                    .map(|e| {
+                        let mut check = e.clone();
+                        check.affinity_check = true;
+                        check.share = None;
+                        check
+                    })
+                    .collect();
+                service.endpoints.extend(checks);
+            }
+            // A virtual server whose real servers all have weight 0 takes no new connections.
+            let serving = service
+                .endpoints
+                .iter()
+                .chain(&service.local_endpoints)
+                .any(|e| !e.affinity_check && e.share.is_none_or(|s| s > 0.0));
+            ServiceEntry {
+                status: if serving {
+                    STATUS_DISPATCHED
+                } else {
+                    STATUS_REJECTED
+                },
+                service,
+            }
+        })
+        .collect()
+}
+
+/// Whether a group's addresses (other than cluster IPs) have `externalTrafficPolicy: Local`
+/// by kube-proxy's `-LOCAL` sets; `None` when the sets were not read.
+fn local_policy(cx: &IpvsContext<'_, '_>, service: &CatalogService<'_>) -> Option<bool> {
+    let mut all_known = true;
+    for a in service
+        .addresses
+        .iter()
+        .filter(|a| a.kind != AddressKind::ClusterIp)
+    {
+        let protocol = a.protocol.and_then(Protocol::from_lowercase);
+        let (Some(net), Some(protocol), Some(port)) = (a.address, protocol, a.port) else {
+            all_known = false;
+            continue;
+        };
+        match cx.local_policy(
+            (net.addr(), protocol, port),
+            a.kind == AddressKind::NodePort,
+        ) {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => all_known = false,
+        }
+    }
+    all_known.then_some(false)
+}
+
+/// A Service port with `externalTrafficPolicy: Local` is two groups of virtual servers in
+/// IPVS: its cluster IP with every endpoint, its node ports (and external addresses) with the
+/// node's own. Such a group without a cluster IP whose real servers are a subset of exactly
+/// one cluster-IP group's of its protocol joins it, its real servers as local endpoints (as
+/// iptables' `KUBE-SVL-*` chain shows them). Ambiguous groups stay apart, and so do groups
+/// the `-LOCAL` sets say are not Local (a real server missing there is drift).
+fn merge_node_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Option<bool>]) {
+    let has_cluster_ip =
+        |s: &CatalogService<'_>| s.addresses.iter().any(|a| a.kind == AddressKind::ClusterIp);
+    // Cluster-IP groups by (protocol, real server), so each group looks up its candidates.
+    let mut by_endpoint: FxHashMap<(Option<&str>, &str), Vec<usize>> = FxHashMap::default();
+    for (j, c) in services
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| has_cluster_ip(c))
+    {
+        for d in c.endpoints.iter().filter_map(|e| e.destination.as_deref()) {
+            by_endpoint.entry((c.protocol, d)).or_default().push(j);
+        }
+    }
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in services.iter().enumerate() {
+        if has_cluster_ip(s) || local.get(i) == Some(&Some(false)) {
+            continue;
+        }
+        let mut local = s.endpoints.iter().filter_map(|e| e.destination.as_deref());
+        let Some(first) = local.next() else { continue };
+        let Some(candidates) = by_endpoint.get(&(s.protocol, first)) else {
+            continue;
+        };
+        let mut fitting = candidates.iter().copied().filter(|&j| {
+            local.clone().all(|d| {
+                by_endpoint
+                    .get(&(s.protocol, d))
+                    .is_some_and(|js| js.contains(&j))
+            })
+        });
+        if let (Some(j), None) = (fitting.next(), fitting.next()) {
+            moves.push((i, j));
+        }
+    }
+    drop(by_endpoint);
+    // Later groups first, so the indexes of the ones still to move stay right.
+    for &(from, into) in moves.iter().rev() {
+        let group = services.remove(from);
+        let into = if into > from { into - 1 } else { into };
+        let target = &mut services[into];
+        target.addresses.extend(group.addresses);
+        target.local_endpoints.extend(group.endpoints);
+        target.external_local = true;
+    }
+}
+
+/// The key of an IPVS Service port: its cluster IP, port and protocol; without a cluster IP,
+/// its first address (node ports as `*:PORT/PROTO`, the same on every node).
+fn service_key(service: &CatalogService<'_>) -> String {
+    let address = service
+        .addresses
+        .iter()
+        .find(|a| a.kind == AddressKind::ClusterIp)
+        .or_else(|| service.addresses.first());
+    match address {
+        Some(a) => address_key(a),
+        None => "an unnamed Service".to_string(),
+    }
+}
+
+fn address_key(a: &CatalogAddress<'_>) -> String {
+    key_text(
+        a.kind,
+        a.address.map(|n| n.addr()),
+        a.protocol.unwrap_or("?"),
+        a.port,
+    )
+}
+
+/// `10.96.0.10:53/udp`, `[fd00::a]:53/udp`; a node port `*:30080/tcp` (each node serves it on
+/// its own addresses).
+fn key_text(
+    kind: AddressKind,
+    address: Option<IpAddr>,
+    protocol: &str,
+    port: Option<u16>,
+) -> String {
+    let port = port.map_or_else(|| "?".to_string(), |p| p.to_string());
+    match address {
+        Some(IpAddr::V4(v4)) if kind != AddressKind::NodePort => {
+            format!("{v4}:{port}/{protocol}")
+        }
+        Some(IpAddr::V6(v6)) if kind != AddressKind::NodePort => {
+            format!("[{v6}]:{port}/{protocol}")
+        }
+        _ => format!("*:{port}/{protocol}"),
+    }
+}
+
+/// Whether a Service port's key is an IPVS one ([`key_text`]): no other node named it.
+pub(super) fn is_ipvs_key(key: &str) -> bool {
+    let Some((address, protocol)) = key.rsplit_once('/') else {
+        return false;
+    };
+    matches!(protocol, "tcp" | "udp" | "sctp" | "?")
+        && (address.parse::<SocketAddr>().is_ok() || address.starts_with("*:"))
+}
+
+/// Moves an IPVS node's iptables chain facts into their own scope: IPVS mode writes other
+/// chains than iptables mode, by design.
+pub(super) fn rescope(facts: &mut [Fact<'_>]) {
+    for f in facts {
+        match &mut f.subject {
+            SubjectOf::HookJump { scope, .. }
+            | SubjectOf::Chain { scope, .. }
+            | SubjectOf::Policy { scope, .. }
+            | SubjectOf::ChainRules { scope, .. }
+                if *scope == Scope::Iptables =>
+            {
+                *scope = Scope::Ipvs;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How a comparison with IPVS nodes reads Service-level subjects (ids of a group's tables).
+pub(super) struct ServiceKeys {
+    /// An IPVS key's name on the other nodes, or the key of the Service port it joins.
+    renamed: FxHashMap<u32, u32>,
+    /// Some compared node is not in IPVS mode.
+    mixed: bool,
+}
+
+impl ServiceKeys {
+    /// From the subjects of all nodes. An IPVS Service port takes the name another node gives
+    /// its cluster IP, port and protocol; a Service port that IPVS split off (the addresses of
+    /// an `externalTrafficPolicy: Local` Service without a local endpoint have no real
+    /// servers, so no group to join) joins the Service port another node lists that address
+    /// under. A key that would go two ways keeps its own. `id_of` finds a name in the group's
+    /// table.
+    pub(super) fn new<'g>(
+        subjects: &[SubjectOf<u32>],
+        text: impl Fn(u32) -> &'g str,
+        id_of: impl Fn(&str) -> Option<u32>,
+        mixed: bool,
+    ) -> ServiceKeys {
+        let addresses = || {
+            subjects.iter().filter_map(|s| match *s {
+                SubjectOf::Address {
+                    service,
+                    kind,
+                    address,
+                    protocol: Some(protocol),
+                    port,
+                } => {
+                    let key = key_text(kind, address.map(|n| n.addr()), text(protocol), port);
+                    Some((service, kind, id_of(&key)?))
+                }
+                _ => None,
+            })
+        };
+        let mut renamed: FxHashMap<u32, Option<u32>> = FxHashMap::default();
+        // `None`: sent to two keys, so kept as it is.
+        fn rename(renamed: &mut FxHashMap<u32, Option<u32>>, from: u32, to: u32) {
+            if from != to {
+                renamed
+                    .entry(from)
+                    .and_modify(|k| {
+                        if *k != Some(to) {
+                            *k = None;
+                        }
+                    })
+                    .or_insert(Some(to));
+            }
+        }
+        // An IPVS node's cluster-IP key takes the name other nodes give that address.
+        for (service, kind, key) in addresses() {
+            if kind == AddressKind::ClusterIp {
+                rename(&mut renamed, key, service);
+            }
+        }
+        let named: FxHashMap<u32, u32> = renamed
+            .iter()
+            .filter_map(|(&key, &name)| Some((key, name?)))
+            .collect();
+        // A split-off group without real servers joins the Service port that lists its
+        // address; one with real servers of its own is drift, and stays apart.
+        let with_endpoints: FxHashSet<u32> = subjects
+            .iter()
+            .filter_map(|s| match *s {
+                SubjectOf::Endpoint { service, .. } | SubjectOf::LocalEndpoint { service, .. } => {
+                    Some(service)
+                }
+                _ => None,
+            })
+            .collect();
+        for (service, kind, key) in addresses() {
+            if kind != AddressKind::ClusterIp && !with_endpoints.contains(&key) {
+                let into = named.get(&service).copied().unwrap_or(service);
+                rename(&mut renamed, key, into);
+            }
+        }
+        ServiceKeys {
+            renamed: renamed
+                .into_iter()
+                .filter_map(|(name, key)| Some((name, key?)))
+                .collect(),
+            mixed,
+        }
+    }
+
+    /// The subject as compared; `None` for what IPVS has no counterpart of (the REJECT and
+    /// DROP rules of Services without endpoints, when other modes are compared).
+    pub(super) fn read(&self, s: SubjectOf<u32>) -> Option<SubjectOf<u32>> {
+        let key = |service: u32| self.renamed.get(&service).copied().unwrap_or(service);
+        Some(match s {
+            SubjectOf::NoEndpointsReject { .. } | SubjectOf::NoLocalEndpointsDrop { .. }
+                if self.mixed =>
+            {
+                return None;
+            }
+            // Node ports are served on each node's own addresses in IPVS mode.
+            SubjectOf::Address {
+                service,
+                kind: AddressKind::NodePort,
+                protocol,
+                port,
+                ..
+            } => SubjectOf::Address {
+                service: key(service),
+                kind: AddressKind::NodePort,
+                address: None,
+                protocol,
+                port,
+            },
+            SubjectOf::Service { service } => SubjectOf::Service {
+                service: key(service),
+            },
+            SubjectOf::ServiceChain { service, chain } => SubjectOf::ServiceChain {
+                service: key(service),
+                chain,
+            },
+            SubjectOf::Address {
+                service,
+                kind,
+                address,
+                protocol,
+                port,
+            } => SubjectOf::Address {
+                service: key(service),
+                kind,
+                address,
+                protocol,
+                port,
+            },
+            SubjectOf::NoEndpointsReject { service } => SubjectOf::NoEndpointsReject {
+                service: key(service),
+            },
+            SubjectOf::Endpoint {
+                service,
+                chain,
+                destination,
+            } => SubjectOf::Endpoint {
+                service: key(service),
+                chain,
+                destination,
+            },
+            SubjectOf::Weight {
+                service,
+                destination,
+            } => SubjectOf::Weight {
+                service: key(service),
+                destination,
+            },
+            SubjectOf::LocalEndpoint {
+                service,
+                destination,
+            } => SubjectOf::LocalEndpoint {
+                service: key(service),
+                destination,
+            },
+            SubjectOf::NoLocalEndpointsDrop { service } => SubjectOf::NoLocalEndpointsDrop {
+                service: key(service),
+            },
+            other => other,
+        })
+    }
+}
