@@ -147,7 +147,7 @@ impl ChainGraph {
             let rule_id = RuleId(r as u32);
             let from = chain_node(rule.chain);
             let table = set.chains[rule.chain.index()].table;
-            for (s, st) in rule.statements.iter().enumerate() {
+            for (s, st) in set.statements_of(rule).iter().enumerate() {
                 let statement = s as u32;
                 match &st.kind {
                     Stmt::Verdict(v) => add(

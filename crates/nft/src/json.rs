@@ -22,7 +22,7 @@
 use crate::codes;
 use crate::model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
-    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    SetId, SetType, Statement, StatementRange, Stmt, Table, TableId, Value, Verdict, VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
@@ -269,7 +269,7 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
 /// assert_eq!(parsed.diagnostics.len(), 1);
 /// assert_eq!(parsed.diagnostics[0].code, "RL163");
 /// let rule = &parsed.ruleset.rules[0];
-/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// assert!(matches!(parsed.ruleset.statements_of(rule)[0].kind, Stmt::Verdict(_)));
 /// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
 /// ```
 pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
@@ -805,7 +805,7 @@ impl<'a> Reader<'a> {
         let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
-        let mut statements = Vec::new();
+        let first = self.rs.statements.len() as u32;
         if let Some(list) = exprs {
             for raw in list {
                 let stmt_span = self.span(raw);
@@ -816,7 +816,7 @@ impl<'a> Reader<'a> {
                 .unwrap_or(Stmt::Opaque {
                     words: vec![raw.get()],
                 });
-                statements.push(Statement {
+                self.rs.statements.push(Statement {
                     span: stmt_span,
                     kind,
                 });
@@ -825,18 +825,24 @@ impl<'a> Reader<'a> {
         if let Some(raw) = comment
             && let Ok(J::Str(text)) = self.tree(raw)
         {
-            statements.push(Statement {
-                span: self.span(raw),
+            let span = self.span(raw);
+            self.rs.statements.push(Statement {
+                span,
                 kind: Stmt::Comment(text),
             });
         }
         let cid = self.chain_id(tid, chain, span);
         let rid = RuleId(self.rs.rules.len() as u32);
+        let range = StatementRange {
+            start: first,
+            end: self.rs.statements.len() as u32,
+        };
         self.rs.rules.push(Rule {
             chain: cid,
             span,
             handle: head.str_of("handle").and_then(|h| h.parse().ok()),
-            statements,
+            statements: range,
+            _text: std::marker::PhantomData,
         });
         self.rs.chains[cid.index()].rules.push(rid);
         Some(())

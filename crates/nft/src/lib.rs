@@ -63,7 +63,7 @@ pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use json::{Strings, parse_json};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
-    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    SetId, SetType, Statement, StatementRange, Stmt, Table, TableId, Value, Verdict, VerdictKind,
     standard_priority,
 };
 pub use parse::{Parsed, parse};

@@ -39,7 +39,7 @@ pub struct Parsed<'a> {
 /// let base = set.chains[chain.index()].base.as_ref().unwrap();
 /// assert_eq!((base.hook, base.priority.value), ("prerouting", Some(-100)));
 /// let rule = set.rules_of(chain).next().unwrap();
-/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// assert!(matches!(set.statements_of(rule)[0].kind, Stmt::Verdict(_)));
 /// ```
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut diagnostics = Vec::new();
@@ -767,7 +767,8 @@ impl<'a> Parser<'a> {
             );
         }
         let before = self.diags.len();
-        let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags).statements();
+        let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags)
+            .statements_into(&mut self.rs.statements);
         if cut {
             self.diags.truncate(before);
         }
@@ -782,6 +783,7 @@ impl<'a> Parser<'a> {
             span,
             handle,
             statements,
+            _text: std::marker::PhantomData,
         });
         self.rs.chains[cid.index()].rules.push(rid);
     }

@@ -7,7 +7,7 @@
 
 use crate::codes;
 use crate::lexer::{Kind, Token};
-use crate::model::{Element, Expr, Statement, Stmt, Value, Verdict, VerdictKind};
+use crate::model::{Element, Expr, Statement, StatementRange, Stmt, Value, Verdict, VerdictKind};
 use rulelint_parser::{Diagnostic, Span};
 
 /// How deep anonymous sets and lookups may nest before the rest is kept opaque.
@@ -216,9 +216,10 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     // ---- statements ----
 
-    /// Reads every statement of the slice.
-    pub fn statements(&mut self) -> Vec<Statement<'a>> {
-        let mut out = Vec::new();
+    /// Reads every statement of the slice onto the end of `out` (the ruleset's statements) and
+    /// returns their range there.
+    pub fn statements_into(&mut self, out: &mut Vec<Statement<'a>>) -> StatementRange {
+        let first = out.len() as u32;
         while let Some(t) = self.peek() {
             if t.kind == Kind::Semi {
                 self.bump();
@@ -242,10 +243,10 @@ impl<'t, 'a> Cur<'t, 'a> {
                 kind,
             });
         }
-        // Most rules hold one to three statements of 144 bytes: give back the rest of the
-        // first allocation (four), which glibc does in place; the model is a third smaller.
-        out.shrink_to_fit();
-        out
+        StatementRange {
+            start: first,
+            end: out.len() as u32,
+        }
     }
 
     fn opaque(&mut self) -> Stmt<'a> {

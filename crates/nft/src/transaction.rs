@@ -624,13 +624,15 @@ impl<'t, 'a> Tx<'t, 'a> {
         {
             body = rest;
         }
-        let statements = Cur::new(self.text, body, &mut self.diags).statements();
+        let statements =
+            Cur::new(self.text, body, &mut self.diags).statements_into(&mut self.rs.statements);
         let rid = RuleId(self.rs.rules.len() as u32);
         self.rs.rules.push(Rule {
             chain: cid,
             span,
             handle: None,
             statements,
+            _text: std::marker::PhantomData,
         });
         let rules = &mut self.rs.chains[cid.index()].rules;
         if insert {
@@ -701,8 +703,10 @@ impl<'t, 'a> Tx<'t, 'a> {
 /// Drops what was deleted or flushed: keeps the tables still named (a deleted table loses its
 /// name), their chains and sets in order, and the rules the chains still hold, renumbering ids.
 fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
+    // Rules keep their statement ranges: the statements stay where they were read.
     let mut out = Ruleset {
         text: rs.text,
+        statements: rs.statements,
         ..Ruleset::default()
     };
     let mut chains: Vec<Option<Chain<'_>>> = rs.chains.into_iter().map(Some).collect();

@@ -105,7 +105,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         }
         for &c in &table.chains {
             for rule in set.rules_of(c) {
-                for statement in &rule.statements {
+                for statement in set.statements_of(rule) {
                     if let Stmt::Vmap {
                         map: Expr::Set(elements),
                         ..
