@@ -22,7 +22,7 @@
 use crate::codes;
 use crate::model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
-    SetId, SetType, Statement, StatementRange, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
@@ -285,6 +285,7 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
         array_cut: false,
+        scratch: Vec::new(),
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -325,6 +326,8 @@ struct Reader<'a> {
     sets: FxHashMap<(TableId, &'a str), SetId>,
     /// The `nftables` array was cut or broken before its `]`: objects after it are not read.
     array_cut: bool,
+    /// One rule's statements, before they move to the ruleset's chunks.
+    scratch: Vec<Statement<'a>>,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -805,7 +808,7 @@ impl<'a> Reader<'a> {
         let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
-        let first = self.rs.statements.len() as u32;
+        self.scratch.clear();
         if let Some(list) = exprs {
             for raw in list {
                 let stmt_span = self.span(raw);
@@ -816,7 +819,7 @@ impl<'a> Reader<'a> {
                 .unwrap_or(Stmt::Opaque {
                     words: vec![raw.get()],
                 });
-                self.rs.statements.push(Statement {
+                self.scratch.push(Statement {
                     span: stmt_span,
                     kind,
                 });
@@ -826,17 +829,14 @@ impl<'a> Reader<'a> {
             && let Ok(J::Str(text)) = self.tree(raw)
         {
             let span = self.span(raw);
-            self.rs.statements.push(Statement {
+            self.scratch.push(Statement {
                 span,
                 kind: Stmt::Comment(text),
             });
         }
         let cid = self.chain_id(tid, chain, span);
         let rid = RuleId(self.rs.rules.len() as u32);
-        let range = StatementRange {
-            start: first,
-            end: self.rs.statements.len() as u32,
-        };
+        let range = self.rs.push_statements(&mut self.scratch);
         self.rs.rules.push(Rule {
             chain: cid,
             span,

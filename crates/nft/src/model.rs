@@ -118,10 +118,12 @@ pub struct Ruleset<'a> {
     pub sets: Vec<Set<'a>>,
     /// Rules of every chain.
     pub rules: Vec<Rule<'a>>,
-    /// The statements of every rule, in the order the rules were read: a rule's statements are
-    /// [`Rule::statements`] of this vector ([`Ruleset::statements_of`]). One vector instead of
-    /// one per rule: no allocation per rule, and lints walk the statements in memory order.
-    pub statements: Vec<Statement<'a>>,
+    /// The statements of every rule, in the order the rules were read, in chunks of at least
+    /// [`STATEMENT_CHUNK`]: a rule's statements are [`Rule::statements`] of one chunk
+    /// ([`Ruleset::statements_of`]). No allocation per rule, lints walk the statements in
+    /// memory order, and no chunk is ever reallocated (one growing vector copied and faulted in
+    /// its whole length at each doubling, which cost more than the allocations it saved).
+    pub(crate) statements: Vec<Vec<Statement<'a>>>,
 }
 
 impl Serialize for Ruleset<'_> {
@@ -465,15 +467,21 @@ pub struct Rule<'a> {
     pub span: Span,
     /// `# handle N`.
     pub handle: Option<u64>,
-    /// Its statements: a range of [`Ruleset::statements`].
+    /// Its statements ([`Ruleset::statements_of`]).
     pub statements: StatementRange,
     /// A rule borrows nothing itself now; the lifetime stays so that callers' types stay.
     pub(crate) _text: std::marker::PhantomData<&'a str>,
 }
 
-/// A range of [`Ruleset::statements`]: one rule's statements.
+/// Statements per chunk of [`Ruleset::statements`] (a rule with more has a chunk of its own):
+/// about 74 KB, under glibc's threshold for mapping an allocation of its own.
+pub const STATEMENT_CHUNK: usize = 512;
+
+/// One rule's statements: a range of one chunk of the ruleset's statements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatementRange {
+    /// The chunk.
+    pub chunk: u32,
     /// The first statement's index.
     pub start: u32,
     /// One past the last statement's index.
@@ -628,9 +636,39 @@ impl<'a> Ruleset<'a> {
     /// The statements of a rule of this ruleset, in order (empty for a rule of another one).
     #[inline]
     pub fn statements_of(&self, rule: &Rule<'_>) -> &[Statement<'a>] {
+        let r = rule.statements;
         self.statements
-            .get(rule.statements.start as usize..rule.statements.end as usize)
+            .get(r.chunk as usize)
+            .and_then(|c| c.get(r.start as usize..r.end as usize))
             .unwrap_or(&[])
+    }
+
+    /// Every statement of every rule, in the order the rules were read.
+    pub fn all_statements(&self) -> impl Iterator<Item = &Statement<'a>> + '_ {
+        self.statements.iter().flatten()
+    }
+
+    /// Moves one rule's statements (read into `scratch`, left empty) to the end of the last
+    /// chunk, or of a new one when they do not fit, and returns where they are.
+    pub(crate) fn push_statements(&mut self, scratch: &mut Vec<Statement<'a>>) -> StatementRange {
+        let n = scratch.len();
+        if self
+            .statements
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < n)
+        {
+            self.statements
+                .push(Vec::with_capacity(STATEMENT_CHUNK.max(n)));
+        }
+        let chunk = self.statements.len() - 1;
+        let c = &mut self.statements[chunk];
+        let start = c.len();
+        c.append(scratch);
+        StatementRange {
+            chunk: chunk as u32,
+            start: start as u32,
+            end: c.len() as u32,
+        }
     }
 
     /// The rules of `chain`, in order.

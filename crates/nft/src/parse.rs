@@ -9,7 +9,7 @@ use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
     BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Table, TableId, standard_priority,
+    SetType, Statement, Table, TableId, standard_priority,
 };
 use crate::stmt::{Cur, unquote};
 use rulelint_parser::{Diagnostic, Span};
@@ -71,6 +71,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             ..Ruleset::default()
         },
         diags: diagnostics,
+        scratch: Vec::new(),
     };
     p.top();
     let mut diagnostics = p.diags;
@@ -109,6 +110,8 @@ struct Parser<'a> {
     pos: usize,
     rs: Ruleset<'a>,
     diags: Vec<Diagnostic>,
+    /// One rule's statements, before they move to the ruleset's chunks.
+    scratch: Vec<Statement<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -767,8 +770,9 @@ impl<'a> Parser<'a> {
             );
         }
         let before = self.diags.len();
-        let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags)
-            .statements_into(&mut self.rs.statements);
+        Cur::new(self.text, &self.toks[start..end], &mut self.diags)
+            .statements_into(&mut self.scratch);
+        let statements = self.rs.push_statements(&mut self.scratch);
         if cut {
             self.diags.truncate(before);
         }

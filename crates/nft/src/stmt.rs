@@ -7,7 +7,7 @@
 
 use crate::codes;
 use crate::lexer::{Kind, Token};
-use crate::model::{Element, Expr, Statement, StatementRange, Stmt, Value, Verdict, VerdictKind};
+use crate::model::{Element, Expr, Statement, Stmt, Value, Verdict, VerdictKind};
 use rulelint_parser::{Diagnostic, Span};
 
 /// How deep anonymous sets and lookups may nest before the rest is kept opaque.
@@ -216,10 +216,8 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     // ---- statements ----
 
-    /// Reads every statement of the slice onto the end of `out` (the ruleset's statements) and
-    /// returns their range there.
-    pub fn statements_into(&mut self, out: &mut Vec<Statement<'a>>) -> StatementRange {
-        let first = out.len() as u32;
+    /// Reads every statement of the slice onto the end of `out`.
+    pub fn statements_into(&mut self, out: &mut Vec<Statement<'a>>) {
         while let Some(t) = self.peek() {
             if t.kind == Kind::Semi {
                 self.bump();
@@ -242,10 +240,6 @@ impl<'t, 'a> Cur<'t, 'a> {
                 },
                 kind,
             });
-        }
-        StatementRange {
-            start: first,
-            end: out.len() as u32,
         }
     }
 
