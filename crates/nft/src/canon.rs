@@ -48,7 +48,7 @@ pub fn content(set: &Ruleset<'_>) -> Json {
             let c = &set.chains[cid.index()];
             let rules: Vec<Json> = set
                 .rules_of(cid)
-                .map(|r| r.statements.iter().map(|s| stmt(&s.kind)).collect())
+                .map(|r| set.statements_of(r).iter().map(|s| stmt(&s.kind)).collect())
                 .collect();
             let base = c.base.as_ref().map(|b| {
                 json!({

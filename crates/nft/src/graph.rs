@@ -147,7 +147,7 @@ impl ChainGraph {
             let rule_id = RuleId(r as u32);
             let from = chain_node(rule.chain);
             let table = set.chains[rule.chain.index()].table;
-            for (s, st) in rule.statements.iter().enumerate() {
+            for (s, st) in set.statements_of(rule).iter().enumerate() {
                 let statement = s as u32;
                 match &st.kind {
                     Stmt::Verdict(v) => add(
@@ -284,6 +284,21 @@ impl ChainGraph {
         self.graph
             .edges_directed(NodeIndex::new(chain.index()), Direction::Incoming)
             .map(|e| (self.node(e.source()), *e.weight()))
+    }
+
+    /// Edges out of a chain (its jumps, gotos and map lookups) or a map (its elements' jumps and
+    /// gotos): target and edge. A name resolved here need not be looked up again.
+    pub fn edges_from(&self, node: Node) -> impl Iterator<Item = (Node, Edge)> + '_ {
+        let index = match node {
+            Node::Chain(c) => c.index(),
+            Node::Set(s) => self.chains + s.index(),
+        };
+        // A node of another ruleset's graph has no edges here (and no panic).
+        let index = (index < self.graph.node_count()).then(|| NodeIndex::new(index));
+        index
+            .into_iter()
+            .flat_map(|i| self.graph.edges(i))
+            .map(|e| (self.node(e.target()), *e.weight()))
     }
 
     /// Where `chain` sends packets: its jumps and gotos, and through each verdict map it looks

@@ -269,7 +269,7 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
 /// assert_eq!(parsed.diagnostics.len(), 1);
 /// assert_eq!(parsed.diagnostics[0].code, "RL163");
 /// let rule = &parsed.ruleset.rules[0];
-/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// assert!(matches!(parsed.ruleset.statements_of(rule)[0].kind, Stmt::Verdict(_)));
 /// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
 /// ```
 pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
@@ -285,6 +285,7 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
         array_cut: false,
+        scratch: Vec::new(),
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -325,6 +326,8 @@ struct Reader<'a> {
     sets: FxHashMap<(TableId, &'a str), SetId>,
     /// The `nftables` array was cut or broken before its `]`: objects after it are not read.
     array_cut: bool,
+    /// One rule's statements, before they move to the ruleset's chunks.
+    scratch: Vec<Statement<'a>>,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -805,7 +808,7 @@ impl<'a> Reader<'a> {
         let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
-        let mut statements = Vec::new();
+        self.scratch.clear();
         if let Some(list) = exprs {
             for raw in list {
                 let stmt_span = self.span(raw);
@@ -816,7 +819,7 @@ impl<'a> Reader<'a> {
                 .unwrap_or(Stmt::Opaque {
                     words: vec![raw.get()],
                 });
-                statements.push(Statement {
+                self.scratch.push(Statement {
                     span: stmt_span,
                     kind,
                 });
@@ -825,18 +828,21 @@ impl<'a> Reader<'a> {
         if let Some(raw) = comment
             && let Ok(J::Str(text)) = self.tree(raw)
         {
-            statements.push(Statement {
-                span: self.span(raw),
+            let span = self.span(raw);
+            self.scratch.push(Statement {
+                span,
                 kind: Stmt::Comment(text),
             });
         }
         let cid = self.chain_id(tid, chain, span);
         let rid = RuleId(self.rs.rules.len() as u32);
+        let range = self.rs.push_statements(&mut self.scratch);
         self.rs.rules.push(Rule {
             chain: cid,
             span,
             handle: head.str_of("handle").and_then(|h| h.parse().ok()),
-            statements,
+            statements: range,
+            _text: std::marker::PhantomData,
         });
         self.rs.chains[cid.index()].rules.push(rid);
         Some(())

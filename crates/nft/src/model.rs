@@ -103,10 +103,12 @@ pub fn standard_priority(family: Option<Family>, name: &str) -> Option<i32> {
 }
 
 /// Everything read from one text. Tables, chains, sets and rules are in text order.
-#[derive(Clone, Debug, Default, Serialize)]
+///
+/// Serialized as if each rule held its statements (`rules[i].statements`), which is what
+/// [`Ruleset::content`] compares.
+#[derive(Clone, Debug, Default)]
 pub struct Ruleset<'a> {
     /// The text the ruleset was read from.
-    #[serde(skip)]
     pub text: &'a str,
     /// Tables, in text order (a headerless fragment is one table with `family: None`).
     pub tables: Vec<Table<'a>>,
@@ -116,6 +118,43 @@ pub struct Ruleset<'a> {
     pub sets: Vec<Set<'a>>,
     /// Rules of every chain.
     pub rules: Vec<Rule<'a>>,
+    /// The statements of every rule, in the order the rules were read, in chunks of at least
+    /// [`STATEMENT_CHUNK`]: a rule's statements are [`Rule::statements`] of one chunk
+    /// ([`Ruleset::statements_of`]). No allocation per rule, lints walk the statements in
+    /// memory order, and no chunk is ever reallocated (one growing vector copied and faulted in
+    /// its whole length at each doubling, which cost more than the allocations it saved).
+    pub(crate) statements: Vec<Vec<Statement<'a>>>,
+}
+
+impl Serialize for Ruleset<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        /// A rule with its statements, as the model read before the statements moved out.
+        #[derive(Serialize)]
+        struct RuleView<'r, 'a> {
+            chain: ChainId,
+            span: Span,
+            handle: Option<u64>,
+            statements: &'r [Statement<'a>],
+        }
+        struct Rules<'r, 'a>(&'r Ruleset<'a>);
+        impl Serialize for Rules<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.rules.iter().map(|r| RuleView {
+                    chain: r.chain,
+                    span: r.span,
+                    handle: r.handle,
+                    statements: self.0.statements_of(r),
+                }))
+            }
+        }
+        let mut st = serializer.serialize_struct("Ruleset", 4)?;
+        st.serialize_field("tables", &self.tables)?;
+        st.serialize_field("chains", &self.chains)?;
+        st.serialize_field("sets", &self.sets)?;
+        st.serialize_field("rules", &Rules(self))?;
+        st.end()
+    }
 }
 
 /// A `table FAMILY NAME { ... }` block, or the implicit table of headerless blocks.
@@ -419,8 +458,8 @@ pub enum Expr<'a> {
     },
 }
 
-/// A rule: statements in order.
-#[derive(Clone, Debug, Serialize)]
+/// A rule: statements in order ([`Ruleset::statements_of`]).
+#[derive(Clone, Debug)]
 pub struct Rule<'a> {
     /// The chain holding it.
     pub chain: ChainId,
@@ -428,8 +467,37 @@ pub struct Rule<'a> {
     pub span: Span,
     /// `# handle N`.
     pub handle: Option<u64>,
-    /// Statements, in order.
-    pub statements: Vec<Statement<'a>>,
+    /// Its statements ([`Ruleset::statements_of`]).
+    pub statements: StatementRange,
+    /// A rule borrows nothing itself now; the lifetime stays so that callers' types stay.
+    pub(crate) _text: std::marker::PhantomData<&'a str>,
+}
+
+/// Statements per chunk of [`Ruleset::statements`] (a rule with more has a chunk of its own):
+/// about 74 KB, under glibc's threshold for mapping an allocation of its own.
+pub const STATEMENT_CHUNK: usize = 512;
+
+/// One rule's statements: a range of one chunk of the ruleset's statements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatementRange {
+    /// The chunk.
+    pub chunk: u32,
+    /// The first statement's index.
+    pub start: u32,
+    /// One past the last statement's index.
+    pub end: u32,
+}
+
+impl StatementRange {
+    /// How many statements.
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start) as usize
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(self) -> bool {
+        self.end <= self.start
+    }
 }
 
 /// A statement and its text.
@@ -563,6 +631,44 @@ impl<'a> Ruleset<'a> {
             .iter()
             .position(|t| t.family == Some(family) && t.name == Some(name))
             .map(|i| TableId(i as u32))
+    }
+
+    /// The statements of a rule of this ruleset, in order (empty for a rule of another one).
+    #[inline]
+    pub fn statements_of(&self, rule: &Rule<'_>) -> &[Statement<'a>] {
+        let r = rule.statements;
+        self.statements
+            .get(r.chunk as usize)
+            .and_then(|c| c.get(r.start as usize..r.end as usize))
+            .unwrap_or(&[])
+    }
+
+    /// Every statement of every rule, in the order the rules were read.
+    pub fn all_statements(&self) -> impl Iterator<Item = &Statement<'a>> + '_ {
+        self.statements.iter().flatten()
+    }
+
+    /// Moves one rule's statements (read into `scratch`, left empty) to the end of the last
+    /// chunk, or of a new one when they do not fit, and returns where they are.
+    pub(crate) fn push_statements(&mut self, scratch: &mut Vec<Statement<'a>>) -> StatementRange {
+        let n = scratch.len();
+        if self
+            .statements
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < n)
+        {
+            self.statements
+                .push(Vec::with_capacity(STATEMENT_CHUNK.max(n)));
+        }
+        let chunk = self.statements.len() - 1;
+        let c = &mut self.statements[chunk];
+        let start = c.len();
+        c.append(scratch);
+        StatementRange {
+            chunk: chunk as u32,
+            start: start as u32,
+            end: c.len() as u32,
+        }
     }
 
     /// The rules of `chain`, in order.

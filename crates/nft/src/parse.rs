@@ -9,7 +9,7 @@ use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
     BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Table, TableId, standard_priority,
+    SetType, Statement, Table, TableId, standard_priority,
 };
 use crate::stmt::{Cur, unquote};
 use rulelint_parser::{Diagnostic, Span};
@@ -39,7 +39,7 @@ pub struct Parsed<'a> {
 /// let base = set.chains[chain.index()].base.as_ref().unwrap();
 /// assert_eq!((base.hook, base.priority.value), ("prerouting", Some(-100)));
 /// let rule = set.rules_of(chain).next().unwrap();
-/// assert!(matches!(rule.statements[0].kind, Stmt::Verdict(_)));
+/// assert!(matches!(set.statements_of(rule)[0].kind, Stmt::Verdict(_)));
 /// ```
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut diagnostics = Vec::new();
@@ -71,6 +71,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             ..Ruleset::default()
         },
         diags: diagnostics,
+        scratch: Vec::new(),
     };
     p.top();
     let mut diagnostics = p.diags;
@@ -109,6 +110,8 @@ struct Parser<'a> {
     pos: usize,
     rs: Ruleset<'a>,
     diags: Vec<Diagnostic>,
+    /// One rule's statements, before they move to the ruleset's chunks.
+    scratch: Vec<Statement<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -767,7 +770,9 @@ impl<'a> Parser<'a> {
             );
         }
         let before = self.diags.len();
-        let statements = Cur::new(self.text, &self.toks[start..end], &mut self.diags).statements();
+        Cur::new(self.text, &self.toks[start..end], &mut self.diags)
+            .statements_into(&mut self.scratch);
+        let statements = self.rs.push_statements(&mut self.scratch);
         if cut {
             self.diags.truncate(before);
         }
@@ -782,6 +787,7 @@ impl<'a> Parser<'a> {
             span,
             handle,
             statements,
+            _text: std::marker::PhantomData,
         });
         self.rs.chains[cid.index()].rules.push(rid);
     }

@@ -163,7 +163,7 @@ fn print_chain(out: &mut String, indent: &str, set: &Ruleset<'_>, c: &Chain<'_>)
     }
     for r in set.rules_of_chain(c) {
         let _ = write!(out, "{indent}\t");
-        statements(out, &r.statements);
+        statements(out, set.statements_of(r));
         handle(out, r.handle);
         out.push('\n');
     }

@@ -216,9 +216,8 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     // ---- statements ----
 
-    /// Reads every statement of the slice.
-    pub fn statements(&mut self) -> Vec<Statement<'a>> {
-        let mut out = Vec::new();
+    /// Reads every statement of the slice onto the end of `out`.
+    pub fn statements_into(&mut self, out: &mut Vec<Statement<'a>>) {
         while let Some(t) = self.peek() {
             if t.kind == Kind::Semi {
                 self.bump();
@@ -242,10 +241,6 @@ impl<'t, 'a> Cur<'t, 'a> {
                 kind,
             });
         }
-        // Most rules hold one to three statements of 144 bytes: give back the rest of the
-        // first allocation (four), which glibc does in place; the model is a third smaller.
-        out.shrink_to_fit();
-        out
     }
 
     fn opaque(&mut self) -> Stmt<'a> {

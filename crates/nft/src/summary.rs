@@ -132,7 +132,7 @@ pub fn summarize<'a>(parsed: &Parsed<'a>, graph: &ChainGraph, text: &str) -> Sum
                         rules: set
                             .rules_of(*c)
                             .map(|r| {
-                                r.statements
+                                set.statements_of(r)
                                     .iter()
                                     .map(|s| stmt_name(&s.kind))
                                     .collect::<Vec<_>>()
@@ -176,7 +176,7 @@ pub fn summarize<'a>(parsed: &Parsed<'a>, graph: &ChainGraph, text: &str) -> Sum
     let opaque_statements = set
         .rules
         .iter()
-        .flat_map(|r| &r.statements)
+        .flat_map(|r| set.statements_of(r))
         .filter(|s| matches!(s.kind, Stmt::Opaque { .. }))
         .count();
     let diagnostics = parsed

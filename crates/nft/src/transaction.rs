@@ -21,7 +21,7 @@ use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
     BaseChain, Chain, ChainId, Element, Family, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Table, TableId,
+    SetType, Statement, Table, TableId,
 };
 use crate::parse::{Parsed, priority_value};
 use crate::stmt::{Cur, unquote};
@@ -85,6 +85,7 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
+        scratch: Vec::new(),
     };
     let mut pos = 0;
     while pos < toks.len() {
@@ -131,6 +132,8 @@ struct Tx<'t, 'a> {
     tables: FxHashMap<(Option<Family>, &'a str), TableId>,
     chains: FxHashMap<(TableId, &'a str), ChainId>,
     sets: FxHashMap<(TableId, &'a str), SetId>,
+    /// One rule's statements, before they move to the ruleset's chunks.
+    scratch: Vec<Statement<'a>>,
 }
 
 /// The words of a command before its body: verb, object, family, names.
@@ -624,13 +627,15 @@ impl<'t, 'a> Tx<'t, 'a> {
         {
             body = rest;
         }
-        let statements = Cur::new(self.text, body, &mut self.diags).statements();
+        Cur::new(self.text, body, &mut self.diags).statements_into(&mut self.scratch);
+        let statements = self.rs.push_statements(&mut self.scratch);
         let rid = RuleId(self.rs.rules.len() as u32);
         self.rs.rules.push(Rule {
             chain: cid,
             span,
             handle: None,
             statements,
+            _text: std::marker::PhantomData,
         });
         let rules = &mut self.rs.chains[cid.index()].rules;
         if insert {
@@ -701,8 +706,10 @@ impl<'t, 'a> Tx<'t, 'a> {
 /// Drops what was deleted or flushed: keeps the tables still named (a deleted table loses its
 /// name), their chains and sets in order, and the rules the chains still hold, renumbering ids.
 fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
+    // Rules keep their statement ranges: the statements stay where they were read.
     let mut out = Ruleset {
         text: rs.text,
+        statements: rs.statements,
         ..Ruleset::default()
     };
     let mut chains: Vec<Option<Chain<'_>>> = rs.chains.into_iter().map(Some).collect();

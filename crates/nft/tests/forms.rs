@@ -160,7 +160,7 @@ fn json_names_and_targets_point_into_the_text() {
     for r in &set.rules {
         let object = &text[r.span.start as usize..r.span.end as usize];
         assert!(object.starts_with('{') && object.ends_with('}'));
-        for s in &r.statements {
+        for s in set.statements_of(r) {
             assert!(s.span.start >= r.span.start && s.span.end <= r.span.end);
         }
     }
@@ -193,7 +193,7 @@ fn escaped_json_strings_go_to_the_side_store() {
     );
     let rule = &set.rules[0];
     assert!(matches!(
-        rule.statements.last().map(|s| &s.kind),
+        set.statements_of(rule).last().map(|s| &s.kind),
         Some(rulelint_nft::Stmt::Comment("say \"hi\""))
     ));
     assert!(strings.allocated_bytes() > 0);
@@ -302,16 +302,13 @@ fn unreadable_json_statements_stay_opaque_with_their_span() {
     let strings = Strings::new();
     let parsed = parse_json(text, &strings);
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-    let rule = &parsed.ruleset.rules[0];
-    let rulelint_nft::Stmt::Opaque { words } = &rule.statements[0].kind else {
-        panic!("{:?}", rule.statements[0]);
+    let statements = parsed.ruleset.statements_of(&parsed.ruleset.rules[0]);
+    let rulelint_nft::Stmt::Opaque { words } = &statements[0].kind else {
+        panic!("{:?}", statements[0]);
     };
-    let span = rule.statements[0].span;
+    let span = statements[0].span;
     assert_eq!(words, &[&text[span.start as usize..span.end as usize]]);
-    assert!(matches!(
-        rule.statements[1].kind,
-        rulelint_nft::Stmt::Verdict(_)
-    ));
+    assert!(matches!(statements[1].kind, rulelint_nft::Stmt::Verdict(_)));
 }
 
 #[test]

@@ -135,7 +135,7 @@ fn check_spans(text: &str) {
     }
     for r in &parsed.ruleset.rules {
         assert!(r.span.end as usize <= text.len());
-        for s in &r.statements {
+        for s in parsed.ruleset.statements_of(r) {
             assert!(
                 s.span.start >= r.span.start && s.span.end <= r.span.end,
                 "{s:?} in {r:?}"

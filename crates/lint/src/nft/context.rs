@@ -169,7 +169,7 @@ pub fn key_text(key: &Expr<'_>) -> Option<String> {
 /// Whether any statement of the chain's rules satisfies `f`.
 pub fn any_statement<'a>(set: &Ruleset<'a>, chain: ChainId, f: impl Fn(&Stmt<'a>) -> bool) -> bool {
     set.rules_of(chain)
-        .any(|r| r.statements.iter().any(|s| f(&s.kind)))
+        .any(|r| set.statements_of(r).iter().any(|s| f(&s.kind)))
 }
 
 /// Where an nft lint's findings go, stamped with the lint's code, name and default severity.

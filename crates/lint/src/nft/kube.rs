@@ -254,7 +254,7 @@ fn kube_tables(set: &Ruleset<'_>) -> Vec<TableId> {
 /// nodeport-endpoints-check` in a pasted `filter-input`).
 fn jumps_to_kube_proxy_chain(set: &Ruleset<'_>, chain: ChainId) -> bool {
     set.rules_of(chain).any(|r| {
-        r.statements.iter().any(|s| {
+        set.statements_of(r).iter().any(|s| {
             matches!(&s.kind, Stmt::Verdict(v) if v.target.is_some_and(|t| KUBE_PROXY_OBJECTS.contains(&t)))
         })
     })
@@ -283,7 +283,7 @@ fn generation(set: &Ruleset<'_>, table: TableId) -> NftGeneration {
     let direct_dnat = chains.iter().any(|&c| {
         chain_name(set.chains[c.index()].name).is_some_and(|n| n.kind == ChainKind::Cluster)
             && set.rules_of(c).any(|r| {
-                r.statements.iter().any(|s| {
+                set.statements_of(r).iter().any(|s| {
                     matches!(&s.kind, Stmt::Nat { kind: "dnat", to: Some(Expr::Map { key, .. }), .. }
                         if matches!(**key, Expr::Numgen { .. }))
                 })
@@ -586,16 +586,16 @@ impl<'r, 'a> Builder<'r, 'a> {
         let mut destination = None;
         let mut hairpin = false;
         for rule in self.set.rules_of(chain) {
-            let from_itself = rule.statements.iter().any(|s| {
+            let from_itself = self.set.statements_of(rule).iter().any(|s| {
                 matches!(&s.kind, Stmt::Match { left, op: None | Some("=="), right: Expr::Literal(_) } if is_saddr(left))
             });
-            let marks = rule.statements.iter().any(|s| match &s.kind {
+            let marks = self.set.statements_of(rule).iter().any(|s| match &s.kind {
                 Stmt::Verdict(v) => v.kind.takes_chain() && v.target == Some("mark-for-masquerade"),
                 Stmt::Assign { left, .. } => matches!(left, Expr::Meta { key: "mark", .. }),
                 _ => false,
             });
             hairpin |= from_itself && marks;
-            for s in &rule.statements {
+            for s in self.set.statements_of(rule) {
                 if let Stmt::Nat {
                     kind: "dnat",
                     to: Some(Expr::Literal(to)),
@@ -636,11 +636,11 @@ impl<'r, 'a> Builder<'r, 'a> {
     fn balancing_chain(&self, chain: ChainId, table: TableId) -> Vec<CatalogEndpoint<'a>> {
         let mut out = Vec::new();
         for rule in self.set.rules_of(chain) {
-            let affinity = rule.statements.iter().any(|s| {
+            let affinity = self.set.statements_of(rule).iter().any(|s| {
                 matches!(&s.kind, Stmt::Match { left, right: Expr::SetRef(set), .. }
                     if is_saddr(left) && set.starts_with("affinity-"))
             });
-            for s in &rule.statements {
+            for s in self.set.statements_of(rule) {
                 match &s.kind {
                     Stmt::Vmap {
                         key: Expr::Numgen { modulus, .. },
@@ -756,7 +756,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                     }
                     Some(ChainKind::External) => {
                         let local = self.set.rules_of(chain).any(|r| {
-                            r.statements.iter().any(|s| match &s.kind {
+                            self.set.statements_of(r).iter().any(|s| match &s.kind {
                                 Stmt::Comment(c) => c.starts_with("short-circuit"),
                                 Stmt::Verdict(v) => {
                                     v.target.is_some_and(|t| t.starts_with("local-"))
@@ -769,7 +769,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                     Some(ChainKind::Firewall) => {
                         let mut ranges = Vec::new();
                         for rule in self.set.rules_of(chain) {
-                            for s in &rule.statements {
+                            for s in self.set.statements_of(rule) {
                                 if let Stmt::Match {
                                     left,
                                     op: Some("!="),
@@ -839,7 +839,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 continue;
             };
             for rule in self.set.rules_of(chain) {
-                for s in &rule.statements {
+                for s in self.set.statements_of(rule) {
                     let value = match &s.kind {
                         Stmt::Assign {
                             left: Expr::Meta { key: "mark", .. },
@@ -873,7 +873,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
         let all_local = self.chain_in(table, "services").is_some_and(|c| {
             self.set.rules_of(c).any(|r| {
-                r.statements.iter().any(|s| {
+                self.set.statements_of(r).iter().any(|s| {
                     matches!(
                         &s.kind,
                         Stmt::Match {

@@ -181,7 +181,7 @@ fn pod_cidr_from_rules(set: &Ruleset<'_>, lines: &LineIndex) -> Option<(IpNet, S
         }
         for id in &chain.rules {
             let rule = &set.rules[id.index()];
-            for st in &rule.statements {
+            for st in set.statements_of(rule) {
                 if let Stmt::Match {
                     left: Expr::Payload { field: "saddr", .. },
                     op: Some("!="),
@@ -513,7 +513,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 continue;
             };
             let rule = &set.rules[rule_id.index()];
-            let Some(st) = rule.statements.get(frame.stmt as usize) else {
+            let Some(st) = set.statements_of(rule).get(frame.stmt as usize) else {
                 b.next_rule();
                 continue;
             };

@@ -4,7 +4,9 @@
 use crate::nft::NftLint;
 use crate::nft::context::{NftContext, NftFindings, is_service_chain};
 use crate::registry::Category;
-use rulelint_nft::{ChainId, Element, Expr, Severity, Stmt, TableId, Value, Verdict};
+use rulelint_nft::{
+    ChainId, Element, Expr, Node, RuleId, Severity, Stmt, TableId, Value, Verdict, Via,
+};
 use rulelint_parser::CodeInfo;
 use rustc_hash::FxHashMap;
 
@@ -55,18 +57,17 @@ the missing part. Empty chains that no element references are `RL457 stale-servi
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
     let kube: Vec<TableId> = cx.kube_proxy_tables().collect();
+    // The chain each element goes to, as the graph resolved it (names within the table), by the
+    // element's index: no second index of names.
+    let mut targets: Vec<Option<ChainId>> = Vec::new();
+    let mut anon: FxHashMap<(RuleId, u32, u32), ChainId> = FxHashMap::default();
     for (t, table) in set.tables.iter().enumerate() {
         let table_id = TableId(t as u32);
         if !cx.is_complete(table_id) {
             continue;
         }
-        let names: FxHashMap<&str, ChainId> = table
-            .chains
-            .iter()
-            .map(|&c| (cx.chain(c).name, c))
-            .collect();
         let kube_table = kube.contains(&table_id);
-        let mut visit = |element: &Element<'_>, holder: &str| {
+        let mut visit = |element: &Element<'_>, resolved: Option<ChainId>, holder: &str| {
             let Some(Value::Verdict(Verdict {
                 kind,
                 target: Some(target),
@@ -75,13 +76,13 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 return;
             };
             let span = cx.span_or(target, element.span);
-            match names.get(target) {
+            match resolved {
                 None => out.push(
                     out.diagnostic(span, format!("{} {target}: no such chain in this table", kind.as_str()))
                         .with_label(format!("element of {holder}"))
                         .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
                 ),
-                Some(&c) if kube_table
+                Some(c) if kube_table
                     && is_service_chain(target)
                     && cx.chain(c).rules.is_empty() =>
                 {
@@ -98,22 +99,47 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         };
         for &s in &table.sets {
             let map = cx.set(s);
+            targets.clear();
+            targets.resize(map.elements.len(), None);
+            for (to, edge) in cx.graph().edges_from(Node::Set(s)) {
+                if let (Node::Chain(c), Via::Element { element, .. }) = (to, edge.via)
+                    && let Some(slot) = targets.get_mut(element as usize)
+                {
+                    *slot = Some(c);
+                }
+            }
             let holder = format!("map {}", map.name);
-            for element in &map.elements {
-                visit(element, &holder);
+            for (element, resolved) in map.elements.iter().zip(&targets) {
+                visit(element, *resolved, &holder);
             }
         }
         for &c in &table.chains {
-            for rule in set.rules_of(c) {
-                for statement in &rule.statements {
+            anon.clear();
+            for (to, edge) in cx.graph().edges_from(Node::Chain(c)) {
+                if let (
+                    Node::Chain(target),
+                    Via::AnonElement {
+                        rule,
+                        statement,
+                        element,
+                    },
+                ) = (to, edge.via)
+                {
+                    anon.insert((rule, statement, element), target);
+                }
+            }
+            for &rule_id in &cx.chain(c).rules {
+                let rule = &set.rules[rule_id.index()];
+                for (s, statement) in set.statements_of(rule).iter().enumerate() {
                     if let Stmt::Vmap {
                         map: Expr::Set(elements),
                         ..
                     } = &statement.kind
                     {
                         let holder = format!("the verdict map of a rule in {}", cx.chain(c).name);
-                        for element in elements {
-                            visit(element, &holder);
+                        for (e, element) in elements.iter().enumerate() {
+                            let resolved = anon.get(&(rule_id, s as u32, e as u32)).copied();
+                            visit(element, resolved, &holder);
                         }
                     }
                 }

@@ -83,14 +83,16 @@ pub(crate) fn dnats<'r, 'a: 'r>(
     chain: ChainId,
 ) -> impl Iterator<Item = (usize, Span, &'a str)> + 'r {
     set.rules_of(chain).enumerate().flat_map(|(i, rule)| {
-        rule.statements.iter().filter_map(move |s| match &s.kind {
-            Stmt::Nat {
-                kind: "dnat",
-                to: Some(Expr::Literal(to)),
-                ..
-            } => Some((i, s.span, *to)),
-            _ => None,
-        })
+        set.statements_of(rule)
+            .iter()
+            .filter_map(move |s| match &s.kind {
+                Stmt::Nat {
+                    kind: "dnat",
+                    to: Some(Expr::Literal(to)),
+                    ..
+                } => Some((i, s.span, *to)),
+                _ => None,
+            })
     })
 }
 

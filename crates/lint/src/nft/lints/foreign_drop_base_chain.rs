@@ -4,7 +4,7 @@
 use crate::nft::NftLint;
 use crate::nft::context::{NftContext, NftFindings};
 use crate::registry::Category;
-use rulelint_nft::{ChainId, Expr, Rule, Severity, Stmt, TableId, VerdictKind};
+use rulelint_nft::{ChainId, Expr, Rule, Ruleset, Severity, Stmt, TableId, VerdictKind};
 use rulelint_parser::CodeInfo;
 
 /// The declaration.
@@ -54,8 +54,8 @@ iptables' own tables are `RL412 forward-drop-policy`'s.",
     check,
 };
 
-fn is_reply_only(rule: &Rule<'_>) -> bool {
-    rule.statements.iter().any(|s| match &s.kind {
+fn is_reply_only(set: &Ruleset<'_>, rule: &Rule<'_>) -> bool {
+    set.statements_of(rule).iter().any(|s| match &s.kind {
         Stmt::Match {
             left: Expr::Ct { key: "state", .. },
             op: None | Some("=="),
@@ -85,21 +85,26 @@ fn is_reply_only(rule: &Rule<'_>) -> bool {
 fn accepts_new_traffic(cx: &NftContext<'_, '_>, chain: ChainId) -> bool {
     cx.graph().reachable_from(chain).any(|c| {
         cx.ruleset().rules_of(c).any(|rule| {
-            let accepts = rule.statements.iter().any(|s| match &s.kind {
-                Stmt::Verdict(v) => v.kind == VerdictKind::Accept,
-                // A verdict map may accept; count it as an accept (unsure: stay silent).
-                Stmt::Vmap { .. } => true,
-                _ => false,
-            });
-            accepts && !is_reply_only(rule)
+            let accepts = cx
+                .ruleset()
+                .statements_of(rule)
+                .iter()
+                .any(|s| match &s.kind {
+                    Stmt::Verdict(v) => v.kind == VerdictKind::Accept,
+                    // A verdict map may accept; count it as an accept (unsure: stay silent).
+                    Stmt::Vmap { .. } => true,
+                    _ => false,
+                });
+            accepts && !is_reply_only(cx.ruleset(), rule)
         })
     })
 }
 
 fn ends_in_bare_drop(cx: &NftContext<'_, '_>, chain: ChainId) -> bool {
     cx.ruleset().rules_of(chain).last().is_some_and(|rule| {
-        !rule.statements.is_empty()
-            && rule.statements.iter().all(|s| match &s.kind {
+        let statements = cx.ruleset().statements_of(rule);
+        !statements.is_empty()
+            && statements.iter().all(|s| match &s.kind {
                 Stmt::Verdict(v) => v.kind == VerdictKind::Drop,
                 Stmt::Counter { .. } | Stmt::Comment(_) => true,
                 Stmt::Keyword { keyword, .. } => *keyword == "log",

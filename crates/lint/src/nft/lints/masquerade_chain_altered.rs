@@ -154,45 +154,52 @@ fn is_mark(e: &Expr<'_>) -> bool {
 /// The mark of `meta mark & MARK == 0 ... return`, from a rule that returns.
 fn tested_mark(cx: &NftContext<'_, '_>, chain: ChainId) -> Option<(u64, rulelint_nft::Span)> {
     cx.ruleset().rules_of(chain).find_map(|rule| {
-        let returns = rule
-            .statements
+        let returns = cx
+            .ruleset()
+            .statements_of(rule)
             .iter()
             .any(|s| matches!(&s.kind, Stmt::Verdict(v) if v.kind == VerdictKind::Return));
         if !returns {
             return None;
         }
-        rule.statements.iter().find_map(|s| match &s.kind {
-            Stmt::Match {
-                left:
-                    Expr::Binop {
-                        op: "&",
-                        left,
-                        right,
-                    },
-                right: Expr::Literal(zero),
-                ..
-            } if is_mark(left) && number(zero) == Some(0) => match right.as_ref() {
-                Expr::Literal(m) => number(m).map(|m| (m, s.span)),
+        cx.ruleset()
+            .statements_of(rule)
+            .iter()
+            .find_map(|s| match &s.kind {
+                Stmt::Match {
+                    left:
+                        Expr::Binop {
+                            op: "&",
+                            left,
+                            right,
+                        },
+                    right: Expr::Literal(zero),
+                    ..
+                } if is_mark(left) && number(zero) == Some(0) => match right.as_ref() {
+                    Expr::Literal(m) => number(m).map(|m| (m, s.span)),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        })
+            })
     })
 }
 
 /// The mark of `meta mark set meta mark | MARK`.
 fn set_mark(cx: &NftContext<'_, '_>, chain: ChainId) -> Option<u64> {
     cx.ruleset().rules_of(chain).find_map(|rule| {
-        rule.statements.iter().find_map(|s| match &s.kind {
-            Stmt::Assign {
-                left,
-                value: Expr::Binop { op: "|", right, .. },
-            } if is_mark(left) => match right.as_ref() {
-                Expr::Literal(m) => number(m),
+        cx.ruleset()
+            .statements_of(rule)
+            .iter()
+            .find_map(|s| match &s.kind {
+                Stmt::Assign {
+                    left,
+                    value: Expr::Binop { op: "|", right, .. },
+                } if is_mark(left) => match right.as_ref() {
+                    Expr::Literal(m) => number(m),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        })
+            })
     })
 }
 

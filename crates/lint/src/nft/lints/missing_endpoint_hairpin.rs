@@ -86,7 +86,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 continue;
             };
             let hairpin = set.rules_of(c).take(dnat_rule).any(|rule| {
-                rule.statements.iter().any(|s| {
+                set.statements_of(rule).iter().any(|s| {
                     matches!(&s.kind, Stmt::Match { left, op: None | Some("=="), right } if saddr_is(left, right, address))
                 })
             });

@@ -52,7 +52,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         if !cx.chain(rule.chain).closed {
             continue;
         }
-        for statement in &rule.statements {
+        for statement in set.statements_of(rule) {
             let mut lookups = Vec::new();
             match &statement.kind {
                 Stmt::Vmap { key, map } => lookups.push((key, map)),
