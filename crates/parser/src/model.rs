@@ -403,11 +403,11 @@ impl<'a> Ruleset<'a> {
         self.source
     }
 
-    /// The same ruleset over `source`, another text of the same length that holds the same
+    /// The same ruleset over `source`, another text at least as long that holds the same
     /// bytes under every span (the CLI parses a copy of a file whose other sections are
-    /// blanked out, then points the ruleset at the file itself). `None` when the lengths differ.
+    /// blanked out, then points the ruleset at the file itself). `None` when it is shorter.
     pub fn with_source<'b>(self, source: &'b str) -> Option<Ruleset<'b>> {
-        (source.len() == self.source.len()).then_some(Ruleset {
+        (source.len() >= self.source.len()).then_some(Ruleset {
             source,
             tables: self.tables,
             chains: self.chains,
