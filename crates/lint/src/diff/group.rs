@@ -34,12 +34,15 @@ pub struct NodeInfo {
 }
 
 /// One fact of one node, its names ids into its [`NodeFacts::strings`].
+pub type LocalFact = LocalFactOf<u32>;
+
+/// One fact of one node; `S` is a name: an id into a table, or text borrowed from the node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LocalFact {
+pub struct LocalFactOf<S> {
     /// What.
-    pub subject: SubjectOf<u32>,
+    pub subject: SubjectOf<S>,
     /// How.
-    pub value: ValueOf<u32>,
+    pub value: ValueOf<S>,
     /// The 1-based line of the node's dump that shows it; 0 when none does.
     pub line: u32,
     /// Whether one rule shows it (rules sort after chains and catalogue lines among the same
@@ -47,6 +50,18 @@ pub struct LocalFact {
     pub by_rule: bool,
     /// Set when a difference in this fact is expected between healthy nodes.
     pub expected: Option<Expected>,
+}
+
+impl<S> LocalFactOf<S> {
+    fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
+        LocalFactOf {
+            subject: self.subject.map(&mut f),
+            value: self.value.map(f),
+            line: self.line,
+            by_rule: self.by_rule,
+            expected: self.expected,
+        }
+    }
 }
 
 /// Which facts to collect from a dump.
@@ -84,18 +99,49 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// Reduces a node's dump to its facts.
     pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
-        let mut strings = Strings::default();
+        Collected::with(node, options, |collected| {
+            let mut strings = Strings::default();
+            let services = collected.services.map(|l| strings.own(l));
+            let catalog = collected.catalog.map(|l| strings.own(l));
+            let chains = strings.own(collected.chains);
+            NodeFacts {
+                info: collected.info,
+                strings: strings.list,
+                services,
+                catalog,
+                chains,
+                digests: options.digests,
+                extra_endpoint_ips: collected.extra_endpoint_ips,
+            }
+        })
+    }
+}
+
+/// A node's facts as collected, their names borrowed from the node: what [`NodeFacts`] owns,
+/// or what [`Group::insert_node`] takes in without copying the names first.
+struct Collected<'r> {
+    info: NodeInfo,
+    services: Option<Vec<LocalFactOf<&'r str>>>,
+    catalog: Option<Vec<LocalFactOf<&'r str>>>,
+    chains: Vec<LocalFactOf<&'r str>>,
+    extra_endpoint_ips: Vec<IpAddr>,
+}
+
+impl Collected<'_> {
+    /// Collects a node's facts and hands them to `then` (an iptables node's catalogue, when
+    /// built here, lives only as long as this call).
+    fn with<R>(node: &Node<'_>, options: FactOptions, then: impl FnOnce(Collected<'_>) -> R) -> R {
         let mut services = None;
         let mut catalog = None;
         let mut facts = Vec::new();
+        let built;
         if node.backend == NodeBackend::Iptables {
             collect_iptables_services(node, 0, &mut facts);
-            services = Some(strings.local_facts(node, &facts));
+            services = Some(located(node, &facts));
             facts.clear();
         }
         if node.backend != NodeBackend::Iptables || options.catalog {
             // An iptables node's catalogue is built on demand when the caller did not.
-            let built;
             let entries = if node.backend == NodeBackend::Iptables
                 && node.iptables_services.is_empty()
                 && !node.model.services.is_empty()
@@ -107,7 +153,7 @@ impl NodeFacts {
             };
             let mut from_catalog = Vec::new();
             collect_catalog(entries, 0, true, &mut from_catalog);
-            catalog = Some(strings.local_facts(node, &from_catalog));
+            catalog = Some(located(node, &from_catalog));
         }
         if node.backend.has_iptables() {
             collect_iptables_chains(node, 0, options.digests, &mut facts);
@@ -115,7 +161,7 @@ impl NodeFacts {
         if let Some(generation) = node.nft_generation {
             collect_nft_chains(node, 0, generation, &mut facts);
         }
-        let chains = strings.local_facts(node, &facts);
+        let chains = located(node, &facts);
         drop(facts);
         // The endpoint facts name most pod IPs the node DNATs to; keep the others.
         let named: FxHashSet<IpAddr> = services
@@ -123,7 +169,7 @@ impl NodeFacts {
             .chain(&catalog)
             .flatten()
             .filter_map(|f| destination(f.subject))
-            .filter_map(|d| address_in(&strings.list[d as usize]))
+            .filter_map(address_in)
             .collect();
         let mut extra_endpoint_ips: Vec<IpAddr> = node
             .endpoint_ips()
@@ -132,7 +178,7 @@ impl NodeFacts {
             .copied()
             .collect();
         extra_endpoint_ips.sort_unstable();
-        NodeFacts {
+        then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
                 rules: node.set.rules.len() + node.nft_rules,
@@ -140,14 +186,33 @@ impl NodeFacts {
                 backend: node.backend,
                 nft_generation: node.nft_generation,
             },
-            strings: strings.list,
             services,
             catalog,
             chains,
-            digests: options.digests,
             extra_endpoint_ips,
-        }
+        })
     }
+}
+
+/// Facts with the line that shows each in the node's dump.
+fn located<'r>(node: &Node<'_>, facts: &[Fact<'r>]) -> Vec<LocalFactOf<&'r str>> {
+    facts
+        .iter()
+        .map(|f| {
+            let line = match (f.rule, f.chain) {
+                (Some(rule), _) => Some(node.rule_line(rule)),
+                (None, Some(chain)) => node.chain_line(chain),
+                (None, None) => f.line,
+            };
+            LocalFactOf {
+                subject: f.subject,
+                value: f.value,
+                line: line.unwrap_or(0),
+                by_rule: f.rule.is_some(),
+                expected: f.expected,
+            }
+        })
+        .collect()
 }
 
 /// The destination an endpoint fact names.
@@ -160,42 +225,23 @@ fn destination<S: Copy>(subject: SubjectOf<S>) -> Option<S> {
     }
 }
 
-/// A node's table of names while its facts are collected.
+/// A node's table of names while its facts are made owned.
 #[derive(Default)]
-struct Strings {
+struct Strings<'r> {
     list: Vec<String>,
-    ids: FxHashMap<String, u32>,
+    ids: FxHashMap<&'r str, u32>,
 }
 
-impl Strings {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = self.list.len() as u32;
-        self.list.push(s.to_string());
-        self.ids.insert(s.to_string(), id);
-        id
+impl<'r> Strings<'r> {
+    fn id(&mut self, s: &'r str) -> u32 {
+        *self.ids.entry(s).or_insert_with(|| {
+            self.list.push(s.to_string());
+            (self.list.len() - 1) as u32
+        })
     }
 
-    fn local_facts(&mut self, node: &Node<'_>, facts: &[Fact<'_>]) -> Vec<LocalFact> {
-        facts
-            .iter()
-            .map(|f| {
-                let line = match (f.rule, f.chain) {
-                    (Some(rule), _) => Some(node.rule_line(rule)),
-                    (None, Some(chain)) => node.chain_line(chain),
-                    (None, None) => f.line,
-                };
-                LocalFact {
-                    subject: f.subject.map(|s| self.id(s)),
-                    value: f.value.map(|s| self.id(s)),
-                    line: line.unwrap_or(0),
-                    by_rule: f.rule.is_some(),
-                    expected: f.expected,
-                }
-            })
-            .collect()
+    fn own(&mut self, list: Vec<LocalFactOf<&'r str>>) -> Vec<LocalFact> {
+        list.into_iter().map(|f| f.map(|s| self.id(s))).collect()
     }
 }
 
@@ -341,6 +387,19 @@ impl<T: Clone + Eq + std::hash::Hash> Table<T> {
     }
 }
 
+impl Table<Box<str>> {
+    /// The id of a name, copied only when new.
+    fn id_str(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+}
+
 /// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
 #[derive(Debug, Default)]
 pub struct Group {
@@ -377,7 +436,7 @@ impl Group {
         };
         let mut group = Group::new(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
-            group.insert(i, NodeFacts::from_node(node, options));
+            group.insert_node(i, node, options);
         }
         group
     }
@@ -404,38 +463,66 @@ impl Group {
         }
         let ids: Vec<u32> = facts
             .strings
-            .into_iter()
-            .map(|s| self.strings.id(s.into_boxed_str()))
+            .iter()
+            .map(|s| self.strings.id_str(s))
             .collect();
-        let mut pack = |list: &[LocalFact]| {
-            let mut packed = Packed::default();
-            let mut last = (0, 0);
-            for f in list {
-                let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
-                let subject = self.subjects.id(f.subject.map(global));
-                let value = self.values.id(f.value.map(global));
-                packed.push(
-                    &mut last,
-                    Entry {
-                        subject,
-                        value,
-                        line: f.line,
-                        by_rule: f.by_rule,
-                        expected: f.expected,
-                    },
-                );
-            }
-            packed.bytes.shrink_to_fit();
-            packed
-        };
+        let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
         let stored = Stored {
-            services: facts.services.as_deref().map(&mut pack),
-            catalog: facts.catalog.as_deref().map(&mut pack),
-            chains: pack(&facts.chains),
+            services: facts.services.map(|l| self.pack(l, global)),
+            catalog: facts.catalog.map(|l| self.pack(l, global)),
+            chains: self.pack(facts.chains, global),
             extra_endpoint_ips: facts.extra_endpoint_ips,
         };
         self.infos[index] = facts.info;
         self.nodes[index] = Some(stored);
+    }
+
+    /// Takes in the facts of a node's dump as node `index`: [`Group::insert`] of
+    /// [`NodeFacts::from_node`], without copying every name first.
+    pub fn insert_node(&mut self, index: usize, node: &Node<'_>, options: FactOptions) {
+        if index >= self.nodes.len() {
+            return;
+        }
+        Collected::with(node, options, |c| {
+            let stored = Stored {
+                services: c.services.map(|l| self.pack_named(l)),
+                catalog: c.catalog.map(|l| self.pack_named(l)),
+                chains: self.pack_named(c.chains),
+                extra_endpoint_ips: c.extra_endpoint_ips,
+            };
+            self.infos[index] = c.info;
+            self.nodes[index] = Some(stored);
+        });
+    }
+
+    fn pack_named(&mut self, list: Vec<LocalFactOf<&str>>) -> Packed {
+        let list: Vec<LocalFact> = list
+            .into_iter()
+            .map(|f| f.map(|s| self.strings.id_str(s)))
+            .collect();
+        self.pack(list, |id| id)
+    }
+
+    /// Packs a node's facts, its names mapped to the group's ids by `global`.
+    fn pack(&mut self, list: Vec<LocalFact>, global: impl Fn(u32) -> u32) -> Packed {
+        let mut packed = Packed::default();
+        let mut last = (0, 0);
+        for f in list {
+            let subject = self.subjects.id(f.subject.map(&global));
+            let value = self.values.id(f.value.map(&global));
+            packed.push(
+                &mut last,
+                Entry {
+                    subject,
+                    value,
+                    line: f.line,
+                    by_rule: f.by_rule,
+                    expected: f.expected,
+                },
+            );
+        }
+        packed.bytes.shrink_to_fit();
+        packed
     }
 
     /// Renames node `index` (a name from its file, once all files are known).
