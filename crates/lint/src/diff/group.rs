@@ -104,6 +104,21 @@ impl NodeFacts {
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
             let chains = strings.own(collected.chains);
+            // The endpoint facts name most pod IPs the node DNATs to; keep the others.
+            let named: FxHashSet<IpAddr> = services
+                .iter()
+                .chain(&catalog)
+                .flatten()
+                .filter_map(|f| destination(f.subject))
+                .filter_map(|d| address_in(&strings.list[d as usize]))
+                .collect();
+            let mut extra_endpoint_ips: Vec<IpAddr> = node
+                .endpoint_ips()
+                .iter()
+                .filter(|ip| !named.contains(ip))
+                .copied()
+                .collect();
+            extra_endpoint_ips.sort_unstable();
             NodeFacts {
                 info: collected.info,
                 strings: strings.list,
@@ -111,7 +126,7 @@ impl NodeFacts {
                 catalog,
                 chains,
                 digests: options.digests,
-                extra_endpoint_ips: collected.extra_endpoint_ips,
+                extra_endpoint_ips,
             }
         })
     }
@@ -124,7 +139,6 @@ struct Collected<'r> {
     services: Option<Vec<LocalFactOf<&'r str>>>,
     catalog: Option<Vec<LocalFactOf<&'r str>>>,
     chains: Vec<LocalFactOf<&'r str>>,
-    extra_endpoint_ips: Vec<IpAddr>,
 }
 
 impl Collected<'_> {
@@ -163,21 +177,6 @@ impl Collected<'_> {
         }
         let chains = located(node, &facts);
         drop(facts);
-        // The endpoint facts name most pod IPs the node DNATs to; keep the others.
-        let named: FxHashSet<IpAddr> = services
-            .iter()
-            .chain(&catalog)
-            .flatten()
-            .filter_map(|f| destination(f.subject))
-            .filter_map(address_in)
-            .collect();
-        let mut extra_endpoint_ips: Vec<IpAddr> = node
-            .endpoint_ips()
-            .iter()
-            .filter(|ip| !named.contains(ip))
-            .copied()
-            .collect();
-        extra_endpoint_ips.sort_unstable();
         then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
@@ -189,7 +188,6 @@ impl Collected<'_> {
             services,
             catalog,
             chains,
-            extra_endpoint_ips,
         })
     }
 }
@@ -488,7 +486,9 @@ impl Group {
                 services: c.services.map(|l| self.pack_named(l)),
                 catalog: c.catalog.map(|l| self.pack_named(l)),
                 chains: self.pack_named(c.chains),
-                extra_endpoint_ips: c.extra_endpoint_ips,
+                // All of them: parsing the endpoint facts' addresses to leave those out
+                // costs more than holding them for one comparison.
+                extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
             };
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
@@ -496,6 +496,10 @@ impl Group {
     }
 
     fn pack_named(&mut self, list: Vec<LocalFactOf<&str>>) -> Packed {
+        // The first node sizes the tables: nodes of a cluster share most facts.
+        let more = list.len().saturating_sub(self.subjects.list.len());
+        self.subjects.ids.reserve(more);
+        self.strings.ids.reserve(more / 2);
         let list: Vec<LocalFact> = list
             .into_iter()
             .map(|f| f.map(|s| self.strings.id_str(s)))
