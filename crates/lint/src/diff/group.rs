@@ -357,18 +357,56 @@ struct Stored {
     extra_endpoint_ips: Vec<IpAddr>,
 }
 
+/// FxHash with a final mix: subjects differ in a few small ids, and plain FxHash leaves
+/// enough of them in one bucket group that lookups spent most of their time comparing keys.
+#[derive(Default)]
+struct Mixed(rustc_hash::FxHasher);
+
+impl std::hash::Hasher for Mixed {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0.write_u8(i);
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.0.write_u16(i);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0.write_u32(i);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0.write_u64(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0.write_usize(i);
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.0.write_isize(i);
+    }
+    fn finish(&self) -> u64 {
+        // murmur3's fmix64.
+        let mut h = self.0.finish();
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
 /// A table of distinct things, each with an id.
 #[derive(Debug)]
 struct Table<T> {
     list: Vec<T>,
-    ids: FxHashMap<T, u32>,
+    ids: std::collections::HashMap<T, u32, std::hash::BuildHasherDefault<Mixed>>,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
         Table {
             list: Vec::new(),
-            ids: FxHashMap::default(),
+            ids: Default::default(),
         }
     }
 }
@@ -406,6 +444,89 @@ pub struct Group {
     strings: Table<Box<str>>,
     subjects: Table<SubjectOf<u32>>,
     values: Table<ValueOf<u32>>,
+    /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
+    follow: [Follow; 4],
+}
+
+/// A table that [`Follow`] checks and adds to.
+trait Lookup<I> {
+    /// Whether `id` is `item`.
+    fn holds(&self, id: u32, item: &I) -> bool;
+    /// The id of `item`, added when new.
+    fn lookup(&mut self, item: I) -> u32;
+}
+
+impl Lookup<&String> for Table<Box<str>> {
+    fn holds(&self, id: u32, item: &&String) -> bool {
+        self.list.get(id as usize).is_some_and(|s| **s == ***item)
+    }
+    fn lookup(&mut self, item: &String) -> u32 {
+        self.id_str(item)
+    }
+}
+
+impl Lookup<SubjectOf<u32>> for Table<SubjectOf<u32>> {
+    fn holds(&self, id: u32, item: &SubjectOf<u32>) -> bool {
+        self.list.get(id as usize) == Some(item)
+    }
+    fn lookup(&mut self, item: SubjectOf<u32>) -> u32 {
+        self.id(item)
+    }
+}
+
+const SERVICES: usize = 0;
+const CATALOG: usize = 1;
+const CHAINS: usize = 2;
+const STRINGS: usize = 3;
+
+/// The ids of the first node's list (names, subjects) in its order: nodes of a cluster list
+/// alike things in alike order, so the next node's are mostly found by walking along it,
+/// reading memory in order, rather than by a lookup in a table far larger than the cache.
+#[derive(Debug, Default)]
+struct Follow {
+    ids: Vec<u32>,
+    /// For each id, its first position in `ids` (`u32::MAX`: not there).
+    positions: Vec<u32>,
+}
+
+impl Follow {
+    /// The ids of `items` in `table`: the same ids as lookups alone would give. The first
+    /// list given is remembered.
+    fn ids_of<I, T: Lookup<I>>(
+        &mut self,
+        table: &mut T,
+        items: impl Iterator<Item = I>,
+    ) -> Vec<u32> {
+        let mut out = Vec::with_capacity(items.size_hint().0);
+        let mut cursor = 0usize;
+        for item in items {
+            let id = match self.ids.get(cursor) {
+                Some(&id) if table.holds(id, &item) => {
+                    cursor += 1;
+                    id
+                }
+                _ => {
+                    let id = table.lookup(item);
+                    if let Some(&p) = self.positions.get(id as usize)
+                        && p != u32::MAX
+                    {
+                        cursor = p as usize + 1;
+                    }
+                    id
+                }
+            };
+            out.push(id);
+        }
+        if self.ids.is_empty() && !out.is_empty() {
+            let size = out.iter().max().map_or(0, |&m| m as usize + 1);
+            self.positions = vec![u32::MAX; size];
+            for (p, &id) in out.iter().enumerate().rev() {
+                self.positions[id as usize] = p as u32;
+            }
+            self.ids.clone_from(&out);
+        }
+        out
+    }
 }
 
 impl Group {
@@ -459,16 +580,12 @@ impl Group {
         if index >= self.nodes.len() {
             return;
         }
-        let ids: Vec<u32> = facts
-            .strings
-            .iter()
-            .map(|s| self.strings.id_str(s))
-            .collect();
+        let ids = self.follow[STRINGS].ids_of(&mut self.strings, facts.strings.iter());
         let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
         let stored = Stored {
-            services: facts.services.map(|l| self.pack(l, global)),
-            catalog: facts.catalog.map(|l| self.pack(l, global)),
-            chains: self.pack(facts.chains, global),
+            services: facts.services.map(|l| self.pack(SERVICES, l, global)),
+            catalog: facts.catalog.map(|l| self.pack(CATALOG, l, global)),
+            chains: self.pack(CHAINS, facts.chains, global),
             extra_endpoint_ips: facts.extra_endpoint_ips,
         };
         self.infos[index] = facts.info;
@@ -483,9 +600,9 @@ impl Group {
         }
         Collected::with(node, options, |c| {
             let stored = Stored {
-                services: c.services.map(|l| self.pack_named(l)),
-                catalog: c.catalog.map(|l| self.pack_named(l)),
-                chains: self.pack_named(c.chains),
+                services: c.services.map(|l| self.pack_named(SERVICES, l)),
+                catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
+                chains: self.pack_named(CHAINS, c.chains),
                 // All of them: parsing the endpoint facts' addresses to leave those out
                 // costs more than holding them for one comparison.
                 extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
@@ -495,7 +612,7 @@ impl Group {
         });
     }
 
-    fn pack_named(&mut self, list: Vec<LocalFactOf<&str>>) -> Packed {
+    fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
         let more = list.len().saturating_sub(self.subjects.list.len());
         self.subjects.ids.reserve(more);
@@ -504,15 +621,19 @@ impl Group {
             .into_iter()
             .map(|f| f.map(|s| self.strings.id_str(s)))
             .collect();
-        self.pack(list, |id| id)
+        self.pack(kind, list, |id| id)
     }
 
-    /// Packs a node's facts, its names mapped to the group's ids by `global`.
-    fn pack(&mut self, list: Vec<LocalFact>, global: impl Fn(u32) -> u32) -> Packed {
+    /// Packs a node's facts (a list of `kind`), its names mapped to the group's ids by
+    /// `global`.
+    fn pack(&mut self, kind: usize, list: Vec<LocalFact>, global: impl Fn(u32) -> u32) -> Packed {
         let mut packed = Packed::default();
         let mut last = (0, 0);
-        for f in list {
-            let subject = self.subjects.id(f.subject.map(&global));
+        let ids = self.follow[kind].ids_of(
+            &mut self.subjects,
+            list.iter().map(|f| f.subject.map(&global)),
+        );
+        for (f, subject) in list.into_iter().zip(ids) {
             let value = self.values.id(f.value.map(&global));
             packed.push(
                 &mut last,
@@ -858,5 +979,33 @@ impl Group {
             variants,
             expected,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Follow, Lookup, Table};
+
+    /// Walking along the first list gives the ids plain lookups give, whatever the next
+    /// lists insert, drop, repeat or reorder.
+    #[test]
+    fn following_the_first_list_gives_the_ids_of_lookups() {
+        let lists: [&[&str]; 5] = [
+            &["a", "b", "c", "d", "e"],
+            &["a", "b", "x", "c", "d", "e"],
+            &["a", "c", "d", "e", "b"],
+            &["e", "d", "c", "b", "a", "a"],
+            &["y", "b", "c", "z", "e", "a"],
+        ];
+        let mut followed: Table<Box<str>> = Table::default();
+        let mut plain: Table<Box<str>> = Table::default();
+        let mut follow = Follow::default();
+        for list in lists {
+            let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            let ids = follow.ids_of(&mut followed, owned.iter());
+            let expected: Vec<u32> = owned.iter().map(|s| plain.lookup(s)).collect();
+            assert_eq!(ids, expected, "{list:?}");
+        }
+        assert_eq!(followed.list, plain.list);
     }
 }
