@@ -243,12 +243,136 @@ impl<'r> Strings<'r> {
     }
 }
 
-/// A node's facts in a [`Group`]: per fact, varints of the subject id (as a difference from
-/// the previous fact's), the value id with the fact's flags, and the line (as a difference):
-/// about five bytes a fact, since nodes list alike facts in alike order.
+/// A node's facts in a [`Group`], as differences from the first node's list of that kind
+/// (its [`Reference`]): varints of runs of facts the reference holds in the same order, with
+/// its lines shifted alike, and of facts written out (subject and value ids with the fact's
+/// flags, line). Nodes of a cluster hold nearly the same facts in the same order, their lines
+/// shifted by what comes before, so a node costs bytes per fact it differs in, not per fact.
 #[derive(Clone, Debug, Default)]
 struct Packed {
+    /// The list it is a node's ([`SERVICES`] ...), whose reference it is relative to.
+    kind: usize,
     bytes: Vec<u8>,
+}
+
+/// The first node's facts of one list, which the others are packed against.
+#[derive(Debug, Default)]
+struct Reference {
+    entries: Vec<Entry>,
+    /// For each subject id, its first position in `entries` (`u32::MAX`: not there).
+    positions: Vec<u32>,
+}
+
+impl Reference {
+    fn new(entries: Vec<Entry>) -> Reference {
+        let size = entries
+            .iter()
+            .map(|e| e.subject as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut positions = vec![u32::MAX; size];
+        for (p, e) in entries.iter().enumerate().rev() {
+            positions[e.subject as usize] = p as u32;
+        }
+        Reference { entries, positions }
+    }
+
+    /// Where packing goes on after a fact written out: past the subject's place in the
+    /// reference, lines shifted as that fact's is (unchanged when the reference lacks it).
+    fn resync(&self, e: &Entry, cursor: &mut usize, offset: &mut i64) {
+        if let Some(&p) = self.positions.get(e.subject as usize)
+            && let Some(r) = self.entries.get(p as usize)
+        {
+            *cursor = p as usize + 1;
+            *offset = i64::from(e.line) - i64::from(r.line);
+        }
+    }
+
+    fn pack(&self, kind: usize, list: &[Entry]) -> Packed {
+        let mut bytes = Vec::new();
+        let (mut cursor, mut offset, mut run) = (0usize, 0i64, 0u64);
+        for e in list {
+            if let Some(r) = self.entries.get(cursor)
+                && (r.subject, r.value, r.by_rule, r.expected)
+                    == (e.subject, e.value, e.by_rule, e.expected)
+                && i64::from(r.line) + offset == i64::from(e.line)
+            {
+                run += 1;
+                cursor += 1;
+                continue;
+            }
+            if run > 0 {
+                put_varint(&mut bytes, run << 1);
+                run = 0;
+            }
+            put_varint(&mut bytes, 1);
+            put_varint(&mut bytes, u64::from(e.subject));
+            put_varint(
+                &mut bytes,
+                (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
+            );
+            put_varint(&mut bytes, u64::from(e.line));
+            self.resync(e, &mut cursor, &mut offset);
+        }
+        if run > 0 {
+            put_varint(&mut bytes, run << 1);
+        }
+        bytes.shrink_to_fit();
+        Packed { kind, bytes }
+    }
+
+    /// The facts of a node packed against this reference.
+    fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
+        let bytes = &packed.bytes;
+        let mut at = 0usize;
+        let (mut cursor, mut offset, mut run) = (0usize, 0i64, 0u64);
+        let next = move |at: &mut usize| -> Option<u64> {
+            let mut v = 0u64;
+            let mut shift = 0;
+            loop {
+                let b = *bytes.get(*at)?;
+                *at += 1;
+                v |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    return Some(v);
+                }
+                shift += 7;
+                if shift > 63 {
+                    return None;
+                }
+            }
+        };
+        std::iter::from_fn(move || {
+            loop {
+                if run > 0 {
+                    let r = self.entries.get(cursor)?;
+                    run -= 1;
+                    cursor += 1;
+                    return Some(Entry {
+                        line: (i64::from(r.line) + offset) as u32,
+                        ..*r
+                    });
+                }
+                let op = next(&mut at)?;
+                if op & 1 == 0 {
+                    run = op >> 1;
+                    continue;
+                }
+                let subject = u32::try_from(next(&mut at)?).ok()?;
+                let flags = next(&mut at)?;
+                let line = u32::try_from(next(&mut at)?).ok()?;
+                let e = Entry {
+                    subject,
+                    value: u32::try_from(flags >> 3).ok()?,
+                    line,
+                    by_rule: flags & 1 == 1,
+                    expected: expected_of((flags >> 1) & 3),
+                };
+                self.resync(&e, &mut cursor, &mut offset);
+                return Some(e);
+            }
+        })
+    }
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -257,14 +381,6 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     out.push(v as u8);
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 fn expected_code(e: Option<Expected>) -> u64 {
@@ -293,59 +409,6 @@ struct Entry {
     line: u32,
     by_rule: bool,
     expected: Option<Expected>,
-}
-
-impl Packed {
-    fn push(&mut self, last: &mut (u32, u32), e: Entry) {
-        put_varint(
-            &mut self.bytes,
-            zigzag(i64::from(e.subject) - i64::from(last.0)),
-        );
-        put_varint(
-            &mut self.bytes,
-            (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
-        );
-        put_varint(
-            &mut self.bytes,
-            zigzag(i64::from(e.line) - i64::from(last.1)),
-        );
-        *last = (e.subject, e.line);
-    }
-
-    fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
-        let mut at = 0;
-        let mut last = (0u32, 0u32);
-        let bytes = &self.bytes;
-        let next = move |at: &mut usize| -> Option<u64> {
-            let mut v = 0u64;
-            let mut shift = 0;
-            loop {
-                let b = *bytes.get(*at)?;
-                *at += 1;
-                v |= u64::from(b & 0x7f) << shift;
-                if b < 0x80 {
-                    return Some(v);
-                }
-                shift += 7;
-                if shift > 63 {
-                    return None;
-                }
-            }
-        };
-        std::iter::from_fn(move || {
-            let subject = (i64::from(last.0) + unzigzag(next(&mut at)?)) as u32;
-            let flags = next(&mut at)?;
-            let line = (i64::from(last.1) + unzigzag(next(&mut at)?)) as u32;
-            last = (subject, line);
-            Some(Entry {
-                subject,
-                value: (flags >> 3) as u32,
-                line,
-                by_rule: flags & 1 == 1,
-                expected: expected_of((flags >> 1) & 3),
-            })
-        })
-    }
 }
 
 /// A node as a [`Group`] holds it.
@@ -446,6 +509,8 @@ pub struct Group {
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
     follow: [Follow; 4],
+    /// The first node's facts of each list, which nodes are packed against.
+    references: [Reference; 3],
 }
 
 /// A table that [`Follow`] checks and adds to.
@@ -627,27 +692,30 @@ impl Group {
     /// Packs a node's facts (a list of `kind`), its names mapped to the group's ids by
     /// `global`.
     fn pack(&mut self, kind: usize, list: Vec<LocalFact>, global: impl Fn(u32) -> u32) -> Packed {
-        let mut packed = Packed::default();
-        let mut last = (0, 0);
         let ids = self.follow[kind].ids_of(
             &mut self.subjects,
             list.iter().map(|f| f.subject.map(&global)),
         );
-        for (f, subject) in list.into_iter().zip(ids) {
-            let value = self.values.id(f.value.map(&global));
-            packed.push(
-                &mut last,
-                Entry {
-                    subject,
-                    value,
-                    line: f.line,
-                    by_rule: f.by_rule,
-                    expected: f.expected,
-                },
-            );
+        let entries: Vec<Entry> = list
+            .into_iter()
+            .zip(ids)
+            .map(|(f, subject)| Entry {
+                subject,
+                value: self.values.id(f.value.map(&global)),
+                line: f.line,
+                by_rule: f.by_rule,
+                expected: f.expected,
+            })
+            .collect();
+        if self.references[kind].entries.is_empty() {
+            self.references[kind] = Reference::new(entries.clone());
         }
-        packed.bytes.shrink_to_fit();
-        packed
+        self.references[kind].pack(kind, &entries)
+    }
+
+    /// The facts of a node's list.
+    fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
+        self.references[packed.kind].unpack(packed)
     }
 
     /// Renames node `index` (a name from its file, once all files are known).
@@ -737,7 +805,7 @@ impl Group {
         services
             .into_iter()
             .chain(stored.map(|n| &n.chains))
-            .flat_map(Packed::iter)
+            .flat_map(|p| self.unpack(p))
     }
 
     /// The pod IPs node `index` DNATs to in any Service.
@@ -748,8 +816,7 @@ impl Group {
         let mut ips: FxHashSet<IpAddr> = stored.extra_endpoint_ips.iter().copied().collect();
         for packed in stored.services.iter().chain(&stored.catalog) {
             ips.extend(
-                packed
-                    .iter()
+                self.unpack(packed)
                     .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
                     .filter_map(|d| address_in(self.text(d))),
             );
