@@ -244,15 +244,31 @@ impl<'r> Strings<'r> {
 }
 
 /// A node's facts in a [`Group`], as differences from the first node's list of that kind
-/// (its [`Reference`]): varints of runs of facts the reference holds in the same order, with
-/// its lines shifted alike, and of facts written out (subject and value ids with the fact's
+/// (its [`Reference`]): varints of runs of facts the reference holds in the same order, at
+/// its lines shifted as the node's dump is (a few steps where the dumps differ), and of facts
+/// written out (subject and value ids with the fact's
 /// flags, line). Nodes of a cluster hold nearly the same facts in the same order, their lines
 /// shifted by what comes before, so a node costs bytes per fact it differs in, not per fact.
 #[derive(Clone, Debug, Default)]
 struct Packed {
     /// The list it is a node's ([`SERVICES`] ...), whose reference it is relative to.
     kind: usize,
+    /// How the node's lines are shifted from the reference's: from each reference line on
+    /// (ascending), by how many lines.
+    shifts: Box<[(u32, i64)]>,
     bytes: Vec<u8>,
+}
+
+impl Packed {
+    /// The line the node holds a reference fact at, when shifted like the facts around it.
+    fn shifted(&self, line: u32) -> u32 {
+        if line == 0 {
+            return 0;
+        }
+        let p = self.shifts.partition_point(|&(from, _)| from <= line);
+        let shift = p.checked_sub(1).map_or(0, |p| self.shifts[p].1);
+        (i64::from(line) + shift) as u32
+    }
 }
 
 /// The first node's facts of one list, which the others are packed against.
@@ -278,24 +294,58 @@ impl Reference {
     }
 
     /// Where packing goes on after a fact written out: past the subject's place in the
-    /// reference, lines shifted as that fact's is (unchanged when the reference lacks it).
-    fn resync(&self, e: &Entry, cursor: &mut usize, offset: &mut i64) {
+    /// reference (unchanged when the reference lacks it).
+    fn resync(&self, e: &Entry, cursor: &mut usize) {
         if let Some(&p) = self.positions.get(e.subject as usize)
-            && let Some(r) = self.entries.get(p as usize)
+            && (p as usize) < self.entries.len()
         {
             *cursor = p as usize + 1;
-            *offset = i64::from(e.line) - i64::from(r.line);
         }
     }
 
+    /// The reference fact at `cursor` when it is `e` up to its line.
+    fn alike(&self, cursor: usize, e: &Entry) -> Option<&Entry> {
+        self.entries.get(cursor).filter(|r| {
+            (r.subject, r.value, r.by_rule, r.expected)
+                == (e.subject, e.value, e.by_rule, e.expected)
+        })
+    }
+
     fn pack(&self, kind: usize, list: &[Entry]) -> Packed {
-        let mut bytes = Vec::new();
-        let (mut cursor, mut offset, mut run) = (0usize, 0i64, 0u64);
+        // How lines shift: from the facts alike in both, by reference line.
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut cursor = 0usize;
         for e in list {
-            if let Some(r) = self.entries.get(cursor)
-                && (r.subject, r.value, r.by_rule, r.expected)
-                    == (e.subject, e.value, e.by_rule, e.expected)
-                && i64::from(r.line) + offset == i64::from(e.line)
+            match self.alike(cursor, e) {
+                Some(r) => {
+                    if r.line != 0 && e.line != 0 {
+                        pairs.push((r.line, e.line));
+                    }
+                    cursor += 1;
+                }
+                None => self.resync(e, &mut cursor),
+            }
+        }
+        pairs.sort_unstable();
+        let mut shifts: Vec<(u32, i64)> = Vec::new();
+        let mut current = 0i64;
+        for (from, to) in pairs {
+            let shift = i64::from(to) - i64::from(from);
+            if shift != current {
+                shifts.push((from, shift));
+                current = shift;
+            }
+        }
+        let mut packed = Packed {
+            kind,
+            shifts: shifts.into_boxed_slice(),
+            bytes: Vec::new(),
+        };
+        let mut bytes = Vec::new();
+        let (mut cursor, mut run) = (0usize, 0u64);
+        for e in list {
+            if let Some(r) = self.alike(cursor, e)
+                && packed.shifted(r.line) == e.line
             {
                 run += 1;
                 cursor += 1;
@@ -312,20 +362,21 @@ impl Reference {
                 (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
             );
             put_varint(&mut bytes, u64::from(e.line));
-            self.resync(e, &mut cursor, &mut offset);
+            self.resync(e, &mut cursor);
         }
         if run > 0 {
             put_varint(&mut bytes, run << 1);
         }
         bytes.shrink_to_fit();
-        Packed { kind, bytes }
+        packed.bytes = bytes;
+        packed
     }
 
     /// The facts of a node packed against this reference.
     fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
         let bytes = &packed.bytes;
         let mut at = 0usize;
-        let (mut cursor, mut offset, mut run) = (0usize, 0i64, 0u64);
+        let (mut cursor, mut run) = (0usize, 0u64);
         let next = move |at: &mut usize| -> Option<u64> {
             let mut v = 0u64;
             let mut shift = 0;
@@ -349,7 +400,7 @@ impl Reference {
                     run -= 1;
                     cursor += 1;
                     return Some(Entry {
-                        line: (i64::from(r.line) + offset) as u32,
+                        line: packed.shifted(r.line),
                         ..*r
                     });
                 }
@@ -368,7 +419,7 @@ impl Reference {
                     by_rule: flags & 1 == 1,
                     expected: expected_of((flags >> 1) & 3),
                 };
-                self.resync(&e, &mut cursor, &mut offset);
+                self.resync(&e, &mut cursor);
                 return Some(e);
             }
         })
@@ -775,9 +826,11 @@ impl Group {
             .iter()
             .flatten()
             .map(|n| {
-                n.chains.bytes.len()
-                    + n.services.as_ref().map_or(0, |p| p.bytes.len())
-                    + n.catalog.as_ref().map_or(0, |p| p.bytes.len())
+                [Some(&n.chains), n.services.as_ref(), n.catalog.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.bytes.len() + std::mem::size_of_val(&*p.shifts))
+                    .sum::<usize>()
             })
             .sum()
     }
