@@ -471,8 +471,9 @@ struct Stored {
     extra_endpoint_ips: Vec<IpAddr>,
 }
 
-/// FxHash with a final mix: subjects differ in a few small ids, and plain FxHash leaves
-/// enough of them in one bucket group that lookups spent most of their time comparing keys.
+/// FxHash with a final mix, so that subjects differing only in small ids spread over the
+/// table. (No gain measured over plain FxHash: the key comparisons profiles show are cache
+/// misses, which [`Follow`] avoids.)
 #[derive(Default)]
 struct Mixed(rustc_hash::FxHasher);
 
