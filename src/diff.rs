@@ -2,9 +2,9 @@
 //! A dump is iptables-save, `nft list ruleset` text, or both.
 
 use crate::folders::Entry;
-use crate::{EXIT_INPUT, Loaded, load_all, no_content, write_json};
+use crate::{EXIT_INPUT, Loaded, load_all, write_json};
 use rulelint_lint::diff::{
-    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, compare, report,
+    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, report,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -380,14 +380,14 @@ pub(crate) fn facts_of_dump(
 }
 
 /// Two dumps (or any inputs with standard input): read whole, compared with the rule level.
+/// Each input is read, parsed, modelled and reduced to its facts on a thread of its own.
 fn run_whole(
     entries: &[Entry],
     format: Format,
     color: bool,
     out: &mut impl Write,
 ) -> io::Result<u8> {
-    let files: Vec<String> = entries.iter().map(|e| e.path.clone()).collect();
-    let loaded = match load_all(&files) {
+    let loaded = match load_parallel(entries) {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
@@ -395,29 +395,71 @@ fn run_whole(
     if loaded.iter().any(|l| summary::is_summary(&l.text)) {
         return run_loaded_facts(entries, &loaded, format, color, out);
     }
-    let strings: Vec<rulelint_nft::Strings> = loaded
+    // Digests only matter to three or more nodes; a pair's comparison leaves them out.
+    let options = FactOptions {
+        digests: loaded.len() > 2,
+        catalog: false,
+    };
+    // What each thread reads and builds lives here, so that the nodes can borrow it.
+    let mut strings: Vec<rulelint_nft::Strings> = loaded
         .iter()
         .map(|_| rulelint_nft::Strings::new())
         .collect();
-    let inputs: Vec<NodeInput<'_>> = loaded
-        .iter()
-        .zip(&strings)
-        .map(|(l, strings)| NodeInput::read_with(&l.text, strings))
-        .collect();
+    let mut inputs: Vec<Option<NodeInput<'_>>> = loaded.iter().map(|_| None).collect();
+    // Each node's facts go into the group from its thread, in whatever order they finish.
+    let group = std::sync::Mutex::new(Group::new(loaded.len()));
+    let read: Vec<Option<Node<'_>>> = std::thread::scope(|scope| {
+        let building: Vec<_> = loaded
+            .iter()
+            .zip(strings.iter_mut().zip(inputs.iter_mut()))
+            .enumerate()
+            .map(|(i, (l, (strings, slot)))| {
+                let group = &group;
+                scope.spawn(move || {
+                    // `Strings` is not `Sync`: each thread holds its own, lent for good.
+                    let strings: &rulelint_nft::Strings = strings;
+                    let input: &NodeInput<'_> = slot.insert(NodeInput::read_with(&l.text, strings));
+                    if input.has_no_content() {
+                        return None;
+                    }
+                    // Named once the inputs that hold dumps are known; a name the dump
+                    // declares is never empty.
+                    let node = Node::from_input(String::new(), input);
+                    // An nftables node's catalogue is in its facts; an iptables node's is
+                    // added below if the other nodes turn out to need it.
+                    if let Ok(mut group) = group.lock() {
+                        group.insert_node(i, &node, options);
+                    }
+                    Some(node)
+                })
+            })
+            .collect();
+        building
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut group = group.into_inner().unwrap_or_else(|e| e.into_inner());
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
-    let mut kept = Vec::with_capacity(loaded.len());
+    let mut kept = Vec::with_capacity(read.len());
+    let mut nodes = Vec::with_capacity(read.len());
     let mut empty = false;
-    for (i, (entry, input)) in entries.iter().zip(&inputs).enumerate() {
-        if !input.has_no_content() {
+    for (i, (entry, node)) in entries.iter().zip(read).enumerate() {
+        if let Some(node) = node {
             kept.push(i);
+            nodes.push(node);
         } else if entry.from_folder {
             eprintln!(
                 "rulelint: skipping `{}`: no iptables-save content",
                 entry.path
             );
         } else {
-            empty |= no_content(&loaded[i].name, &input.iptables);
+            eprintln!(
+                "rulelint: `{}` holds no iptables-save content (no table, chain or rule)",
+                loaded[i].name
+            );
+            empty = true;
         }
     }
     if empty {
@@ -430,29 +472,60 @@ fn run_whole(
         );
         return Ok(EXIT_INPUT);
     }
-    let loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
-    let inputs: Vec<&NodeInput<'_>> = kept.iter().map(|&i| &inputs[i]).collect();
-    // Each node's chain graph and Kubernetes model on its own thread, as `prepare` builds them.
-    let nodes: Vec<Node<'_>> = std::thread::scope(|scope| {
-        let building: Vec<_> = node_names(&loaded)
-            .into_iter()
-            .zip(inputs)
-            .map(|(name, input)| scope.spawn(move || Node::from_input(name, input)))
+    // Comparisons with nftables nodes read every node's Service catalogue.
+    let mixed = nodes.iter().any(|n| n.backend != NodeBackend::Iptables);
+    let kept_loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
+    for ((&i, node), name) in kept.iter().zip(&mut nodes).zip(node_names(&kept_loaded)) {
+        if mixed && node.backend == NodeBackend::Iptables {
+            let options = FactOptions {
+                catalog: true,
+                ..options
+            };
+            group.insert_node(i, node, options);
+        }
+        if node.name.is_empty() {
+            node.name.clone_from(&name);
+            group.rename(i, name);
+        }
+    }
+    group.keep(&kept);
+    let paths: Vec<&str> = kept_loaded.iter().map(|l| l.name.as_str()).collect();
+    let comparison = group.compare().with_rules(&nodes);
+    write_report(&comparison, &paths, format, color, out)
+}
+
+/// Reads the inputs, each on a thread of its own (standard input, when named twice, is read
+/// in order); messages in the order of the inputs. Exit 2 when one cannot be read.
+fn load_parallel(entries: &[Entry]) -> Result<Vec<Loaded>, u8> {
+    let files: Vec<String> = entries.iter().map(|e| e.path.clone()).collect();
+    if files.iter().filter(|f| *f == "-").count() > 1 {
+        return load_all(&files);
+    }
+    let read: Vec<Result<crate::input::Input, String>> = std::thread::scope(|scope| {
+        let reading: Vec<_> = files
+            .iter()
+            .map(|f| scope.spawn(move || crate::input::read(f)))
             .collect();
-        building
+        reading
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let nodes = if nodes.iter().all(|n| n.backend == NodeBackend::Iptables) {
-        nodes
-    } else {
-        nodes.into_iter().map(Node::with_catalog).collect()
-    };
-    let group = Group::from_nodes(&nodes);
-    let comparison = compare(&group, &nodes);
-    let paths: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
-    write_report(&comparison, &paths, format, color, out)
+    let mut loaded = Vec::with_capacity(read.len());
+    let mut failed = false;
+    for r in read {
+        match r {
+            Ok(i) => loaded.push(Loaded {
+                name: i.name,
+                text: i.text,
+            }),
+            Err(message) => {
+                eprintln!("rulelint: {message}");
+                failed = true;
+            }
+        }
+    }
+    if failed { Err(EXIT_INPUT) } else { Ok(loaded) }
 }
 
 /// Inputs read whole, some of them summaries: each reduced to its facts (with its catalogue,

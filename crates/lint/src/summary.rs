@@ -127,27 +127,27 @@ pub fn to_json(facts: &NodeFacts) -> String {
 
 /// Reads a summary document.
 pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
+    // One pass over the text; only a document that does not parse is read again, for its
+    // version (another version may not parse as this one) or the error about it.
     #[derive(Deserialize)]
-    struct Head {
+    struct Version {
         format_version: u32,
     }
-    let head: Head = serde_json::from_str(text).or_else(|e| {
-        // A document of another version may not parse as this one: report the version.
-        #[derive(Deserialize)]
-        struct Version {
-            format_version: u32,
+    let doc: Document = match serde_json::from_str(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return Err(match serde_json::from_str::<Version>(text) {
+                Ok(v) if v.format_version != FORMAT_VERSION => {
+                    SummaryError::Version(v.format_version)
+                }
+                Ok(_) => e.into(),
+                Err(head) => head.into(),
+            });
         }
-        match serde_json::from_str::<Version>(text) {
-            Ok(v) => Ok(Head {
-                format_version: v.format_version,
-            }),
-            Err(_) => Err(e),
-        }
-    })?;
-    if head.format_version != FORMAT_VERSION {
-        return Err(SummaryError::Version(head.format_version));
+    };
+    if doc.format_version != FORMAT_VERSION {
+        return Err(SummaryError::Version(doc.format_version));
     }
-    let doc: Document = serde_json::from_str(text)?;
     if doc.format != FORMAT {
         return Err(SummaryError::Damaged(format!("format `{}`", doc.format)));
     }

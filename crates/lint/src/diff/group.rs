@@ -34,12 +34,15 @@ pub struct NodeInfo {
 }
 
 /// One fact of one node, its names ids into its [`NodeFacts::strings`].
+pub type LocalFact = LocalFactOf<u32>;
+
+/// One fact of one node; `S` is a name: an id into a table, or text borrowed from the node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LocalFact {
+pub struct LocalFactOf<S> {
     /// What.
-    pub subject: SubjectOf<u32>,
+    pub subject: SubjectOf<S>,
     /// How.
-    pub value: ValueOf<u32>,
+    pub value: ValueOf<S>,
     /// The 1-based line of the node's dump that shows it; 0 when none does.
     pub line: u32,
     /// Whether one rule shows it (rules sort after chains and catalogue lines among the same
@@ -47,6 +50,18 @@ pub struct LocalFact {
     pub by_rule: bool,
     /// Set when a difference in this fact is expected between healthy nodes.
     pub expected: Option<Expected>,
+}
+
+impl<S> LocalFactOf<S> {
+    fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
+        LocalFactOf {
+            subject: self.subject.map(&mut f),
+            value: self.value.map(f),
+            line: self.line,
+            by_rule: self.by_rule,
+            expected: self.expected,
+        }
+    }
 }
 
 /// Which facts to collect from a dump.
@@ -84,18 +99,63 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// Reduces a node's dump to its facts.
     pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
-        let mut strings = Strings::default();
+        Collected::with(node, options, |collected| {
+            let mut strings = Strings::default();
+            let services = collected.services.map(|l| strings.own(l));
+            let catalog = collected.catalog.map(|l| strings.own(l));
+            let chains = strings.own(collected.chains);
+            // The endpoint facts name most pod IPs the node DNATs to; keep the others.
+            let named: FxHashSet<IpAddr> = services
+                .iter()
+                .chain(&catalog)
+                .flatten()
+                .filter_map(|f| destination(f.subject))
+                .filter_map(|d| address_in(&strings.list[d as usize]))
+                .collect();
+            let mut extra_endpoint_ips: Vec<IpAddr> = node
+                .endpoint_ips()
+                .iter()
+                .filter(|ip| !named.contains(ip))
+                .copied()
+                .collect();
+            extra_endpoint_ips.sort_unstable();
+            NodeFacts {
+                info: collected.info,
+                strings: strings.list,
+                services,
+                catalog,
+                chains,
+                digests: options.digests,
+                extra_endpoint_ips,
+            }
+        })
+    }
+}
+
+/// A node's facts as collected, their names borrowed from the node: what [`NodeFacts`] owns,
+/// or what [`Group::insert_node`] takes in without copying the names first.
+struct Collected<'r> {
+    info: NodeInfo,
+    services: Option<Vec<LocalFactOf<&'r str>>>,
+    catalog: Option<Vec<LocalFactOf<&'r str>>>,
+    chains: Vec<LocalFactOf<&'r str>>,
+}
+
+impl Collected<'_> {
+    /// Collects a node's facts and hands them to `then` (an iptables node's catalogue, when
+    /// built here, lives only as long as this call).
+    fn with<R>(node: &Node<'_>, options: FactOptions, then: impl FnOnce(Collected<'_>) -> R) -> R {
         let mut services = None;
         let mut catalog = None;
         let mut facts = Vec::new();
+        let built;
         if node.backend == NodeBackend::Iptables {
             collect_iptables_services(node, 0, &mut facts);
-            services = Some(strings.local_facts(node, &facts));
+            services = Some(located(node, &facts));
             facts.clear();
         }
         if node.backend != NodeBackend::Iptables || options.catalog {
             // An iptables node's catalogue is built on demand when the caller did not.
-            let built;
             let entries = if node.backend == NodeBackend::Iptables
                 && node.iptables_services.is_empty()
                 && !node.model.services.is_empty()
@@ -107,7 +167,7 @@ impl NodeFacts {
             };
             let mut from_catalog = Vec::new();
             collect_catalog(entries, 0, true, &mut from_catalog);
-            catalog = Some(strings.local_facts(node, &from_catalog));
+            catalog = Some(located(node, &from_catalog));
         }
         if node.backend.has_iptables() {
             collect_iptables_chains(node, 0, options.digests, &mut facts);
@@ -118,24 +178,9 @@ impl NodeFacts {
         if let Some(generation) = node.nft_generation {
             collect_nft_chains(node, 0, generation, &mut facts);
         }
-        let chains = strings.local_facts(node, &facts);
+        let chains = located(node, &facts);
         drop(facts);
-        // The endpoint facts name most pod IPs the node DNATs to; keep the others.
-        let named: FxHashSet<IpAddr> = services
-            .iter()
-            .chain(&catalog)
-            .flatten()
-            .filter_map(|f| destination(f.subject))
-            .filter_map(|d| address_in(&strings.list[d as usize]))
-            .collect();
-        let mut extra_endpoint_ips: Vec<IpAddr> = node
-            .endpoint_ips()
-            .iter()
-            .filter(|ip| !named.contains(ip))
-            .copied()
-            .collect();
-        extra_endpoint_ips.sort_unstable();
-        NodeFacts {
+        then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
                 rules: node.set.rules.len() + node.nft_rules,
@@ -143,14 +188,32 @@ impl NodeFacts {
                 backend: node.backend,
                 nft_generation: node.nft_generation,
             },
-            strings: strings.list,
             services,
             catalog,
             chains,
-            digests: options.digests,
-            extra_endpoint_ips,
-        }
+        })
     }
+}
+
+/// Facts with the line that shows each in the node's dump.
+fn located<'r>(node: &Node<'_>, facts: &[Fact<'r>]) -> Vec<LocalFactOf<&'r str>> {
+    facts
+        .iter()
+        .map(|f| {
+            let line = match (f.rule, f.chain) {
+                (Some(rule), _) => Some(node.rule_line(rule)),
+                (None, Some(chain)) => node.chain_line(chain),
+                (None, None) => f.line,
+            };
+            LocalFactOf {
+                subject: f.subject,
+                value: f.value,
+                line: line.unwrap_or(0),
+                by_rule: f.rule.is_some(),
+                expected: f.expected,
+            }
+        })
+        .collect()
 }
 
 /// The destination an endpoint fact names.
@@ -163,51 +226,207 @@ fn destination<S: Copy>(subject: SubjectOf<S>) -> Option<S> {
     }
 }
 
-/// A node's table of names while its facts are collected.
+/// A node's table of names while its facts are made owned.
 #[derive(Default)]
-struct Strings {
+struct Strings<'r> {
     list: Vec<String>,
-    ids: FxHashMap<String, u32>,
+    ids: FxHashMap<&'r str, u32>,
 }
 
-impl Strings {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = self.list.len() as u32;
-        self.list.push(s.to_string());
-        self.ids.insert(s.to_string(), id);
-        id
+impl<'r> Strings<'r> {
+    fn id(&mut self, s: &'r str) -> u32 {
+        *self.ids.entry(s).or_insert_with(|| {
+            self.list.push(s.to_string());
+            (self.list.len() - 1) as u32
+        })
     }
 
-    fn local_facts(&mut self, node: &Node<'_>, facts: &[Fact<'_>]) -> Vec<LocalFact> {
-        facts
-            .iter()
-            .map(|f| {
-                let line = match (f.rule, f.chain) {
-                    (Some(rule), _) => Some(node.rule_line(rule)),
-                    (None, Some(chain)) => node.chain_line(chain),
-                    (None, None) => f.line,
-                };
-                LocalFact {
-                    subject: f.subject.map(|s| self.id(s)),
-                    value: f.value.map(|s| self.id(s)),
-                    line: line.unwrap_or(0),
-                    by_rule: f.rule.is_some(),
-                    expected: f.expected,
-                }
-            })
-            .collect()
+    fn own(&mut self, list: Vec<LocalFactOf<&'r str>>) -> Vec<LocalFact> {
+        list.into_iter().map(|f| f.map(|s| self.id(s))).collect()
     }
 }
 
-/// A node's facts in a [`Group`]: per fact, varints of the subject id (as a difference from
-/// the previous fact's), the value id with the fact's flags, and the line (as a difference):
-/// about five bytes a fact, since nodes list alike facts in alike order.
+/// A node's facts in a [`Group`], as differences from the first node's list of that kind
+/// (its [`Reference`]): varints of runs of facts the reference holds in the same order, at
+/// its lines shifted as the node's dump is (a few steps where the dumps differ), and of facts
+/// written out (subject and value ids with the fact's
+/// flags, line). Nodes of a cluster hold nearly the same facts in the same order, their lines
+/// shifted by what comes before, so a node costs bytes per fact it differs in, not per fact.
 #[derive(Clone, Debug, Default)]
 struct Packed {
+    /// The list it is a node's ([`SERVICES`] ...), whose reference it is relative to.
+    kind: usize,
+    /// How the node's lines are shifted from the reference's: from each reference line on
+    /// (ascending), by how many lines.
+    shifts: Box<[(u32, i64)]>,
     bytes: Vec<u8>,
+}
+
+impl Packed {
+    /// The line the node holds a reference fact at, when shifted like the facts around it.
+    fn shifted(&self, line: u32) -> u32 {
+        if line == 0 {
+            return 0;
+        }
+        let p = self.shifts.partition_point(|&(from, _)| from <= line);
+        let shift = p.checked_sub(1).map_or(0, |p| self.shifts[p].1);
+        (i64::from(line) + shift) as u32
+    }
+}
+
+/// The first node's facts of one list, which the others are packed against.
+#[derive(Debug, Default)]
+struct Reference {
+    entries: Vec<Entry>,
+    /// For each subject id, its first position in `entries` (`u32::MAX`: not there).
+    positions: Vec<u32>,
+}
+
+impl Reference {
+    fn new(entries: Vec<Entry>) -> Reference {
+        let size = entries
+            .iter()
+            .map(|e| e.subject as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut positions = vec![u32::MAX; size];
+        for (p, e) in entries.iter().enumerate().rev() {
+            positions[e.subject as usize] = p as u32;
+        }
+        Reference { entries, positions }
+    }
+
+    /// Where packing goes on after a fact written out: past the subject's place in the
+    /// reference (unchanged when the reference lacks it).
+    fn resync(&self, e: &Entry, cursor: &mut usize) {
+        if let Some(&p) = self.positions.get(e.subject as usize)
+            && (p as usize) < self.entries.len()
+        {
+            *cursor = p as usize + 1;
+        }
+    }
+
+    /// The reference fact at `cursor` when it is `e` up to its line.
+    fn alike(&self, cursor: usize, e: &Entry) -> Option<&Entry> {
+        self.entries.get(cursor).filter(|r| {
+            (r.subject, r.value, r.by_rule, r.expected)
+                == (e.subject, e.value, e.by_rule, e.expected)
+        })
+    }
+
+    fn pack(&self, kind: usize, list: &[Entry]) -> Packed {
+        // How lines shift: from the facts alike in both, by reference line.
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut cursor = 0usize;
+        for e in list {
+            match self.alike(cursor, e) {
+                Some(r) => {
+                    if r.line != 0 && e.line != 0 {
+                        pairs.push((r.line, e.line));
+                    }
+                    cursor += 1;
+                }
+                None => self.resync(e, &mut cursor),
+            }
+        }
+        pairs.sort_unstable();
+        let mut shifts: Vec<(u32, i64)> = Vec::new();
+        let mut current = 0i64;
+        for (from, to) in pairs {
+            let shift = i64::from(to) - i64::from(from);
+            if shift != current {
+                shifts.push((from, shift));
+                current = shift;
+            }
+        }
+        let mut packed = Packed {
+            kind,
+            shifts: shifts.into_boxed_slice(),
+            bytes: Vec::new(),
+        };
+        let mut bytes = Vec::new();
+        let (mut cursor, mut run) = (0usize, 0u64);
+        for e in list {
+            if let Some(r) = self.alike(cursor, e)
+                && packed.shifted(r.line) == e.line
+            {
+                run += 1;
+                cursor += 1;
+                continue;
+            }
+            if run > 0 {
+                put_varint(&mut bytes, run << 1);
+                run = 0;
+            }
+            put_varint(&mut bytes, 1);
+            put_varint(&mut bytes, u64::from(e.subject));
+            put_varint(
+                &mut bytes,
+                (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
+            );
+            put_varint(&mut bytes, u64::from(e.line));
+            self.resync(e, &mut cursor);
+        }
+        if run > 0 {
+            put_varint(&mut bytes, run << 1);
+        }
+        bytes.shrink_to_fit();
+        packed.bytes = bytes;
+        packed
+    }
+
+    /// The facts of a node packed against this reference.
+    fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
+        let bytes = &packed.bytes;
+        let mut at = 0usize;
+        let (mut cursor, mut run) = (0usize, 0u64);
+        let next = move |at: &mut usize| -> Option<u64> {
+            let mut v = 0u64;
+            let mut shift = 0;
+            loop {
+                let b = *bytes.get(*at)?;
+                *at += 1;
+                v |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    return Some(v);
+                }
+                shift += 7;
+                if shift > 63 {
+                    return None;
+                }
+            }
+        };
+        std::iter::from_fn(move || {
+            loop {
+                if run > 0 {
+                    let r = self.entries.get(cursor)?;
+                    run -= 1;
+                    cursor += 1;
+                    return Some(Entry {
+                        line: packed.shifted(r.line),
+                        ..*r
+                    });
+                }
+                let op = next(&mut at)?;
+                if op & 1 == 0 {
+                    run = op >> 1;
+                    continue;
+                }
+                let subject = u32::try_from(next(&mut at)?).ok()?;
+                let flags = next(&mut at)?;
+                let line = u32::try_from(next(&mut at)?).ok()?;
+                let e = Entry {
+                    subject,
+                    value: u32::try_from(flags >> 3).ok()?,
+                    line,
+                    by_rule: flags & 1 == 1,
+                    expected: expected_of((flags >> 1) & 3),
+                };
+                self.resync(&e, &mut cursor);
+                return Some(e);
+            }
+        })
+    }
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -216,14 +435,6 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     out.push(v as u8);
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 fn expected_code(e: Option<Expected>) -> u64 {
@@ -254,59 +465,6 @@ struct Entry {
     expected: Option<Expected>,
 }
 
-impl Packed {
-    fn push(&mut self, last: &mut (u32, u32), e: Entry) {
-        put_varint(
-            &mut self.bytes,
-            zigzag(i64::from(e.subject) - i64::from(last.0)),
-        );
-        put_varint(
-            &mut self.bytes,
-            (u64::from(e.value) << 3) | (expected_code(e.expected) << 1) | u64::from(e.by_rule),
-        );
-        put_varint(
-            &mut self.bytes,
-            zigzag(i64::from(e.line) - i64::from(last.1)),
-        );
-        *last = (e.subject, e.line);
-    }
-
-    fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
-        let mut at = 0;
-        let mut last = (0u32, 0u32);
-        let bytes = &self.bytes;
-        let next = move |at: &mut usize| -> Option<u64> {
-            let mut v = 0u64;
-            let mut shift = 0;
-            loop {
-                let b = *bytes.get(*at)?;
-                *at += 1;
-                v |= u64::from(b & 0x7f) << shift;
-                if b < 0x80 {
-                    return Some(v);
-                }
-                shift += 7;
-                if shift > 63 {
-                    return None;
-                }
-            }
-        };
-        std::iter::from_fn(move || {
-            let subject = (i64::from(last.0) + unzigzag(next(&mut at)?)) as u32;
-            let flags = next(&mut at)?;
-            let line = (i64::from(last.1) + unzigzag(next(&mut at)?)) as u32;
-            last = (subject, line);
-            Some(Entry {
-                subject,
-                value: (flags >> 3) as u32,
-                line,
-                by_rule: flags & 1 == 1,
-                expected: expected_of((flags >> 1) & 3),
-            })
-        })
-    }
-}
-
 /// A node as a [`Group`] holds it.
 #[derive(Clone, Debug, Default)]
 struct Stored {
@@ -316,18 +474,57 @@ struct Stored {
     extra_endpoint_ips: Vec<IpAddr>,
 }
 
+/// FxHash with a final mix, so that subjects differing only in small ids spread over the
+/// table. (No gain measured over plain FxHash: the key comparisons profiles show are cache
+/// misses, which [`Follow`] avoids.)
+#[derive(Default)]
+struct Mixed(rustc_hash::FxHasher);
+
+impl std::hash::Hasher for Mixed {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0.write_u8(i);
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.0.write_u16(i);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0.write_u32(i);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0.write_u64(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0.write_usize(i);
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.0.write_isize(i);
+    }
+    fn finish(&self) -> u64 {
+        // murmur3's fmix64.
+        let mut h = self.0.finish();
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
 /// A table of distinct things, each with an id.
 #[derive(Debug)]
 struct Table<T> {
     list: Vec<T>,
-    ids: FxHashMap<T, u32>,
+    ids: std::collections::HashMap<T, u32, std::hash::BuildHasherDefault<Mixed>>,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
         Table {
             list: Vec::new(),
-            ids: FxHashMap::default(),
+            ids: Default::default(),
         }
     }
 }
@@ -344,6 +541,19 @@ impl<T: Clone + Eq + std::hash::Hash> Table<T> {
     }
 }
 
+impl Table<Box<str>> {
+    /// The id of a name, copied only when new.
+    fn id_str(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+}
+
 /// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
 #[derive(Debug, Default)]
 pub struct Group {
@@ -352,6 +562,91 @@ pub struct Group {
     strings: Table<Box<str>>,
     subjects: Table<SubjectOf<u32>>,
     values: Table<ValueOf<u32>>,
+    /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
+    follow: [Follow; 4],
+    /// The first node's facts of each list, which nodes are packed against.
+    references: [Reference; 3],
+}
+
+/// A table that [`Follow`] checks and adds to.
+trait Lookup<I> {
+    /// Whether `id` is `item`.
+    fn holds(&self, id: u32, item: &I) -> bool;
+    /// The id of `item`, added when new.
+    fn lookup(&mut self, item: I) -> u32;
+}
+
+impl Lookup<&String> for Table<Box<str>> {
+    fn holds(&self, id: u32, item: &&String) -> bool {
+        self.list.get(id as usize).is_some_and(|s| **s == ***item)
+    }
+    fn lookup(&mut self, item: &String) -> u32 {
+        self.id_str(item)
+    }
+}
+
+impl Lookup<SubjectOf<u32>> for Table<SubjectOf<u32>> {
+    fn holds(&self, id: u32, item: &SubjectOf<u32>) -> bool {
+        self.list.get(id as usize) == Some(item)
+    }
+    fn lookup(&mut self, item: SubjectOf<u32>) -> u32 {
+        self.id(item)
+    }
+}
+
+const SERVICES: usize = 0;
+const CATALOG: usize = 1;
+const CHAINS: usize = 2;
+const STRINGS: usize = 3;
+
+/// The ids of the first node's list (names, subjects) in its order: nodes of a cluster list
+/// alike things in alike order, so the next node's are mostly found by walking along it,
+/// reading memory in order, rather than by a lookup in a table far larger than the cache.
+#[derive(Debug, Default)]
+struct Follow {
+    ids: Vec<u32>,
+    /// For each id, its first position in `ids` (`u32::MAX`: not there).
+    positions: Vec<u32>,
+}
+
+impl Follow {
+    /// The ids of `items` in `table`: the same ids as lookups alone would give. The first
+    /// list given is remembered.
+    fn ids_of<I, T: Lookup<I>>(
+        &mut self,
+        table: &mut T,
+        items: impl Iterator<Item = I>,
+    ) -> Vec<u32> {
+        let mut out = Vec::with_capacity(items.size_hint().0);
+        let mut cursor = 0usize;
+        for item in items {
+            let id = match self.ids.get(cursor) {
+                Some(&id) if table.holds(id, &item) => {
+                    cursor += 1;
+                    id
+                }
+                _ => {
+                    let id = table.lookup(item);
+                    if let Some(&p) = self.positions.get(id as usize)
+                        && p != u32::MAX
+                    {
+                        cursor = p as usize + 1;
+                    }
+                    id
+                }
+            };
+            out.push(id);
+        }
+        if self.ids.is_empty() && !out.is_empty() {
+            let size = out.iter().max().map_or(0, |&m| m as usize + 1);
+            self.positions = vec![u32::MAX; size];
+            for (p, &id) in out.iter().enumerate().rev() {
+                self.positions[id as usize] = p as u32;
+            }
+            self.ids.clone_from(&out);
+        }
+        out
+    }
 }
 
 impl Group {
@@ -380,7 +675,7 @@ impl Group {
         };
         let mut group = Group::new(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
-            group.insert(i, NodeFacts::from_node(node, options));
+            group.insert_node(i, node, options);
         }
         group
     }
@@ -405,40 +700,77 @@ impl Group {
         if index >= self.nodes.len() {
             return;
         }
-        let ids: Vec<u32> = facts
-            .strings
-            .into_iter()
-            .map(|s| self.strings.id(s.into_boxed_str()))
-            .collect();
-        let mut pack = |list: &[LocalFact]| {
-            let mut packed = Packed::default();
-            let mut last = (0, 0);
-            for f in list {
-                let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
-                let subject = self.subjects.id(f.subject.map(global));
-                let value = self.values.id(f.value.map(global));
-                packed.push(
-                    &mut last,
-                    Entry {
-                        subject,
-                        value,
-                        line: f.line,
-                        by_rule: f.by_rule,
-                        expected: f.expected,
-                    },
-                );
-            }
-            packed.bytes.shrink_to_fit();
-            packed
-        };
+        let ids = self.follow[STRINGS].ids_of(&mut self.strings, facts.strings.iter());
+        let global = |id: u32| ids.get(id as usize).copied().unwrap_or(0);
         let stored = Stored {
-            services: facts.services.as_deref().map(&mut pack),
-            catalog: facts.catalog.as_deref().map(&mut pack),
-            chains: pack(&facts.chains),
+            services: facts.services.map(|l| self.pack(SERVICES, l, global)),
+            catalog: facts.catalog.map(|l| self.pack(CATALOG, l, global)),
+            chains: self.pack(CHAINS, facts.chains, global),
             extra_endpoint_ips: facts.extra_endpoint_ips,
         };
         self.infos[index] = facts.info;
         self.nodes[index] = Some(stored);
+    }
+
+    /// Takes in the facts of a node's dump as node `index`: [`Group::insert`] of
+    /// [`NodeFacts::from_node`], without copying every name first.
+    pub fn insert_node(&mut self, index: usize, node: &Node<'_>, options: FactOptions) {
+        if index >= self.nodes.len() {
+            return;
+        }
+        Collected::with(node, options, |c| {
+            let stored = Stored {
+                services: c.services.map(|l| self.pack_named(SERVICES, l)),
+                catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
+                chains: self.pack_named(CHAINS, c.chains),
+                // All of them: parsing the endpoint facts' addresses to leave those out
+                // costs more than holding them for one comparison.
+                extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
+            };
+            self.infos[index] = c.info;
+            self.nodes[index] = Some(stored);
+        });
+    }
+
+    fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
+        // The first node sizes the tables: nodes of a cluster share most facts.
+        let more = list.len().saturating_sub(self.subjects.list.len());
+        self.subjects.ids.reserve(more);
+        self.strings.ids.reserve(more / 2);
+        let list: Vec<LocalFact> = list
+            .into_iter()
+            .map(|f| f.map(|s| self.strings.id_str(s)))
+            .collect();
+        self.pack(kind, list, |id| id)
+    }
+
+    /// Packs a node's facts (a list of `kind`), its names mapped to the group's ids by
+    /// `global`.
+    fn pack(&mut self, kind: usize, list: Vec<LocalFact>, global: impl Fn(u32) -> u32) -> Packed {
+        let ids = self.follow[kind].ids_of(
+            &mut self.subjects,
+            list.iter().map(|f| f.subject.map(&global)),
+        );
+        let entries: Vec<Entry> = list
+            .into_iter()
+            .zip(ids)
+            .map(|(f, subject)| Entry {
+                subject,
+                value: self.values.id(f.value.map(&global)),
+                line: f.line,
+                by_rule: f.by_rule,
+                expected: f.expected,
+            })
+            .collect();
+        if self.references[kind].entries.is_empty() {
+            self.references[kind] = Reference::new(entries.clone());
+        }
+        self.references[kind].pack(kind, &entries)
+    }
+
+    /// The facts of a node's list.
+    fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
+        self.references[packed.kind].unpack(packed)
     }
 
     /// Renames node `index` (a name from its file, once all files are known).
@@ -498,9 +830,11 @@ impl Group {
             .iter()
             .flatten()
             .map(|n| {
-                n.chains.bytes.len()
-                    + n.services.as_ref().map_or(0, |p| p.bytes.len())
-                    + n.catalog.as_ref().map_or(0, |p| p.bytes.len())
+                [Some(&n.chains), n.services.as_ref(), n.catalog.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.bytes.len() + std::mem::size_of_val(&*p.shifts))
+                    .sum::<usize>()
             })
             .sum()
     }
@@ -528,7 +862,7 @@ impl Group {
         services
             .into_iter()
             .chain(stored.map(|n| &n.chains))
-            .flat_map(Packed::iter)
+            .flat_map(|p| self.unpack(p))
     }
 
     /// The pod IPs node `index` DNATs to in any Service.
@@ -539,8 +873,7 @@ impl Group {
         let mut ips: FxHashSet<IpAddr> = stored.extra_endpoint_ips.iter().copied().collect();
         for packed in stored.services.iter().chain(&stored.catalog) {
             ips.extend(
-                packed
-                    .iter()
+                self.unpack(packed)
                     .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
                     .filter_map(|d| address_in(self.text(d))),
             );
@@ -785,5 +1118,33 @@ impl Group {
             variants,
             expected,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Follow, Lookup, Table};
+
+    /// Walking along the first list gives the ids plain lookups give, whatever the next
+    /// lists insert, drop, repeat or reorder.
+    #[test]
+    fn following_the_first_list_gives_the_ids_of_lookups() {
+        let lists: [&[&str]; 5] = [
+            &["a", "b", "c", "d", "e"],
+            &["a", "b", "x", "c", "d", "e"],
+            &["a", "c", "d", "e", "b"],
+            &["e", "d", "c", "b", "a", "a"],
+            &["y", "b", "c", "z", "e", "a"],
+        ];
+        let mut followed: Table<Box<str>> = Table::default();
+        let mut plain: Table<Box<str>> = Table::default();
+        let mut follow = Follow::default();
+        for list in lists {
+            let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            let ids = follow.ids_of(&mut followed, owned.iter());
+            let expected: Vec<u32> = owned.iter().map(|s| plain.lookup(s)).collect();
+            assert_eq!(ids, expected, "{list:?}");
+        }
+        assert_eq!(followed.list, plain.list);
     }
 }
