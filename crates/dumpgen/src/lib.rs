@@ -26,16 +26,21 @@
 //! endpoints and node, so an iptables node and an nftables node of one
 //! cluster can be compared Service by Service.
 //!
+//! [`generate_ipvs`] prints the same node with kube-proxy in IPVS mode, as
+//! `iptables-save; ipset save; ipvsadm -Ln; ip addr` print it (IPv4).
+//!
 //! Output is deterministic: the same [`Shape`] gives the same bytes. Several
 //! nodes of one cluster share a [`Shape::seed`] and differ in
 //! [`Shape::node`]: they see the same Services and endpoints, but each has
 //! its own local endpoints, rule order and counters.
 
 mod emit;
+mod ipvs;
 mod model;
 mod nft;
 mod text;
 
+pub use ipvs::{generate_ipvs, ipvs_virtual_server_count};
 pub use nft::{NftForm, generate_nft, nft_rule_count};
 
 /// Which generation of kube-proxy and kubelet wrote the rules.

@@ -1,26 +1,28 @@
 //! `dumpgen`: print a kube-proxy-shaped `iptables-save` dump, or the same
-//! cluster's node in nftables mode, to stdout.
+//! cluster's node in nftables or IPVS mode, to stdout.
 
 use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
 
-use rulelint_dumpgen::{Layout, NftForm, Shape, generate, generate_nft};
+use rulelint_dumpgen::{Layout, NftForm, Shape, generate, generate_ipvs, generate_nft};
 
 const USAGE: &str = "\
 usage: dumpgen [--rules N | --services N] [--ipv6] [--legacy] [--counters]
                [--seed N] [--nodes N] [--node I]
-               [--mode iptables|nftables] [--form list|json|transaction]
+               [--mode iptables|nftables|ipvs] [--form list|json|transaction]
 
 Prints to stdout an iptables-save dump of one node of a Kubernetes cluster
 whose kube-proxy runs in iptables mode, sized to about N rules; or, with
 --mode nftables, the same node of the same cluster (same Services, endpoints
-and node) with kube-proxy in nftables mode (table ip kube-proxy, or ip6).
+and node) with kube-proxy in nftables mode (table ip kube-proxy, or ip6);
+or, with --mode ipvs, that node in IPVS mode as `iptables-save; ipset save;
+ipvsadm -Ln; ip addr` prints it (IPv4 only).
 
   --rules N     size the cluster so its iptables dump has about N rules
                 (default 1000; the result is within 5%)
   --services N  exactly N Service ports instead, up to 500000 (4
                 endpoints each on average, nodes grow with the cluster)
-  --mode M      iptables (default) or nftables
+  --mode M      iptables (default), nftables or ipvs
   --form F      nftables mode only: list (default; as `nft list ruleset`
                 prints it), json (`nft -j list ruleset`) or transaction
                 (the `add ...` lines kube-proxy pipes to `nft -f -`)
@@ -44,6 +46,7 @@ struct Args {
     node: u32,
     services: Option<usize>,
     nft: Option<NftForm>,
+    ipvs: bool,
     form: Option<NftForm>,
 }
 
@@ -66,6 +69,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
         node: 0,
         services: None,
         nft: None,
+        ipvs: false,
         form: None,
     };
     while let Some(arg) = argv.next() {
@@ -82,9 +86,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--node" => args.node = number(&flag, value())?,
             "--services" => args.services = Some(number(&flag, value())?),
             "--mode" => match value().ok_or("--mode needs a value")?.as_str() {
-                "iptables" => args.nft = None,
-                "nftables" => args.nft = Some(NftForm::List),
-                other => return Err(format!("--mode: iptables or nftables, not {other}")),
+                "iptables" => (args.nft, args.ipvs) = (None, false),
+                "nftables" => (args.nft, args.ipvs) = (Some(NftForm::List), false),
+                "ipvs" => (args.nft, args.ipvs) = (None, true),
+                other => return Err(format!("--mode: iptables, nftables or ipvs, not {other}")),
             },
             "--form" => {
                 args.form = Some(match value().ok_or("--form needs a value")?.as_str() {
@@ -121,6 +126,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             Some(_) => args.nft = Some(form),
             None => return Err("--form needs --mode nftables".to_owned()),
         }
+    }
+    if args.ipvs && (args.legacy || args.counters || args.ipv6) {
+        return Err("--legacy, --counters and --ipv6 do not apply to --mode ipvs".to_owned());
     }
     if args.nft.is_some() && (args.legacy || args.counters) {
         return Err("--legacy and --counters are iptables-mode flags".to_owned());
@@ -169,6 +177,7 @@ fn main() -> ExitCode {
 
     let dump = match args.nft {
         Some(form) => generate_nft(&shape, form),
+        None if args.ipvs => generate_ipvs(&shape),
         None => generate(&shape),
     };
     let mut stdout = std::io::stdout().lock();
