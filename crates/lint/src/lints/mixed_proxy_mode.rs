@@ -332,6 +332,41 @@ mod tests {
         -A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set KUBE-IPVS-IPS dst -j REJECT --reject-with icmp-port-unreachable\n\
         COMMIT\n";
 
+    /// The per-chain answers equal the full walk from the hooks, in any order of questions,
+    /// with loops and unreachable islands, and when the budget runs out midway.
+    #[test]
+    fn reach_per_chain_equals_the_full_walk() {
+        let looped = "*filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n:C - [0:0]\n:D - [0:0]\n:E - [0:0]\n:F - [0:0]\n\
+            -A INPUT -j A\n-A A -j B\n-A B -j A\n-A B -j C\n-A D -j E\n-A E -j D\n-A E -j C\n-A F -j F\nCOMMIT\n";
+        let generated =
+            rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(3_000));
+        let mut unreachable = 0;
+        let mut fell_back = false;
+        for text in [looped, IPTABLES_NAT, IPVS_FILTER, generated.as_str()] {
+            let parsed = rulelint_parser::parse(text);
+            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+            let cx = LintContext::new(&parsed.ruleset, &graph);
+            let full = graph.reachable_from_hooks(&parsed.ruleset);
+            assert!(full.iter().any(|&r| r));
+            unreachable += full.iter().filter(|&&r| !r).count();
+            let ids: Vec<ChainId> = (0..full.len() as u32).map(ChainId).collect();
+            for budget in [usize::MAX, 3] {
+                for order in [ids.clone(), ids.iter().rev().copied().collect()] {
+                    let mut reach = Reach::new(&cx);
+                    reach.budget = budget;
+                    for &id in &order {
+                        assert_eq!(reach.hooked(id), full[id.index()], "chain {}", id.index());
+                    }
+                    assert!(budget == 3 || reach.full.is_none());
+                    fell_back |= reach.full.is_some();
+                }
+            }
+        }
+        // D, E (a loop) and F (jumps to itself) are islands no hook reaches.
+        assert!(unreachable >= 3, "{unreachable}");
+        assert!(fell_back);
+    }
+
     #[test]
     fn cases() {
         assert_cases(
