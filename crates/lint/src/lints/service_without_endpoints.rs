@@ -104,6 +104,16 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             let Some(first) = graph.jumps_into(id).map(|(_, j)| j.rule).min() else {
                 continue;
             };
+            // The model's endpoint jumps (to declared `KUBE-SEP-*` chains) answer most Services
+            // without reading the chain's rules again; the scan by name stays for the rest.
+            let modelled = if local {
+                &service.local_endpoints
+            } else {
+                &service.endpoints
+            };
+            if modelled.iter().any(|j| set.rule(j.rule).get().chain == id) {
+                continue;
+            }
             let chain = set.chain(id);
             if chain
                 .rules()
