@@ -1,6 +1,7 @@
 //! The Service catalogue of a node in IPVS mode ([`Catalog::from_ipvs`]): one Service port per
-//! group of virtual servers that share their protocol and real servers (a cluster IP with its
-//! node ports, external and load-balancer IPs), each address's kind from kube-proxy's ipsets,
+//! cluster-IP virtual server, joined by the node ports, external and load-balancer IPs that
+//! share its protocol and real servers (when no other cluster IP shares them), each address's
+//! kind from kube-proxy's ipsets,
 //! endpoints from the real servers with their share of the weight. IPVS keeps no Service names:
 //! the ports are unnamed.
 
@@ -55,15 +56,59 @@ impl<'a> Catalog<'a> {
                 AddressKind::ClusterIp
             }
         };
-        // Service ports: virtual servers grouped by protocol and their real servers.
-        let mut groups: FxHashMap<(Option<&str>, Vec<&str>), usize> = FxHashMap::default();
+        // Service ports. Every cluster-IP virtual server is one (when the ipsets or kube-ipvs0
+        // say which addresses are cluster IPs): two Services may share their
+        // endpoints (the same pods and target port), so equal real servers do not make one
+        // Service. Another virtual server (node port, external or load-balancer IP) joins the
+        // cluster IP with its protocol and real servers when exactly one has them; with none,
+        // it joins the first such virtual server without a cluster IP; with several it is
+        // ambiguous and stays a Service port of its own.
+        let kinds: Vec<AddressKind> = ipvs.virtual_servers.iter().map(&kind).collect();
+        let reals: Vec<Vec<&str>> = ipvs
+            .virtual_servers
+            .iter()
+            .map(|vs| {
+                let mut real: Vec<&str> = vs.real_servers.iter().map(|r| r.target.text).collect();
+                real.sort_unstable();
+                real
+            })
+            .collect();
+        let protocol_of = |i: usize| ipvs.virtual_servers[i].protocol.map(|p| p.as_str());
+        // Without ipsets or kube-ipvs0 an address's kind is a guess from the node-port range
+        // (a load-balancer IP on port 443 reads as a cluster IP): group by real servers alone.
+        let kinds_read = ipvs.outputs.ipset.is_some() || cx.kube_ipvs0.is_some();
+        let mut cluster_ips: FxHashMap<(Option<&str>, &[&str]), Vec<usize>> = FxHashMap::default();
+        for (i, real) in reals.iter().enumerate() {
+            if kinds_read && kinds[i] == AddressKind::ClusterIp && !real.is_empty() {
+                cluster_ips
+                    .entry((protocol_of(i), real))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let mut others: FxHashMap<(Option<&str>, &[&str]), usize> = FxHashMap::default();
+        // The virtual server whose Service port each one is part of.
+        let leader: Vec<usize> = (0..reals.len())
+            .map(|i| {
+                if reals[i].is_empty() || (kinds[i] == AddressKind::ClusterIp && kinds_read) {
+                    return i;
+                }
+                let key = (protocol_of(i), reals[i].as_slice());
+                match cluster_ips.get(&key).map(Vec::as_slice) {
+                    Some([only]) => *only,
+                    Some(_) => i,
+                    None => *others.entry(key).or_insert(i),
+                }
+            })
+            .collect();
+        drop(cluster_ips);
+        drop(others);
+        let mut service_of: Vec<Option<usize>> = vec![None; reals.len()];
         let mut services: Vec<CatalogService<'a>> = Vec::new();
         let mut node_port_addresses: Vec<IpNet> = Vec::new();
-        for vs in &ipvs.virtual_servers {
+        for (i, vs) in ipvs.virtual_servers.iter().enumerate() {
             let protocol = vs.protocol.map(|p| p.as_str());
-            let mut real: Vec<&str> = vs.real_servers.iter().map(|r| r.target.text).collect();
-            real.sort_unstable();
-            let address_kind = kind(vs);
+            let address_kind = kinds[i];
             let address = CatalogAddress {
                 kind: address_kind,
                 address: vs.target.address.map(IpNet::from),
@@ -77,11 +122,7 @@ impl<'a> Catalog<'a> {
             {
                 node_port_addresses.push(IpNet::from(a));
             }
-            let index = if real.is_empty() {
-                None
-            } else {
-                groups.get(&(protocol, real.clone())).copied()
-            };
+            let index = service_of[leader[i]];
             match index {
                 Some(i) => services[i].addresses.push(address),
                 None => {
@@ -112,9 +153,7 @@ impl<'a> Catalog<'a> {
                             origin: Origin::new(&lines, r.span),
                         })
                         .collect();
-                    if !real.is_empty() {
-                        groups.insert((protocol, real), services.len());
-                    }
+                    service_of[leader[i]] = Some(services.len());
                     services.push(CatalogService {
                         protocol,
                         addresses: vec![address],
