@@ -60,14 +60,16 @@ impl ChainGraph {
         for (i, rule) in set.rules.iter().enumerate() {
             let id = RuleId(i as u32);
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = set.tokens[rule.target as usize].is_goto();
+                let goto = set
+                    .rule_target(i)
+                    .is_some_and(|t| set.tokens[t as usize].is_goto());
                 let jump = Jump { rule: id, goto };
                 graph.add_edge(
                     node(rule.chain),
                     NodeIndex::new(rule.target_chain as usize),
                     jump,
                 );
-            } else if rule.target != Rule::NO_TARGET {
+            } else if rule.has_target() {
                 non_chain_targets.push(id);
             }
         }

@@ -284,8 +284,10 @@ pub fn file_doc<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileDoc<'a> {
                                     RuleDoc {
                                         line: line(rule.span.start),
                                         op: rule.op,
-                                        position: (rule.position != 0).then_some(rule.position),
-                                        counters: rule.counters.and_then(|s| counters(set.text(s))),
+                                        position: Some(r.position()).filter(|&p| p != 0),
+                                        counters: r
+                                            .counters_span()
+                                            .and_then(|s| counters(set.text(s))),
                                         text: r.text(),
                                         matches: r
                                             .matches()

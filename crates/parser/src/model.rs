@@ -7,6 +7,7 @@
 use crate::chain_index::ChainIndex;
 use crate::span::Span;
 use serde::Serialize;
+use std::sync::OnceLock;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -313,7 +314,9 @@ impl Token {
     }
 }
 
-/// One rule line (`-A`, `-I`, `-D`, `-R`).
+/// One rule line (`-A`, `-I`, `-D`, `-R`). 24 bytes: a dump of millions of short rules costs
+/// little more than its text (issue 16). What few rules have (a position, counters, a target
+/// far into a long rule) is read through [`RuleRef`] from small side tables or the text.
 #[derive(Clone, Debug)]
 pub struct Rule {
     /// The rule from its verb to its last word (counters excluded; may span wrapped lines).
@@ -322,13 +325,13 @@ pub struct Rule {
     pub chain: ChainId,
     /// Its verb.
     pub op: RuleOp,
-    /// The rule number of `-I CHAIN n`, `-R CHAIN n`, `-D CHAIN n`; 0 when absent.
-    pub position: u32,
-    /// The `[packets:bytes]` prefix written by `iptables-save -c`, brackets included.
-    pub counters: Option<Span>,
+    /// [`Rule::HAS_COUNTERS`], [`Rule::HAS_POSITION`].
+    pub(crate) flags: u8,
+    /// The target token, from `tokens_start`; [`Rule::NO_TARGET_OFFSET`] when the rule has
+    /// none, [`Rule::FAR_TARGET`] when it is in `Ruleset::far_targets`.
+    pub(crate) target_offset: u16,
+    /// The rule's first token; its tokens end where the next rule's start.
     pub(crate) tokens_start: u32,
-    pub(crate) tokens_end: u32,
-    pub(crate) target: u32,
     /// The chain of the rule's table that the target names, or `Rule::NO_CHAIN`. Resolved
     /// while parsing, when the name is still in cache: the graph is then built without
     /// reading the text again.
@@ -338,6 +341,18 @@ pub struct Rule {
 impl Rule {
     pub(crate) const NO_TARGET: u32 = u32::MAX;
     pub(crate) const NO_CHAIN: u32 = u32::MAX;
+    pub(crate) const NO_TARGET_OFFSET: u16 = u16::MAX;
+    pub(crate) const FAR_TARGET: u16 = u16::MAX - 1;
+    /// `iptables-save -c` wrote `[packets:bytes]` before the verb (read back from the text).
+    pub(crate) const HAS_COUNTERS: u8 = 1;
+    /// `-I`/`-R`/`-D CHAIN n`: the number is in `Ruleset::positions`.
+    pub(crate) const HAS_POSITION: u8 = 2;
+
+    /// True when the rule has a `-j` or `-g`.
+    #[inline]
+    pub(crate) fn has_target(&self) -> bool {
+        self.target_offset != Rule::NO_TARGET_OFFSET
+    }
 }
 
 /// What a `#` line says.
@@ -394,7 +409,11 @@ pub struct Ruleset<'a> {
     /// The address family, from the header or the addresses; `None` when nothing tells.
     pub family: Option<Family>,
     pub(crate) tokens: Vec<Token>,
-    pub(crate) chain_rules: Vec<RuleId>,
+    pub(crate) chain_rules: ChainRules,
+    /// The rule numbers of `-I`/`-R`/`-D CHAIN n`, by rule, in rule order.
+    pub(crate) positions: Vec<(RuleId, u32)>,
+    /// Target tokens at least [`Rule::FAR_TARGET`] tokens into their rule, by rule, in order.
+    pub(crate) far_targets: Vec<(RuleId, u32)>,
 }
 
 impl<'a> Ruleset<'a> {
@@ -417,6 +436,8 @@ impl<'a> Ruleset<'a> {
             family: self.family,
             tokens: self.tokens,
             chain_rules: self.chain_rules,
+            positions: self.positions,
+            far_targets: self.far_targets,
         })
     }
 
@@ -486,10 +507,75 @@ impl<'a> Ruleset<'a> {
             .any(|c| c.kind == CommentKind::LegacyTablesPresent)
     }
 
+    /// The index of rule `rule`'s target token, if it has one.
+    #[inline]
+    pub(crate) fn rule_target(&self, rule: usize) -> Option<u32> {
+        let r = &self.rules[rule];
+        match r.target_offset {
+            Rule::NO_TARGET_OFFSET => None,
+            Rule::FAR_TARGET => side_table(&self.far_targets, rule),
+            offset => Some(r.tokens_start + offset as u32),
+        }
+    }
+
+    /// The tokens of rule `rule`: from its start to the next rule's.
+    #[inline]
+    pub(crate) fn rule_tokens(&self, rule: usize) -> &[Token] {
+        let start = self.rules[rule].tokens_start as usize;
+        let end = self
+            .rules
+            .get(rule + 1)
+            .map_or(self.tokens.len(), |next| next.tokens_start as usize);
+        &self.tokens[start..end]
+    }
+
     /// Number of tokens (words) stored for all rules: a size measure for benchmarks.
     pub fn token_count(&self) -> usize {
         self.tokens.len()
     }
+}
+
+/// The rules of every chain, grouped by chain: chain `c` has those at `rules_start..` +
+/// `rules_len`. When rules come chain by chain in chain order (as iptables-save prints them) the
+/// grouping is the identity and is not stored; [`ChainRef::rule_ids`] then writes it out the
+/// first time it is asked.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChainRules {
+    /// The grouping, unless it is the identity.
+    pub(crate) ids: Vec<RuleId>,
+    pub(crate) identity: bool,
+    /// The identity written out, for `rule_ids`.
+    written: OnceLock<Vec<RuleId>>,
+}
+
+impl ChainRules {
+    /// The rule at `at` in the grouping.
+    #[inline]
+    fn at(&self, at: usize) -> RuleId {
+        if self.identity {
+            RuleId(at as u32)
+        } else {
+            self.ids[at]
+        }
+    }
+
+    /// The grouping as a slice of `rules` rules.
+    fn slice(&self, rules: usize) -> &[RuleId] {
+        if self.identity {
+            self.written
+                .get_or_init(|| (0..rules as u32).map(RuleId).collect())
+        } else {
+            &self.ids
+        }
+    }
+}
+
+/// The value for `rule` in a side table sorted by rule.
+fn side_table(table: &[(RuleId, u32)], rule: usize) -> Option<u32> {
+    table
+        .binary_search_by_key(&(rule as u32), |&(r, _)| r.0)
+        .ok()
+        .map(|i| table[i].1)
 }
 
 /// A table with its ruleset.
@@ -591,9 +677,7 @@ impl<'r, 'a> ChainRef<'r, 'a> {
         let set = self.set;
         let chain = self.get();
         let start = chain.rules_start as usize;
-        set.chain_rules[start..start + chain.rules_len as usize]
-            .iter()
-            .map(move |&id| set.rule(id))
+        (start..start + chain.rules_len as usize).map(move |at| set.rule(set.chain_rules.at(at)))
     }
 
     /// Number of rules.
@@ -605,7 +689,7 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     pub fn rule_ids(&self) -> &'r [RuleId] {
         let chain = self.get();
         let start = chain.rules_start as usize;
-        &self.set.chain_rules[start..start + chain.rules_len as usize]
+        &self.set.chain_rules.slice(self.set.rules.len())[start..start + chain.rules_len as usize]
     }
 }
 
@@ -639,9 +723,31 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     }
 
     /// The rule's words after `-A CHAIN`.
+    #[inline]
     pub fn tokens(&self) -> &'r [Token] {
+        self.set.rule_tokens(self.id.index())
+    }
+
+    /// The rule number of `-I CHAIN n`, `-R CHAIN n`, `-D CHAIN n`; 0 when absent.
+    pub fn position(&self) -> u32 {
+        if self.get().flags & Rule::HAS_POSITION == 0 {
+            return 0;
+        }
+        side_table(&self.set.positions, self.id.index()).unwrap_or(0)
+    }
+
+    /// The `[packets:bytes]` prefix written by `iptables-save -c`, brackets included: read back
+    /// from the text just before the verb.
+    pub fn counters_span(&self) -> Option<Span> {
         let r = self.get();
-        &self.set.tokens[r.tokens_start as usize..r.tokens_end as usize]
+        if r.flags & Rule::HAS_COUNTERS == 0 {
+            return None;
+        }
+        let bytes = self.set.source.as_bytes();
+        let before = &bytes[..r.span.start as usize];
+        let close = before.iter().rposition(|&b| b != b' ' && b != b'\t')?;
+        let open = before[..close].iter().rposition(|&b| b == b'[')?;
+        Some(Span::new(open, close + 1))
     }
 
     /// The text of a token of this ruleset: for `Module` and `Target` tokens, the name alone.
@@ -652,9 +758,14 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     /// The target, if the rule has one.
     pub fn target(&self) -> Option<TargetRef<'r, 'a>> {
         let r = self.get();
-        (r.target != Rule::NO_TARGET).then(|| TargetRef {
+        let offset = match r.target_offset {
+            Rule::NO_TARGET_OFFSET => return None,
+            Rule::FAR_TARGET => self.set.rule_target(self.id.index())? - r.tokens_start,
+            offset => offset as u32,
+        };
+        Some(TargetRef {
             rule: *self,
-            index: (r.target - r.tokens_start) as usize,
+            index: offset as usize,
         })
     }
 

@@ -181,7 +181,9 @@ impl<'a> Parser<'a> {
                 comments: Vec::new(),
                 family: None,
                 tokens,
-                chain_rules: Vec::new(),
+                chain_rules: ChainRules::default(),
+                positions: Vec::new(),
+                far_targets: Vec::new(),
             },
             diags: Vec::new(),
             open: None,
@@ -395,20 +397,19 @@ impl<'a> Parser<'a> {
             chain.rules_start = next;
             next += chain.rules_len;
         }
-        set.chain_rules = Vec::with_capacity(set.rules.len());
-        huge_pages::advise(&set.chain_rules);
         if self.rules_in_chain_order {
-            set.chain_rules
-                .extend((0..set.rules.len() as u32).map(RuleId));
+            set.chain_rules.identity = true;
             return;
         }
+        let mut ids = vec![RuleId(0); set.rules.len()];
+        huge_pages::advise(&ids);
         let mut fill: Vec<u32> = set.chains.iter().map(|c| c.rules_start).collect();
-        set.chain_rules.resize(set.rules.len(), RuleId(0));
         for (i, rule) in set.rules.iter().enumerate() {
             let slot = &mut fill[rule.chain.index()];
-            set.chain_rules[*slot as usize] = RuleId(i as u32);
+            ids[*slot as usize] = RuleId(i as u32);
             *slot += 1;
         }
+        set.chain_rules.ids = ids;
     }
 
     fn flush_blocks(&mut self) {
@@ -1162,15 +1163,29 @@ impl<'a> Parser<'a> {
         self.set.chains[chain.index()].rules_len += 1;
         self.rules_in_chain_order &= chain.0 >= self.last_rule_chain.0;
         self.last_rule_chain = chain;
+        let mut flags = 0;
+        if counters.is_some() {
+            flags |= Rule::HAS_COUNTERS;
+        }
+        if position != 0 {
+            flags |= Rule::HAS_POSITION;
+            self.set.positions.push((RuleId(id), position));
+        }
+        let target_offset = if target == Rule::NO_TARGET {
+            Rule::NO_TARGET_OFFSET
+        } else if target - tokens_start < Rule::FAR_TARGET as u32 {
+            (target - tokens_start) as u16
+        } else {
+            self.set.far_targets.push((RuleId(id), target));
+            Rule::FAR_TARGET
+        };
         self.set.rules.push(Rule {
             span,
             chain,
             op,
-            position,
-            counters,
+            flags,
+            target_offset,
             tokens_start,
-            tokens_end: self.set.tokens.len() as u32,
-            target,
             target_chain: Rule::NO_CHAIN,
         });
         if target != Rule::NO_TARGET {
@@ -1210,7 +1225,7 @@ impl<'a> Parser<'a> {
 
     /// The target name of a rule that has a target.
     fn target_name(&self, rule: u32) -> &'a str {
-        let target = self.set.rules[rule as usize].target;
+        let target = self.set.rule_target(rule as usize).unwrap_or_default();
         crate::model::token_text(self.src, &self.set.tokens[target as usize])
     }
 
@@ -1225,7 +1240,7 @@ impl<'a> Parser<'a> {
             let rule = &self.set.rules[i];
             let table = self.set.chains[rule.chain.index()].table;
             if rule.target_chain == Rule::NO_CHAIN
-                && rule.target != Rule::NO_TARGET
+                && rule.has_target()
                 && self.late_chains[table.index()]
             {
                 let hash = ChainIndex::hash(self.target_name(i as u32).as_bytes());
@@ -1366,10 +1381,7 @@ mod tests {
         assert!(first.source().expect("-s").negated);
         assert!(first.destination_ports().expect("--dport").negated);
         let insert = set.iter_rules().nth(1).expect("insert");
-        assert_eq!(
-            (insert.get().op, insert.get().position),
-            (RuleOp::Insert, 2)
-        );
+        assert_eq!((insert.get().op, insert.position()), (RuleOp::Insert, 2));
         assert_eq!(set.commands.len(), 2);
         assert!(
             set.find_chain(TableId(0), "Y")
@@ -1378,6 +1390,57 @@ mod tests {
                 .declaration
                 .is_some()
         );
+    }
+
+    #[test]
+    fn side_facts_of_rules_read_back() {
+        // Counters (read back from the text), positions and a target far into its rule live
+        // outside the 24-byte rule.
+        let far = "--dport 1 ".repeat(40_000);
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n[5:300] \t-A INPUT -j X\n\
+             -I INPUT 7 -j DROP\n-A INPUT -p tcp {far}-g X\n[1:2]-R X 3 -j ACCEPT\n-A X\nCOMMIT\n"
+        );
+        let parsed = parse(&text);
+        let set = &parsed.ruleset;
+        assert_eq!(std::mem::size_of::<Rule>(), 24);
+        let rules: Vec<_> = set.iter_rules().collect();
+        assert_eq!(rules.len(), 5);
+        let counters = |i: usize| rules[i].counters_span().map(|s| set.text(s));
+        assert_eq!(
+            (0..5).map(counters).collect::<Vec<_>>(),
+            [Some("[5:300]"), None, None, Some("[1:2]"), None]
+        );
+        assert_eq!(
+            rules.iter().map(|r| r.position()).collect::<Vec<_>>(),
+            [0, 7, 0, 3, 0]
+        );
+        let targets: Vec<_> = rules
+            .iter()
+            .map(|r| r.target().map(|t| (t.name(), t.is_goto())))
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                Some(("X", false)),
+                Some(("DROP", false)),
+                Some(("X", true)),
+                Some(("ACCEPT", false)),
+                None
+            ]
+        );
+        assert_eq!(rules[2].tokens().len(), 2 + 80_000 + 1);
+        assert_eq!(rules[2].target_chain(), rules[0].target_chain());
+        assert_eq!(rules[4].tokens().len(), 0);
+        assert_eq!(set.far_targets.len(), 1);
+        let printed = crate::print(set);
+        for line in [
+            "[5:300] -A INPUT -j X\n",
+            "-I INPUT 7 -j DROP\n",
+            "[1:2] -R X 3 -j ACCEPT\n",
+        ] {
+            assert!(printed.contains(line), "{line}");
+        }
     }
 
     #[test]

@@ -81,7 +81,7 @@ fn print_rule(out: &mut String, rule: Option<RuleRef<'_, '_>>) {
     let Some(rule) = rule else { return };
     let r = rule.get();
     let set = rule.ruleset();
-    if let Some(counters) = r.counters {
+    if let Some(counters) = rule.counters_span() {
         out.push_str(set.text(counters));
         out.push(' ');
     }
@@ -92,8 +92,9 @@ fn print_rule(out: &mut String, rule: Option<RuleRef<'_, '_>>) {
         RuleOp::Replace => "-R ",
     });
     out.push_str(rule.chain().name());
-    if r.position != 0 {
-        let _ = write!(out, " {}", r.position);
+    let position = rule.position();
+    if position != 0 {
+        let _ = write!(out, " {position}");
     }
     let mut previous_end: Option<usize> = None;
     for token in rule.tokens() {
@@ -178,10 +179,10 @@ fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
     let set_a = a.ruleset();
     let set_b = b.ruleset();
     ra.op == rb.op
-        && ra.position == rb.position
+        && a.position() == b.position()
         && a.chain().name() == b.chain().name()
         && a.chain().table().name() == b.chain().table().name()
-        && ra.counters.map(|s| set_a.text(s)) == rb.counters.map(|s| set_b.text(s))
+        && a.counters_span().map(|s| set_a.text(s)) == b.counters_span().map(|s| set_b.text(s))
         && a.tokens().len() == b.tokens().len()
         && a.tokens().iter().zip(b.tokens()).all(|(x, y)| {
             x.kind() == y.kind()
