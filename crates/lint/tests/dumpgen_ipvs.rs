@@ -91,8 +91,14 @@ fn services(text: &str) -> BTreeMap<(String, String, u64), Vec<String>> {
             endpoints.dedup();
             let addresses = svc["addresses"].as_array().expect("addresses");
             // One Service port, one cluster IP: IPVS Services that share endpoints stay apart.
-            let cluster_ips = addresses.iter().filter(|a| a["kind"] == "cluster-ip").count();
-            assert!(cluster_ips <= 1, "{cluster_ips} cluster IPs in one Service port: {svc}");
+            let cluster_ips = addresses
+                .iter()
+                .filter(|a| a["kind"] == "cluster-ip")
+                .count();
+            assert!(
+                cluster_ips <= 1,
+                "{cluster_ips} cluster IPs in one Service port: {svc}"
+            );
             for a in addresses {
                 if a["kind"] == "cluster-ip" {
                     let key = (
