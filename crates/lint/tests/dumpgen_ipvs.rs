@@ -176,16 +176,57 @@ fn generated_ipvs_node_has_no_drift_from_its_iptables_twin() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-/// Known gap: `rulelint_lint::kube::catalog_ipvs` makes one Service port per group of virtual
-/// servers with the same protocol and real servers. Two Services with the same endpoints merge
-/// into one port (the diff then finds one of them on the iptables node only), and the node-port
-/// and load-balancer virtual servers of a Local-policy Service (only the node's own endpoints)
-/// join no Service when those endpoints are shared. dumpgen's nodes are right here: kube-proxy
-/// writes exactly these virtual servers.
+/// Known gap, across modes only: the node-port and external virtual servers of a Local-policy
+/// Service hold only the node's own endpoints; when several cluster IPs share those endpoints
+/// (Services that select the same pods), IPVS state alone cannot tell which Service they
+/// serve, and against an iptables node they show as a Service port of their own. dumpgen's
+/// nodes are right here: kube-proxy writes exactly these virtual servers.
 #[test]
 #[ignore = "node-port and external virtual servers whose real servers several cluster IPs share stay apart in the diff"]
 fn shared_endpoints_are_no_drift() {
     let failed = drift(shared_endpoint_shapes());
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// `diff` of two IPVS nodes of one cluster, for each shape (the node and the next one).
+fn ipvs_pair_drift(shapes: impl IntoIterator<Item = Shape>) -> Vec<String> {
+    let mut failed = Vec::new();
+    for shape in shapes {
+        let other = Shape {
+            node: shape.node + 1,
+            ..shape.clone()
+        };
+        let (agree, text) = agree(&generate_ipvs(&shape), &generate_ipvs(&other));
+        if !agree {
+            failed.push(format!("seed {}:\n{text}", shape.seed));
+        }
+    }
+    failed
+}
+
+/// Between IPVS nodes of one cluster, Services that share pods are healthy: a Local group
+/// that cannot join one cluster IP holds local endpoints, which differ per node by design.
+/// (Before, these shapes gave `*:PORT DNATs to ... on one node only`.)
+#[test]
+fn ipvs_nodes_of_one_cluster_with_shared_endpoints_do_not_drift() {
+    let shapes = shared_endpoint_shapes()
+        .into_iter()
+        .filter(|s| matches!(s.seed, 2 | 4));
+    let failed = ipvs_pair_drift(shapes);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// Known gaps: in the seed-3 shape a node-port group joins one cluster IP on one node and
+/// stays apart on the other (which cluster IPs its local endpoints fit differs per node); in
+/// the seed-5 shape a split-off Local group without a local endpoint reads as a Service port
+/// that rejects new connections on one node and is dispatched on the other.
+#[test]
+#[ignore = "a Local group's join differs between nodes when its local endpoints fit several cluster IPs on one"]
+fn ipvs_nodes_with_per_node_ambiguous_local_groups_do_not_drift() {
+    let shapes = shared_endpoint_shapes()
+        .into_iter()
+        .filter(|s| matches!(s.seed, 3 | 5));
+    let failed = ipvs_pair_drift(shapes);
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 

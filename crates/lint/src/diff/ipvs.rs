@@ -147,7 +147,8 @@ fn local_policy(cx: &IpvsContext<'_, '_>, service: &CatalogService<'_>) -> Optio
 /// node's own. Such a group without a cluster IP whose real servers are a subset of exactly
 /// one cluster-IP group's of its protocol joins it, its real servers as local endpoints (as
 /// iptables' `KUBE-SVL-*` chain shows them). Ambiguous groups stay apart, and so do groups
-/// the `-LOCAL` sets say are not Local (a real server missing there is drift).
+/// the `-LOCAL` sets say are not Local (a real server missing there is drift); an ambiguous
+/// group the `-LOCAL` sets say is Local keeps its real servers as local endpoints.
 fn merge_node_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Option<bool>]) {
     let has_cluster_ip =
         |s: &CatalogService<'_>| s.addresses.iter().any(|a| a.kind == AddressKind::ClusterIp);
@@ -184,6 +185,17 @@ fn merge_node_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Opti
         }
     }
     drop(by_endpoint);
+    // A Local group that stays apart (its real servers fit several cluster IPs: Services that
+    // share pods) still holds this node's own endpoints only, which differ between healthy
+    // nodes: say so, as for a group that joined.
+    let moved: FxHashSet<usize> = moves.iter().map(|&(from, _)| from).collect();
+    for (i, s) in services.iter_mut().enumerate() {
+        if local.get(i) == Some(&Some(true)) && !moved.contains(&i) && !has_cluster_ip(s) {
+            let endpoints = std::mem::take(&mut s.endpoints);
+            s.local_endpoints.extend(endpoints);
+            s.external_local = true;
+        }
+    }
     // Later groups first, so the indexes of the ones still to move stay right.
     for &(from, into) in moves.iter().rev() {
         let group = services.remove(from);
@@ -325,14 +337,13 @@ impl ServiceKeys {
             .iter()
             .filter_map(|(&key, &name)| Some((key, name?)))
             .collect();
-        // A split-off group without real servers joins the Service port that lists its
-        // address; one with real servers of its own is drift, and stays apart.
+        // A split-off group without real servers, or with local endpoints only (a Local
+        // group whose endpoints several cluster IPs share), joins the Service port that lists
+        // its address; one with endpoints of its own is drift, and stays apart.
         let with_endpoints: FxHashSet<u32> = subjects
             .iter()
             .filter_map(|s| match *s {
-                SubjectOf::Endpoint { service, .. } | SubjectOf::LocalEndpoint { service, .. } => {
-                    Some(service)
-                }
+                SubjectOf::Endpoint { service, .. } => Some(service),
                 _ => None,
             })
             .collect();
