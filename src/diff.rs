@@ -511,21 +511,7 @@ fn load_parallel(entries: &[Entry]) -> Result<Vec<Loaded>, u8> {
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut loaded = Vec::with_capacity(read.len());
-    let mut failed = false;
-    for r in read {
-        match r {
-            Ok(i) => loaded.push(Loaded {
-                name: i.name,
-                text: i.text,
-            }),
-            Err(message) => {
-                eprintln!("rulelint: {message}");
-                failed = true;
-            }
-        }
-    }
-    if failed { Err(EXIT_INPUT) } else { Ok(loaded) }
+    crate::gather(read)
 }
 
 /// Inputs read whole, some of them summaries: each reduced to its facts (with its catalogue,

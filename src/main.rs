@@ -265,10 +265,16 @@ struct Loaded {
 }
 
 fn load_all(files: &[String]) -> Result<Vec<Loaded>, u8> {
-    let mut loaded = Vec::with_capacity(files.len());
+    gather(files.iter().map(|path| input::read(path)))
+}
+
+/// The inputs read, in order; each unreadable one's message on standard error, then exit 2.
+fn gather(read: impl IntoIterator<Item = Result<input::Input, String>>) -> Result<Vec<Loaded>, u8> {
+    let read = read.into_iter();
+    let mut loaded = Vec::with_capacity(read.size_hint().0);
     let mut failed = false;
-    for path in files {
-        match input::read(path) {
+    for r in read {
+        match r {
             Ok(i) => loaded.push(Loaded {
                 name: i.name,
                 text: i.text,
