@@ -5,60 +5,19 @@
 //! case is pinned in `corpus/lints/snapshots/`. Also: the healthy node of `corpus/ipvs/` and
 //! the shared IPVS samples.
 
-use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::source::check_source;
 use rulelint_lint::{Config, Severity, find_code};
-use std::path::{Path, PathBuf};
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus")
-}
+mod common;
+use common::corpus_dir;
 
 /// (folder, file stem, text) of every `.ipvs` case, sorted.
 fn cases() -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir().join("lints"))
-        .expect("corpus/lints")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
-            .expect("lint folder")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "ipvs"))
-            .collect();
-        files.sort();
-        for f in files {
-            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-            out.push((
-                folder_name.clone(),
-                stem,
-                std::fs::read_to_string(&f).expect("case"),
-            ));
-        }
-    }
-    out
+    common::lint_cases("ipvs")
 }
 
 fn rendered(path: &str, text: &str) -> String {
-    let checked = check_source(text, &Config::default());
-    let mut out = String::new();
-    for d in &checked.diagnostics {
-        out.push_str(&d.render(path, text, false));
-        out.push('\n');
-    }
-    let file = CheckedFile {
-        path,
-        ruleset: &checked.iptables.ruleset,
-        diagnostics: &checked.diagnostics,
-    };
-    out.push_str("--- json ---\n");
-    out.push_str(&serde_json::to_string_pretty(&CheckDocument::new(&[file])).expect("JSON"));
-    out.push('\n');
-    out
+    common::rendered_source(path, text)
 }
 
 /// (code, count) of the findings, sorted by code.

@@ -7,40 +7,17 @@ use rulelint_dumpgen::{Layout, Shape, generate};
 use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::{Config, Severity, check, find_code};
 use rulelint_parser::parse;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod common;
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints")
+    common::corpus_dir().join("lints")
 }
 
 /// (folder, file stem, text) of every dump, sorted.
 fn dumps() -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("corpus/lints")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("RL"))
-        })
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
-            .expect("lint folder")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .collect();
-        files.sort();
-        for f in files {
-            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&f).expect("dump");
-            out.push((folder_name.clone(), stem, text));
-        }
-    }
-    out
+    common::lint_cases("txt")
 }
 
 fn folder_code(folder: &str) -> &str {

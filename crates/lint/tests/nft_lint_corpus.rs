@@ -8,13 +8,14 @@
 //! refuses the case): the same rules apply, and it must give the same findings (code, severity
 //! and count) as its `.nft` twin.
 
-use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::source::check_source;
 use rulelint_lint::{Config, Severity, find_code};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints")
+    common::corpus_dir().join("lints")
 }
 
 /// (folder, file stem, text) of every `.nft` case, sorted.
@@ -24,49 +25,11 @@ fn cases() -> Vec<(String, String, String)> {
 
 /// (folder, file stem, text) of every case with extension `ext`, sorted.
 fn cases_with(ext: &str) -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("corpus/lints")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
-            .expect("lint folder")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == ext))
-            .collect();
-        files.sort();
-        for f in files {
-            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-            out.push((
-                folder_name.clone(),
-                stem,
-                std::fs::read_to_string(&f).expect("case"),
-            ));
-        }
-    }
-    out
+    common::lint_cases(ext)
 }
 
 fn rendered(path: &str, text: &str) -> String {
-    let checked = check_source(text, &Config::default());
-    let mut out = String::new();
-    for d in &checked.diagnostics {
-        out.push_str(&d.render(path, text, false));
-        out.push('\n');
-    }
-    let file = CheckedFile {
-        path,
-        ruleset: &checked.iptables.ruleset,
-        diagnostics: &checked.diagnostics,
-    };
-    out.push_str("--- json ---\n");
-    out.push_str(&serde_json::to_string_pretty(&CheckDocument::new(&[file])).expect("JSON"));
-    out.push('\n');
-    out
+    common::rendered_source(path, text)
 }
 
 #[test]
