@@ -134,6 +134,24 @@ pub struct Fact<'r> {
 }
 
 impl<S> SubjectOf<S> {
+    /// The Service port a Service-level subject is about; `None` for chain-level subjects.
+    pub fn service_mut(&mut self) -> Option<&mut S> {
+        match self {
+            SubjectOf::Service { service }
+            | SubjectOf::ServiceChain { service, .. }
+            | SubjectOf::Address { service, .. }
+            | SubjectOf::NoEndpointsReject { service }
+            | SubjectOf::Endpoint { service, .. }
+            | SubjectOf::Weight { service, .. }
+            | SubjectOf::LocalEndpoint { service, .. }
+            | SubjectOf::NoLocalEndpointsDrop { service } => Some(service),
+            SubjectOf::HookJump { .. }
+            | SubjectOf::Chain { .. }
+            | SubjectOf::Policy { .. }
+            | SubjectOf::ChainRules { .. } => None,
+        }
+    }
+
     /// The same subject with each name replaced by `f(name)`: to ids into a table and back.
     pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> SubjectOf<T> {
         match self {

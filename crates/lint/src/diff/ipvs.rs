@@ -364,78 +364,29 @@ impl ServiceKeys {
 
     /// The subject as compared; `None` for what IPVS has no counterpart of (the REJECT and
     /// DROP rules of Services without endpoints, when other modes are compared).
-    pub(super) fn read(&self, s: SubjectOf<u32>) -> Option<SubjectOf<u32>> {
-        let key = |service: u32| self.renamed.get(&service).copied().unwrap_or(service);
-        Some(match s {
-            SubjectOf::NoEndpointsReject { .. } | SubjectOf::NoLocalEndpointsDrop { .. }
-                if self.mixed =>
-            {
-                return None;
-            }
-            // Node ports are served on each node's own addresses in IPVS mode.
-            SubjectOf::Address {
-                service,
-                kind: AddressKind::NodePort,
-                protocol,
-                port,
-                ..
-            } => SubjectOf::Address {
-                service: key(service),
-                kind: AddressKind::NodePort,
-                address: None,
-                protocol,
-                port,
-            },
-            SubjectOf::Service { service } => SubjectOf::Service {
-                service: key(service),
-            },
-            SubjectOf::ServiceChain { service, chain } => SubjectOf::ServiceChain {
-                service: key(service),
-                chain,
-            },
-            SubjectOf::Address {
-                service,
-                kind,
-                address,
-                protocol,
-                port,
-            } => SubjectOf::Address {
-                service: key(service),
-                kind,
-                address,
-                protocol,
-                port,
-            },
-            SubjectOf::NoEndpointsReject { service } => SubjectOf::NoEndpointsReject {
-                service: key(service),
-            },
-            SubjectOf::Endpoint {
-                service,
-                chain,
-                destination,
-            } => SubjectOf::Endpoint {
-                service: key(service),
-                chain,
-                destination,
-            },
-            SubjectOf::Weight {
-                service,
-                destination,
-            } => SubjectOf::Weight {
-                service: key(service),
-                destination,
-            },
-            SubjectOf::LocalEndpoint {
-                service,
-                destination,
-            } => SubjectOf::LocalEndpoint {
-                service: key(service),
-                destination,
-            },
-            SubjectOf::NoLocalEndpointsDrop { service } => SubjectOf::NoLocalEndpointsDrop {
-                service: key(service),
-            },
-            other => other,
-        })
+    pub(super) fn read(&self, mut s: SubjectOf<u32>) -> Option<SubjectOf<u32>> {
+        if self.mixed
+            && matches!(
+                s,
+                SubjectOf::NoEndpointsReject { .. } | SubjectOf::NoLocalEndpointsDrop { .. }
+            )
+        {
+            return None;
+        }
+        // Node ports are served on each node's own addresses in IPVS mode.
+        if let SubjectOf::Address {
+            kind: AddressKind::NodePort,
+            address,
+            ..
+        } = &mut s
+        {
+            *address = None;
+        }
+        if let Some(service) = s.service_mut()
+            && let Some(&key) = self.renamed.get(service)
+        {
+            *service = key;
+        }
+        Some(s)
     }
 }
