@@ -140,11 +140,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
     if failed {
         return Ok(EXIT_INPUT);
     }
-    if kept.len() < 2 {
-        eprintln!(
-            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
-            kept.len()
-        );
+    if too_few(kept.len()) {
         return Ok(EXIT_INPUT);
     }
     let kept_entries: Vec<&Entry> = kept.iter().map(|&i| &entries[i]).collect();
@@ -201,6 +197,16 @@ enum Status {
     },
     Skipped(String),
     Failed(String),
+}
+
+/// Whether `count` dumps are too few to compare; says so on standard error.
+fn too_few(count: usize) -> bool {
+    if count < 2 {
+        eprintln!(
+            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {count}"
+        );
+    }
+    count < 2
 }
 
 /// The note of a pair compared from summaries: rule text is in the dumps.
@@ -465,11 +471,7 @@ fn run_whole(
     if empty {
         return Ok(EXIT_INPUT);
     }
-    if kept.len() < 2 {
-        eprintln!(
-            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
-            kept.len()
-        );
+    if too_few(kept.len()) {
         return Ok(EXIT_INPUT);
     }
     // Comparisons with nftables nodes read every node's Service catalogue.
@@ -562,11 +564,7 @@ fn run_loaded_facts(
     if failed {
         return Ok(EXIT_INPUT);
     }
-    if kept.len() < 2 {
-        eprintln!(
-            "rulelint: diff needs at least two dumps (files, or a folder holding them); got {}",
-            kept.len()
-        );
+    if too_few(kept.len()) {
         return Ok(EXIT_INPUT);
     }
     let kept_loaded: Vec<&Loaded> = kept.iter().map(|(i, _)| &loaded[*i]).collect();
