@@ -169,3 +169,43 @@ fn a_subfolder_is_one_node_for_check_and_diff() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `scripts/collect.sh` writes `DIR/NODE.txt` and `DIR/ipv6/NODE.txt`: the `ipv6` subfolder
+/// holds several dumps, so it is a folder of nodes, skipped with a note, not one node made of
+/// them all (which would differ from every node). An empty subfolder is skipped too.
+#[test]
+fn a_subfolder_of_several_dumps_is_skipped_not_a_node() {
+    let dir = scratch("collected");
+    let dump = read("corpus/kube-pairs/small-cluster/iptables.txt");
+    let v6 = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n";
+    std::fs::create_dir_all(dir.join("ipv6")).expect("ipv6");
+    std::fs::create_dir_all(dir.join("empty")).expect("empty");
+    for node in ["node-a", "node-b"] {
+        std::fs::write(dir.join(format!("{node}.txt")), &dump).expect("write");
+        std::fs::write(dir.join(format!("ipv6/{node}.txt")), v6).expect("write");
+    }
+    let folder = format!("{}/", dir.display());
+    let out = rulelint(&["diff", &folder, "--format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let names: Vec<&str> = doc["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["node-a", "node-b"]);
+    assert!(
+        stderr(&out).contains("ipv6`: it holds 2 iptables-save dumps"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("empty`: it holds no files"),
+        "{}",
+        stderr(&out)
+    );
+    let out = rulelint(&["check", &folder], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
