@@ -16,7 +16,7 @@ pub fn node_files(path: &str) -> Result<Vec<String>, String> {
     let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let mut inside: Vec<String> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| is_file_or_link_to_one(&e.path()))
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path().to_string_lossy().into_owned())
         .collect();
@@ -25,6 +25,13 @@ pub fn node_files(path: &str) -> Result<Vec<String>, String> {
         return Err(format!("folder `{path}` holds no files"));
     }
     Ok(inside)
+}
+
+/// Whether `path` is a file, following symbolic links: a ConfigMap or Secret mounted as a volume
+/// shows each key as a link into a hidden `..data/` folder, and dumps collected by hand are often
+/// linked rather than copied. A dangling or looping link is not a file.
+fn is_file_or_link_to_one(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Expands folders into the files they hold (sorted by name; hidden files skipped); each
@@ -39,7 +46,7 @@ pub fn expand(paths: &[String]) -> Result<Vec<Entry>, String> {
             let entries = std::fs::read_dir(p).map_err(|e| format!("cannot read `{path}`: {e}"))?;
             let mut inside: Vec<String> = entries
                 .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_dir()))
+                .filter(|e| is_file_or_link_to_one(&e.path()) || e.path().is_dir())
                 .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .map(|e| e.path().to_string_lossy().into_owned())
                 .collect();

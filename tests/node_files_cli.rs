@@ -209,3 +209,37 @@ fn a_subfolder_of_several_dumps_is_skipped_not_a_node() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A ConfigMap or Secret mounted as a volume shows each key as a symbolic link into a hidden
+/// `..data/` folder: the linked dumps are the folder's nodes, and a dangling link is not a file.
+/// Before links were followed, `diff` of such a folder found no dump at all.
+#[cfg(unix)]
+#[test]
+fn linked_dumps_in_a_folder_are_read_as_a_mounted_config_map_shows_them() {
+    let dir = scratch("linked");
+    let dump = read("corpus/kube-pairs/small-cluster/iptables.txt");
+    let data = dir.join("..2026_11_26_05_00_00.000000001");
+    std::fs::create_dir_all(&data).expect("data folder");
+    for node in ["node-a", "node-b"] {
+        std::fs::write(data.join(format!("{node}.txt")), &dump).expect("write");
+    }
+    std::os::unix::fs::symlink(&data, dir.join("..data")).expect("link ..data");
+    for node in ["node-a", "node-b"] {
+        let file = format!("{node}.txt");
+        std::os::unix::fs::symlink(Path::new("..data").join(&file), dir.join(&file))
+            .expect("link a dump");
+    }
+    std::os::unix::fs::symlink("..data/gone.txt", dir.join("gone.txt")).expect("dangling link");
+    let folder = format!("{}/", dir.display());
+    let out = rulelint(&["diff", &folder, "--format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let names: Vec<&str> = doc["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["node-a", "node-b"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
