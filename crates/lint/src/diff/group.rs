@@ -53,7 +53,8 @@ pub struct LocalFactOf<S> {
 }
 
 impl<S> LocalFactOf<S> {
-    fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
+    /// The same fact with each name replaced by `f(name)`.
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
         LocalFactOf {
             subject: self.subject.map(&mut f),
             value: self.value.map(f),
@@ -471,7 +472,100 @@ struct Stored {
     services: Option<Packed>,
     catalog: Option<Packed>,
     chains: Packed,
+    /// A node read from a version 2 summary: its facts are in the group's [`Chunks`].
+    chunked: Option<Chunked>,
     extra_endpoint_ips: Vec<IpAddr>,
+}
+
+impl Stored {
+    fn has_catalog(&self) -> bool {
+        self.catalog.is_some() || self.chunked.as_ref().is_some_and(|c| c.has_catalog)
+    }
+}
+
+/// A node of a version 2 summary: the chunks of facts it holds (shared with every node that
+/// holds the same) and its own lines of each.
+#[derive(Clone, Debug, Default)]
+struct Chunked {
+    has_model: bool,
+    has_catalog: bool,
+    /// (chunk, lines): indexes into [`Chunks::list`] and [`Chunks::lines`].
+    parts: Box<[(u32, u32)]>,
+}
+
+impl Chunked {
+    /// Which Service facts a reading takes (a bit of [`ChunkEntry::flags`]' lists): the
+    /// catalogue's (2) when the comparison reads catalogues and the node has one, or has
+    /// nothing else; else the model's (1).
+    fn services_mask(&self, by_catalog: bool) -> u8 {
+        if self.has_catalog && (by_catalog || !self.has_model) {
+            2
+        } else if self.has_model {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// The chunks of facts of version 2 summaries, each read once however many nodes hold it,
+/// and the nodes' lines of them, kept compressed until a report needs them.
+#[derive(Debug, Default)]
+struct Chunks {
+    list: Vec<Chunk>,
+    by_hash: FxHashMap<u64, Vec<u32>>,
+    lines: Vec<Box<[u8]>>,
+    lines_by_hash: FxHashMap<u64, Vec<u32>>,
+}
+
+/// A chunk of facts: its gzip member (to tell it from another of the same hash) and its facts.
+#[derive(Debug)]
+struct Chunk {
+    bytes: Box<[u8]>,
+    entries: Box<[ChunkEntry]>,
+}
+
+/// A fact of a [`Chunk`], ids into the group's tables.
+#[derive(Clone, Copy, Debug)]
+struct ChunkEntry {
+    /// The subject as the iptables model (or, for chain facts, anything) reads it.
+    subject: u32,
+    /// The subject as the catalogue reads it (an endpoint's chain blank where flagged).
+    catalog_subject: u32,
+    value: u32,
+    /// Bit 0: a rule shows it; bits 1-2: [`expected_code`]; bits 3-4: the lists that hold a
+    /// Service fact (1 the model's, 2 the catalogue's), 0 for chain facts.
+    flags: u8,
+}
+
+impl ChunkEntry {
+    /// The fact as a reading with `mask` (see [`Chunked::services_mask`]) takes it, if it does.
+    fn read(&self, mask: u8, line: u32, catalog_line: u32) -> Option<Entry> {
+        let lists = (self.flags >> 3) & 3;
+        let catalog = lists != 0 && mask == 2;
+        if lists != 0 && lists & mask == 0 {
+            return None;
+        }
+        Some(Entry {
+            subject: if catalog {
+                self.catalog_subject
+            } else {
+                self.subject
+            },
+            value: self.value,
+            line: if catalog { catalog_line } else { line },
+            by_rule: !catalog && self.flags & 1 == 1,
+            expected: expected_of(u64::from((self.flags >> 1) & 3)),
+        })
+    }
+}
+
+/// FxHash of bytes: which stored chunk to compare a chunk with.
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// FxHash with a final mix, so that subjects differing only in small ids spread over the
@@ -566,6 +660,8 @@ pub struct Group {
     follow: [Follow; 4],
     /// The first node's facts of each list, which nodes are packed against.
     references: [Reference; 3],
+    /// The facts of nodes read from version 2 summaries.
+    chunks: Chunks,
 }
 
 /// A table that [`Follow`] checks and adds to.
@@ -706,6 +802,7 @@ impl Group {
             services: facts.services.map(|l| self.pack(SERVICES, l, global)),
             catalog: facts.catalog.map(|l| self.pack(CATALOG, l, global)),
             chains: self.pack(CHAINS, facts.chains, global),
+            chunked: None,
             extra_endpoint_ips: facts.extra_endpoint_ips,
         };
         self.infos[index] = facts.info;
@@ -723,6 +820,7 @@ impl Group {
                 services: c.services.map(|l| self.pack_named(SERVICES, l)),
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
                 chains: self.pack_named(CHAINS, c.chains),
+                chunked: None,
                 // All of them: parsing the endpoint facts' addresses to leave those out
                 // costs more than holding them for one comparison.
                 extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
@@ -730,6 +828,164 @@ impl Group {
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
         });
+    }
+
+    /// Takes in a version 2 summary as node `index`: chunks another node holds too are found
+    /// by their bytes and not read again; the node's lines are kept compressed.
+    pub fn insert_summary(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+    ) -> Result<(), crate::summary::SummaryError> {
+        if index >= self.nodes.len() {
+            return Ok(());
+        }
+        let mut parts = Vec::new();
+        for chunk in summary.chunks() {
+            let facts = self.chunk_id(chunk.part, chunk.facts)?;
+            let lines = self.lines_id(chunk.lines);
+            parts.push((facts, lines));
+        }
+        self.infos[index] = summary.info.clone();
+        self.nodes[index] = Some(Stored {
+            chunked: Some(Chunked {
+                has_model: summary.has_model,
+                has_catalog: summary.has_catalog,
+                parts: parts.into_boxed_slice(),
+            }),
+            chains: Packed {
+                kind: CHAINS,
+                ..Packed::default()
+            },
+            extra_endpoint_ips: summary.extra_endpoint_ips.clone(),
+            ..Stored::default()
+        });
+        Ok(())
+    }
+
+    /// The chunk of a facts member, read when no node had it before.
+    fn chunk_id(
+        &mut self,
+        part: crate::summary::v2::Part,
+        bytes: &[u8],
+    ) -> Result<u32, crate::summary::SummaryError> {
+        use crate::summary::v2;
+        let hash = hash_bytes(bytes);
+        if let Some(ids) = self.chunks.by_hash.get(&hash)
+            && let Some(&id) = ids
+                .iter()
+                .find(|&&id| *self.chunks.list[id as usize].bytes == *bytes)
+        {
+            return Ok(id);
+        }
+        let text = v2::inflate(bytes, part)?;
+        let facts = v2::decode_facts(&text, part)?;
+        let mut entries = Vec::with_capacity(facts.len());
+        for f in facts {
+            let flags = u8::from(f.fact.by_rule)
+                | ((expected_code(f.fact.expected) as u8) << 1)
+                | (f.lists << 3);
+            let subject = f.fact.subject.map(|s| self.strings.id_str(&s));
+            let mut catalog_subject = subject;
+            if f.blank_chain
+                && let SubjectOf::Endpoint { chain, .. } = &mut catalog_subject
+            {
+                *chain = self.strings.id_str("");
+            }
+            let value = f.fact.value.map(|s| self.strings.id_str(&s));
+            entries.push(ChunkEntry {
+                subject: self.subjects.id(subject),
+                catalog_subject: self.subjects.id(catalog_subject),
+                value: self.values.id(value),
+                flags,
+            });
+        }
+        let id = self.chunks.list.len() as u32;
+        self.chunks.list.push(Chunk {
+            bytes: bytes.into(),
+            entries: entries.into_boxed_slice(),
+        });
+        self.chunks.by_hash.entry(hash).or_default().push(id);
+        Ok(id)
+    }
+
+    /// The stored copy of a lines member (nodes with the same lines share one).
+    fn lines_id(&mut self, bytes: &[u8]) -> u32 {
+        let hash = hash_bytes(bytes);
+        let ids = self.chunks.lines_by_hash.entry(hash).or_default();
+        if let Some(&id) = ids
+            .iter()
+            .find(|&&id| *self.chunks.lines[id as usize] == *bytes)
+        {
+            return id;
+        }
+        let id = self.chunks.lines.len() as u32;
+        self.chunks.lines.push(bytes.into());
+        ids.push(id);
+        id
+    }
+
+    /// The lines of a chunk as a node holds them; none when they do not read (a damaged
+    /// file shows facts without lines rather than stopping the comparison).
+    fn chunk_lines(&self, chunk: u32, lines: u32) -> Vec<(u32, u32)> {
+        use crate::summary::v2;
+        let count = self.chunks.list[chunk as usize].entries.len();
+        v2::inflate(&self.chunks.lines[lines as usize], v2::Part::Lines)
+            .and_then(|text| v2::decode_lines(&text, count))
+            .unwrap_or_else(|_| vec![(0, 0); count])
+    }
+
+    /// The facts of a chunked node as a reading takes them, without their lines.
+    fn read_chunked<'g>(
+        &'g self,
+        c: &'g Chunked,
+        by_catalog: bool,
+    ) -> impl Iterator<Item = Entry> + 'g {
+        let mask = c.services_mask(by_catalog);
+        c.parts.iter().flat_map(move |&(chunk, _)| {
+            self.chunks.list[chunk as usize]
+                .entries
+                .iter()
+                .filter_map(move |e| e.read(mask, 0, 0))
+        })
+    }
+
+    /// The facts of node `node` whose subject is `wanted`, with their lines.
+    fn read_lined(
+        &self,
+        node: usize,
+        by_catalog: bool,
+        wanted: impl Fn(u32) -> bool,
+        mut emit: impl FnMut(Entry),
+    ) {
+        let Some(stored) = self.nodes[node].as_ref() else {
+            return;
+        };
+        let Some(c) = &stored.chunked else {
+            self.read(node, by_catalog)
+                .filter(|e| wanted(e.subject))
+                .for_each(emit);
+            return;
+        };
+        let mask = c.services_mask(by_catalog);
+        for &(chunk, lines) in c.parts.iter() {
+            let entries = &self.chunks.list[chunk as usize].entries;
+            // Lines are inflated only for chunks that hold a fact the report shows.
+            if !entries
+                .iter()
+                .any(|e| e.read(mask, 0, 0).is_some_and(|e| wanted(e.subject)))
+            {
+                continue;
+            }
+            let lines = self.chunk_lines(chunk, lines);
+            for (e, &(line, catalog_line)) in entries.iter().zip(&lines) {
+                if let Some(e) = e.read(mask, line, catalog_line)
+                    && wanted(e.subject)
+                {
+                    emit(e);
+                }
+            }
+        }
     }
 
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
@@ -820,7 +1076,7 @@ impl Group {
             return Vec::new();
         }
         (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| n.catalog.is_none()))
+            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| !n.has_catalog()))
             .collect()
     }
 
@@ -835,8 +1091,20 @@ impl Group {
                     .flatten()
                     .map(|p| p.bytes.len() + std::mem::size_of_val(&*p.shifts))
                     .sum::<usize>()
+                    + n.chunked
+                        .as_ref()
+                        .map_or(0, |c| std::mem::size_of_val(&*c.parts))
             })
-            .sum()
+            .sum::<usize>()
+            + self.chunks.lines.iter().map(|l| l.len()).sum::<usize>()
+    }
+
+    /// Chunks of summaries read, and the bytes of their members (for benchmarks).
+    pub fn chunk_stats(&self) -> (usize, usize) {
+        (
+            self.chunks.list.len(),
+            self.chunks.list.iter().map(|c| c.bytes.len()).sum(),
+        )
     }
 
     fn text(&self, id: u32) -> &str {
@@ -859,10 +1127,15 @@ impl Group {
                 n.services.as_ref().or(n.catalog.as_ref())
             }
         });
+        let chunked = stored
+            .and_then(|n| n.chunked.as_ref())
+            .into_iter()
+            .flat_map(move |c| self.read_chunked(c, by_catalog));
         services
             .into_iter()
             .chain(stored.map(|n| &n.chains))
             .flat_map(|p| self.unpack(p))
+            .chain(chunked)
     }
 
     /// The pod IPs node `index` DNATs to in any Service.
@@ -877,6 +1150,20 @@ impl Group {
                     .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
                     .filter_map(|d| address_in(self.text(d))),
             );
+        }
+        if let Some(c) = &stored.chunked {
+            let entries = c
+                .parts
+                .iter()
+                .flat_map(|&(chunk, _)| self.chunks.list[chunk as usize].entries.iter());
+            for e in entries {
+                for s in [e.subject, e.catalog_subject] {
+                    ips.extend(
+                        destination(self.subjects.list[s as usize])
+                            .and_then(|d| address_in(self.text(d))),
+                    );
+                }
+            }
         }
         ips
     }
@@ -990,7 +1277,10 @@ impl Group {
                 .entry(scope)
                 .or_insert_with(|| infos.iter().filter(|n| compared(n, scope)).count() as u32);
             let agree = !t.mixed && (t.holders == compared_count || !subject.absence_counts());
-            if !agree {
+            // A subject no node reads here (a catalogue's blank-chain endpoint in a reading
+            // of models) shows no difference; a Service port's does, through the others.
+            let unread = t.holders == 0 && !matches!(subject, SubjectOf::Service { .. });
+            if !agree && !unread {
                 differing[c] = gathered.len() as u32;
                 gathered.push((c as u32, Vec::new()));
             }
@@ -998,17 +1288,23 @@ impl Group {
         drop(tallies);
         // Second pass: the facts of the subjects nodes disagree on.
         if !gathered.is_empty() {
+            let slot_of = |subject: u32| {
+                map.get(subject as usize)
+                    .and_then(|&c| differing.get(c as usize))
+                    .copied()
+                    .filter(|&slot| slot != u32::MAX)
+            };
             for node in 0..infos.len() {
-                for e in self.read(node, reading.by_catalog) {
-                    let Some(&c) = map.get(e.subject as usize) else {
-                        continue;
-                    };
-                    if let Some(&slot) = differing.get(c as usize)
-                        && slot != u32::MAX
-                    {
-                        gathered[slot as usize].1.push((node as u32, e));
-                    }
-                }
+                self.read_lined(
+                    node,
+                    reading.by_catalog,
+                    |s| slot_of(s).is_some(),
+                    |e| {
+                        if let Some(slot) = slot_of(e.subject) {
+                            gathered[slot as usize].1.push((node as u32, e));
+                        }
+                    },
+                );
             }
         }
         let subject_of = |c: u32| canonical.list[c as usize].map(|s| self.text(s));
