@@ -98,16 +98,19 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
                 group.insert(i, facts);
                 kept
             }
-            Outcome::Chunked { summary, path } => match group.insert_summary(i, &summary) {
-                Ok(()) => Status::Kept {
-                    declared: true,
-                    summary: true,
-                    path,
-                    backend: summary.info.backend,
-                    catalog: summary.has_catalog,
-                },
-                Err(e) => Status::Failed(format!("`{path}`: {e}")),
-            },
+            // Its lines stay in its file: read back for the facts the report shows.
+            Outcome::Chunked { summary, path } => {
+                match group.insert_summary_from(i, &summary, &path) {
+                    Ok(()) => Status::Kept {
+                        declared: true,
+                        summary: true,
+                        path,
+                        backend: summary.info.backend,
+                        catalog: summary.has_catalog,
+                    },
+                    Err(e) => Status::Failed(format!("`{path}`: {e}")),
+                }
+            }
             Outcome::Skipped(path) => Status::Skipped(path),
             Outcome::Failed(message) => Status::Failed(message),
         };
@@ -189,6 +192,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         }
     }
     group.keep(&kept);
+    group.read_lines_with(read_at);
     let mut comparison = group.compare();
     if kept.len() == 2 {
         comparison.notes.push(pair_note(&comparison, &summaries));
@@ -389,6 +393,16 @@ fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
             input.name
         )),
     }
+}
+
+/// `len` bytes at `offset` of a file: lines a group left in a summary file.
+fn read_at(path: &str, offset: u64, len: u32) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    let mut bytes = vec![0; len as usize];
+    file.read_exact(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// A version 2 summary file, found by its first bytes and read without inflating it; `None`

@@ -268,10 +268,32 @@ fn version_2_summaries_alone_or_mixed_give_the_reports_of_dumps() {
         let mut chunked = Group::new(dumps.len());
         let mut read_whole = Group::new(dumps.len());
         let mut mixed = Group::new(dumps.len());
+        // Lines left in the files, read back for the report only.
+        let mut from_files = Group::new(dumps.len());
+        let stored: std::sync::Arc<Vec<(String, Vec<u8>)>> = std::sync::Arc::new(
+            dumps
+                .iter()
+                .map(|(p, _)| p.clone())
+                .zip(files.iter().cloned())
+                .collect(),
+        );
+        let read_back = std::sync::Arc::clone(&stored);
+        let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&reads);
+        from_files.read_lines_with(move |path, offset, len| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (_, bytes) = read_back.iter().find(|(p, _)| p == path)?;
+            bytes
+                .get(offset as usize..offset as usize + len as usize)
+                .map(<[u8]>::to_vec)
+        });
         for (i, ((path, dump), file)) in dumps.iter().zip(&files).enumerate() {
             assert!(summary::v2::is_v2(file), "{case}: {path}");
             let parsed = summary::v2::Summary::parse(file.clone()).expect("reads back");
             chunked.insert_summary(i, &parsed).expect("reads back");
+            from_files
+                .insert_summary_from(i, &parsed, path)
+                .expect("reads back");
             let as_text = zcat(file);
             assert!(summary::is_summary(&as_text), "{case}: {path}");
             read_whole.insert(i, summary::from_json(&as_text).expect("reads back"));
@@ -289,6 +311,7 @@ fn version_2_summaries_alone_or_mixed_give_the_reports_of_dumps() {
             ("chunks", &chunked),
             ("text", &read_whole),
             ("mixed", &mixed),
+            ("files", &from_files),
         ] {
             let (got_text, got_json) = rendered(&group.compare(), &dumps);
             if dumps.len() > 2 {
@@ -303,6 +326,20 @@ fn version_2_summaries_alone_or_mixed_give_the_reports_of_dumps() {
             }
         }
         groups += usize::from(dumps.len() > 2);
+        // Lines are read back only for chunks that hold a fact the report shows.
+        let chunks: usize = files
+            .iter()
+            .map(|f| {
+                summary::v2::Summary::parse(f.clone())
+                    .unwrap()
+                    .chunks()
+                    .count()
+            })
+            .sum();
+        assert!(
+            reads.load(std::sync::atomic::Ordering::Relaxed) <= chunks,
+            "{case}"
+        );
     }
     assert!(groups >= 3);
 }

@@ -484,13 +484,43 @@ impl Stored {
 }
 
 /// A node of a version 2 summary: the chunks of facts it holds (shared with every node that
-/// holds the same) and its own lines of each.
+/// holds the same) and where its lines of each are.
 #[derive(Clone, Debug, Default)]
 struct Chunked {
     has_model: bool,
     has_catalog: bool,
-    /// (chunk, lines): indexes into [`Chunks::list`] and [`Chunks::lines`].
-    parts: Box<[(u32, u32)]>,
+    /// The summary's file when its lines are left there (read back through the group's
+    /// [`LineReader`]); else they are in [`Chunks::lines`].
+    file: Option<Box<str>>,
+    parts: Box<[ChunkPart]>,
+}
+
+/// A chunk of a node and where its lines are.
+#[derive(Clone, Copy, Debug)]
+struct ChunkPart {
+    /// Index into [`Chunks::list`].
+    chunk: u32,
+    /// Index into [`Chunks::lines`], or the offset of the lines member in the node's file.
+    lines: u64,
+    /// The length of the lines member in the file.
+    lines_len: u32,
+}
+
+/// Reads `len` bytes at `offset` of a file (the CLI's: the library touches no file).
+type ReadBytes = dyn Fn(&str, u64, u32) -> Option<Vec<u8>> + Send + Sync;
+
+/// How a group reads back the lines it left in summary files.
+#[derive(Default)]
+struct LineReader(Option<Box<ReadBytes>>);
+
+impl std::fmt::Debug for LineReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "LineReader(set)"
+        } else {
+            "LineReader(none)"
+        })
+    }
 }
 
 impl Chunked {
@@ -662,6 +692,7 @@ pub struct Group {
     references: [Reference; 3],
     /// The facts of nodes read from version 2 summaries.
     chunks: Chunks,
+    line_reader: LineReader,
 }
 
 /// A table that [`Follow`] checks and adds to.
@@ -837,20 +868,59 @@ impl Group {
         index: usize,
         summary: &crate::summary::v2::Summary,
     ) -> Result<(), crate::summary::SummaryError> {
+        self.insert_chunks(index, summary, None)
+    }
+
+    /// [`Group::insert_summary`] of the summary in file `path`, its lines left there: only
+    /// those of the facts a report shows are read back, with the reader given to
+    /// [`Group::read_lines_with`]. A node then costs bytes per chunk, not its lines.
+    pub fn insert_summary_from(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+        path: &str,
+    ) -> Result<(), crate::summary::SummaryError> {
+        self.insert_chunks(index, summary, Some(path))
+    }
+
+    /// How lines left in summary files are read back: `read(path, offset, len)` gives those
+    /// bytes of the file, or `None` (then the facts show no line).
+    pub fn read_lines_with(
+        &mut self,
+        read: impl Fn(&str, u64, u32) -> Option<Vec<u8>> + Send + Sync + 'static,
+    ) {
+        self.line_reader = LineReader(Some(Box::new(read)));
+    }
+
+    fn insert_chunks(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+        file: Option<&str>,
+    ) -> Result<(), crate::summary::SummaryError> {
         if index >= self.nodes.len() {
             return Ok(());
         }
         let mut parts = Vec::new();
         for chunk in summary.chunks() {
             let facts = self.chunk_id(chunk.part, chunk.facts)?;
-            let lines = self.lines_id(chunk.lines);
-            parts.push((facts, lines));
+            let lines_len = chunk.lines.len() as u32;
+            let lines = match file {
+                Some(_) => chunk.lines_at as u64,
+                None => u64::from(self.lines_id(chunk.lines)),
+            };
+            parts.push(ChunkPart {
+                chunk: facts,
+                lines,
+                lines_len,
+            });
         }
         self.infos[index] = summary.info.clone();
         self.nodes[index] = Some(Stored {
             chunked: Some(Chunked {
                 has_model: summary.has_model,
                 has_catalog: summary.has_catalog,
+                file: file.map(Box::from),
                 parts: parts.into_boxed_slice(),
             }),
             chains: Packed {
@@ -926,11 +996,26 @@ impl Group {
     }
 
     /// The lines of a chunk as a node holds them; none when they do not read (a damaged
-    /// file shows facts without lines rather than stopping the comparison).
-    fn chunk_lines(&self, chunk: u32, lines: u32) -> Vec<(u32, u32)> {
+    /// file, or one changed since it was read, shows facts without lines rather than
+    /// stopping the comparison).
+    fn chunk_lines(&self, file: Option<&str>, part: &ChunkPart) -> Vec<(u32, u32)> {
         use crate::summary::v2;
-        let count = self.chunks.list[chunk as usize].entries.len();
-        v2::inflate(&self.chunks.lines[lines as usize], v2::Part::Lines)
+        let count = self.chunks.list[part.chunk as usize].entries.len();
+        let read_back;
+        let bytes: Option<&[u8]> = match file {
+            None => self.chunks.lines.get(part.lines as usize).map(|b| &b[..]),
+            Some(path) => {
+                read_back = self
+                    .line_reader
+                    .0
+                    .as_ref()
+                    .and_then(|read| read(path, part.lines, part.lines_len));
+                read_back.as_deref()
+            }
+        };
+        bytes
+            .ok_or_else(|| crate::summary::SummaryError::Damaged("lines not read".into()))
+            .and_then(|b| v2::inflate(b, v2::Part::Lines))
             .and_then(|text| v2::decode_lines(&text, count))
             .unwrap_or_else(|_| vec![(0, 0); count])
     }
@@ -942,8 +1027,8 @@ impl Group {
         by_catalog: bool,
     ) -> impl Iterator<Item = Entry> + 'g {
         let mask = c.services_mask(by_catalog);
-        c.parts.iter().flat_map(move |&(chunk, _)| {
-            self.chunks.list[chunk as usize]
+        c.parts.iter().flat_map(move |part| {
+            self.chunks.list[part.chunk as usize]
                 .entries
                 .iter()
                 .filter_map(move |e| e.read(mask, 0, 0))
@@ -968,8 +1053,8 @@ impl Group {
             return;
         };
         let mask = c.services_mask(by_catalog);
-        for &(chunk, lines) in c.parts.iter() {
-            let entries = &self.chunks.list[chunk as usize].entries;
+        for part in c.parts.iter() {
+            let entries = &self.chunks.list[part.chunk as usize].entries;
             // Lines are inflated only for chunks that hold a fact the report shows.
             if !entries
                 .iter()
@@ -977,7 +1062,7 @@ impl Group {
             {
                 continue;
             }
-            let lines = self.chunk_lines(chunk, lines);
+            let lines = self.chunk_lines(c.file.as_deref(), part);
             for (e, &(line, catalog_line)) in entries.iter().zip(&lines) {
                 if let Some(e) = e.read(mask, line, catalog_line)
                     && wanted(e.subject)
@@ -1155,7 +1240,7 @@ impl Group {
             let entries = c
                 .parts
                 .iter()
-                .flat_map(|&(chunk, _)| self.chunks.list[chunk as usize].entries.iter());
+                .flat_map(|part| self.chunks.list[part.chunk as usize].entries.iter());
             for e in entries {
                 for s in [e.subject, e.catalog_subject] {
                     ips.extend(

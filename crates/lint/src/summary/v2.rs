@@ -135,6 +135,8 @@ pub struct Chunk<'s> {
     pub facts: &'s [u8],
     /// The member of their lines.
     pub lines: &'s [u8],
+    /// Where the lines member starts in the file.
+    pub lines_at: usize,
 }
 
 /// A fact of a chunk as read, its line not yet known.
@@ -251,6 +253,7 @@ impl Summary {
             part: *part,
             facts: &self.bytes[facts.clone()],
             lines: &self.bytes[lines.clone()],
+            lines_at: lines.start,
         })
     }
 
