@@ -1,6 +1,8 @@
 //! Node summaries: what `rulelint diff` needs of one node's dump ([`NodeFacts`]) as a small,
-//! versioned JSON document, written where the dump is taken (`rulelint summarize`) so that a
-//! cluster is compared by moving kilobytes per node, not the dumps.
+//! versioned file, written where the dump is taken (`rulelint summarize`) so that a cluster is
+//! compared by moving kilobytes per node, not the dumps. Format version 2 ([`v2`], what
+//! `summarize` writes) holds the facts in chunks that a reader of many nodes skips when another
+//! node had them; this module reads it (as text: [`from_json`]) and reads and writes version 1.
 //!
 //! The document (format version [`FORMAT_VERSION`], described in the README's "Node
 //! summaries"):

@@ -590,6 +590,75 @@ impl ChunkEntry {
     }
 }
 
+/// How the nodes of a comparison use the chunks of summaries: each (chunk, Service reading)
+/// once, with the number of nodes that hold it.
+struct ChunkUse {
+    /// (chunk, [`Chunked::services_mask`]).
+    keys: Vec<(u32, u8)>,
+    /// Nodes holding each key.
+    uses: Vec<u32>,
+    /// Each node's keys, in the order of its parts; `None` for a node not read from chunks,
+    /// or holding a chunk twice (read fact by fact).
+    nodes: Vec<Option<Vec<u32>>>,
+}
+
+impl ChunkUse {
+    fn of(group: &Group, by_catalog: bool) -> ChunkUse {
+        let mut ids: FxHashMap<(u32, u8), u32> = FxHashMap::default();
+        let mut out = ChunkUse {
+            keys: Vec::new(),
+            uses: Vec::new(),
+            nodes: Vec::with_capacity(group.nodes.len()),
+        };
+        for stored in &group.nodes {
+            let Some(c) = stored.as_ref().and_then(|n| n.chunked.as_ref()) else {
+                out.nodes.push(None);
+                continue;
+            };
+            let mask = c.services_mask(by_catalog);
+            let keys: Vec<u32> = c
+                .parts
+                .iter()
+                .map(|p| {
+                    *ids.entry((p.chunk, mask)).or_insert_with(|| {
+                        out.keys.push((p.chunk, mask));
+                        out.uses.push(0);
+                        (out.keys.len() - 1) as u32
+                    })
+                })
+                .collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                out.nodes.push(None);
+                continue;
+            }
+            for &k in &keys {
+                out.uses[k as usize] += 1;
+            }
+            out.nodes.push(Some(keys));
+        }
+        out
+    }
+
+    /// For each key, the indexes of its chunk's entries that its reading takes with a subject
+    /// `wanted`.
+    fn entries_where(&self, group: &Group, wanted: impl Fn(u32) -> bool) -> Vec<Vec<u32>> {
+        self.keys
+            .iter()
+            .map(|&(chunk, mask)| {
+                group.chunks.list[chunk as usize]
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.read(mask, 0, 0).is_some_and(|e| wanted(e.subject)))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 /// FxHash of bytes: which stored chunk to compare a chunk with.
 fn hash_bytes(bytes: &[u8]) -> u64 {
     use std::hash::Hasher;
@@ -1334,14 +1403,76 @@ impl Group {
             };
             subject_count
         ];
+        let canonical_of = |subject: u32| {
+            map.get(subject as usize)
+                .copied()
+                .filter(|&c| (c as usize) < subject_count)
+        };
+        // Chunks of summaries are tallied once each, counted for every node that holds them;
+        // the nodes that hold a chunk twice, and nodes not read from chunks, fact by fact.
+        let chunked = ChunkUse::of(self, reading.by_catalog);
+        let mut last_key = vec![u32::MAX; subject_count];
+        let mut ambiguous = vec![false; subject_count];
+        for (k, &(chunk, mask)) in chunked.keys.iter().enumerate() {
+            let uses = chunked.uses[k];
+            if uses == 0 {
+                continue;
+            }
+            for e in self.chunks.list[chunk as usize].entries.iter() {
+                let Some(c) = e.read(mask, 0, 0).and_then(|e| canonical_of(e.subject)) else {
+                    continue;
+                };
+                let t = &mut tallies[c as usize];
+                if t.value == u32::MAX {
+                    t.value = e.value;
+                } else if t.value != e.value {
+                    t.mixed = true;
+                }
+                let last = &mut last_key[c as usize];
+                if *last == k as u32 {
+                    continue; // twice in one chunk: once a node
+                }
+                // In two chunks: a node holding both would count twice; counted node by node.
+                ambiguous[c as usize] |= *last != u32::MAX;
+                *last = k as u32;
+                t.holders += uses;
+            }
+        }
+        drop(last_key);
+        for (t, &a) in tallies.iter_mut().zip(&ambiguous) {
+            if a {
+                t.holders = 0;
+            }
+        }
+        let ambiguous_entries = chunked.entries_where(self, |s| {
+            canonical_of(s).is_some_and(|c| ambiguous[c as usize])
+        });
         for node in 0..infos.len() {
+            if let Some(keys) = &chunked.nodes[node] {
+                for &k in keys {
+                    let (chunk, mask) = chunked.keys[k as usize];
+                    let entries = &self.chunks.list[chunk as usize].entries;
+                    for &i in &ambiguous_entries[k as usize] {
+                        let Some(c) = entries[i as usize]
+                            .read(mask, 0, 0)
+                            .and_then(|e| canonical_of(e.subject))
+                        else {
+                            continue;
+                        };
+                        let t = &mut tallies[c as usize];
+                        if t.last_node != node as u32 {
+                            t.holders += 1;
+                            t.last_node = node as u32;
+                        }
+                    }
+                }
+                continue;
+            }
             for e in self.read(node, reading.by_catalog) {
-                let Some(&c) = map.get(e.subject as usize) else {
+                let Some(c) = canonical_of(e.subject) else {
                     continue;
                 };
-                let Some(t) = tallies.get_mut(c as usize) else {
-                    continue;
-                };
+                let t = &mut tallies[c as usize];
                 if t.value == u32::MAX {
                     t.value = e.value;
                 } else if t.value != e.value {
@@ -1353,6 +1484,7 @@ impl Group {
                 }
             }
         }
+        drop(ambiguous_entries);
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
@@ -1379,17 +1511,42 @@ impl Group {
                     .copied()
                     .filter(|&slot| slot != u32::MAX)
             };
+            let wanted = chunked.entries_where(self, |s| slot_of(s).is_some());
             for node in 0..infos.len() {
-                self.read_lined(
-                    node,
-                    reading.by_catalog,
-                    |s| slot_of(s).is_some(),
-                    |e| {
-                        if let Some(slot) = slot_of(e.subject) {
+                let (Some(keys), Some(c)) = (
+                    &chunked.nodes[node],
+                    self.nodes[node].as_ref().and_then(|n| n.chunked.as_ref()),
+                ) else {
+                    self.read_lined(
+                        node,
+                        reading.by_catalog,
+                        |s| slot_of(s).is_some(),
+                        |e| {
+                            if let Some(slot) = slot_of(e.subject) {
+                                gathered[slot as usize].1.push((node as u32, e));
+                            }
+                        },
+                    );
+                    continue;
+                };
+                for (part, &k) in c.parts.iter().zip(keys) {
+                    let wanted = &wanted[k as usize];
+                    if wanted.is_empty() {
+                        continue;
+                    }
+                    // Lines are read only for chunks that hold a fact the report shows.
+                    let lines = self.chunk_lines(c.file.as_deref(), part);
+                    let (_, mask) = chunked.keys[k as usize];
+                    let entries = &self.chunks.list[part.chunk as usize].entries;
+                    for &i in wanted {
+                        let (line, catalog_line) = lines[i as usize];
+                        if let Some(e) = entries[i as usize].read(mask, line, catalog_line)
+                            && let Some(slot) = slot_of(e.subject)
+                        {
                             gathered[slot as usize].1.push((node as u32, e));
                         }
-                    },
-                );
+                    }
+                }
             }
         }
         let subject_of = |c: u32| canonical.list[c as usize].map(|s| self.text(s));

@@ -16,9 +16,9 @@
 //! bit 5: the catalogue reads the endpoint's chain as the empty name). Names escape `\`, tab,
 //! CR and LF as `\\`, `\t`, `\r`, `\n`; a field longer than two bytes that repeats one of
 //! the two facts above is written `\"` (the same field of the fact above) or `\K` (the K-th
-//! field of the fact above, then of the one before). A line of `@lines` is the dump line that shows the
-//! fact, as the difference from the last line given (`-` for none), and, when the catalogue
-//! reads the fact at another line, `,` and that line's difference from the fact's.
+//! field of the fact above, then of the one before). A line of `@lines` is the dump line that
+//! shows the fact, as the difference from the last line given (`-` for none), and, when the
+//! catalogue reads the fact at another line, `,` and that line's difference from the fact's.
 //!
 //! Chunks are cut where the content says (before a Service port, or a chain, whose name hashes
 //! to 0 modulo a constant), not by count, so a fact more or less on one node changes one chunk
