@@ -491,10 +491,14 @@ pub fn decode_lines(text: &str, count: usize) -> Result<Vec<(u32, u32)>, Summary
         let line = if own == "-" {
             0
         } else {
-            last += own.parse::<i64>().map_err(|_| damaged())?;
+            let d = own.parse::<i64>().map_err(|_| damaged())?;
+            last = last.checked_add(d).ok_or_else(damaged)?;
             last
         };
-        let catalog_line = catalog.map_or(line, |d| line + d);
+        let catalog_line = match catalog {
+            Some(d) => line.checked_add(d).ok_or_else(damaged)?,
+            None => line,
+        };
         let fit = |v: i64| u32::try_from(v).map_err(|_| damaged());
         out.push((fit(line)?, fit(catalog_line)?));
     }
