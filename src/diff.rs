@@ -98,6 +98,19 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
                 group.insert(i, facts);
                 kept
             }
+            // Its lines stay in its file: read back for the facts the report shows.
+            Outcome::Chunked { summary, path } => {
+                match group.insert_summary_from(i, &summary, &path) {
+                    Ok(()) => Status::Kept {
+                        declared: true,
+                        summary: true,
+                        path,
+                        backend: summary.info.backend,
+                        catalog: summary.has_catalog,
+                    },
+                    Err(e) => Status::Failed(format!("`{path}`: {e}")),
+                }
+            }
             Outcome::Skipped(path) => Status::Skipped(path),
             Outcome::Failed(message) => Status::Failed(message),
         };
@@ -179,6 +192,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         }
     }
     group.keep(&kept);
+    group.read_lines_with(read_at);
     let mut comparison = group.compare();
     if kept.len() == 2 {
         comparison.notes.push(pair_note(&comparison, &summaries));
@@ -262,6 +276,13 @@ enum Outcome {
         /// The input's name as given (`Loaded::name`).
         path: String,
     },
+    /// A version 2 summary, its chunks found but not read: the group reads only those no
+    /// other node holds.
+    Chunked {
+        summary: summary::v2::Summary,
+        /// The input's name as given.
+        path: String,
+    },
     /// A file found in a folder that holds no dump.
     Skipped(String),
     /// Unreadable, or a named file with no dump: the message.
@@ -327,6 +348,16 @@ fn read_facts(
 
 /// Reads one input and reduces it to its facts.
 fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
+    match read_v2(&entry.path) {
+        Ok(Some(summary)) => {
+            return Outcome::Chunked {
+                summary,
+                path: entry.path.clone(),
+            };
+        }
+        Ok(None) => {}
+        Err(message) => return Outcome::Failed(message),
+    }
     let input = match crate::input::read(&entry.path) {
         Ok(i) => i,
         Err(message) => return Outcome::Failed(message),
@@ -362,6 +393,50 @@ fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
             input.name
         )),
     }
+}
+
+/// `len` bytes at `offset` of a file: lines a group left in a summary file.
+fn read_at(path: &str, offset: u64, len: u32) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    let mut bytes = vec![0; len as usize];
+    file.read_exact(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// A version 2 summary file, found by its first bytes and read without inflating it; `None`
+/// for any other input (read as text then).
+fn read_v2(path: &str) -> Result<Option<summary::v2::Summary>, String> {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        // The text reader says why, as for any input.
+        return Ok(None);
+    };
+    let mut head = [0u8; 32];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return Ok(None),
+        }
+    }
+    if !summary::v2::is_v2(&head[..got]) {
+        return Ok(None);
+    }
+    // As large as a dump may be: the same bound against a runaway file.
+    let limit = crate::input::max_dump_bytes();
+    let mut bytes = head[..got].to_vec();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    if bytes.len() as u64 >= limit {
+        return Err(format!("`{path}` is larger than a summary may be"));
+    }
+    summary::v2::Summary::parse(bytes)
+        .map(Some)
+        .map_err(|e| format!("`{path}`: {e}"))
 }
 
 /// A dump's facts, and whether it names its node; `None` when it holds no dump.

@@ -23,7 +23,7 @@ pub const MAX_DUMP_ENV: &str = "RULELINT_MAX_DUMP_MB";
 /// How much of the start is looked at to tell text from binary and UTF-16 from UTF-8.
 const SNIFF_BYTES: usize = 8192;
 
-fn max_dump_bytes() -> u64 {
+pub(crate) fn max_dump_bytes() -> u64 {
     std::env::var(MAX_DUMP_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())

@@ -143,6 +143,10 @@ enum Command {
         /// The node's name, unless the dump names it (`# node: NAME`) [default: the file name].
         #[arg(long, value_name = "NAME")]
         node: Option<String>,
+        /// The summary format: 2 (chunked gzip, read fastest by `diff`) or 1 (one JSON
+        /// document, for readers of version 1).
+        #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2))]
+        format_version: u32,
     },
     /// Print the documentation of a code or lint name.
     Explain {
@@ -406,9 +410,18 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
             format,
             color,
         } => diff::run(&paths, format, color.resolve(), out),
-        Command::Summarize { dump, output, node } => {
-            summarize::run(&dump, output.as_deref(), node.as_deref(), out)
-        }
+        Command::Summarize {
+            dump,
+            output,
+            node,
+            format_version,
+        } => summarize::run(
+            &dump,
+            output.as_deref(),
+            node.as_deref(),
+            format_version,
+            out,
+        ),
         Command::Explain { code } => match rulelint_lint::find_code(&code) {
             Some(entry) => {
                 out.write_all(rulelint_lint::docs_page(&entry).as_bytes())?;

@@ -1,5 +1,6 @@
 //! `rulelint summarize`: a node's dump reduced to what `rulelint diff` compares, as a small
-//! versioned JSON document (gzip-compressed with `-o FILE.gz`), made where the dump is taken.
+//! versioned file made where the dump is taken: format version 2 (gzip members of text
+//! chunks, always compressed), or 1 (one JSON document, gzip-compressed with `-o FILE.gz`).
 
 use crate::EXIT_INPUT;
 use crate::diff::facts_of_dump;
@@ -14,6 +15,7 @@ pub fn run(
     dump: &str,
     output: Option<&str>,
     node: Option<&str>,
+    format_version: u32,
     out: &mut impl Write,
 ) -> io::Result<u8> {
     let input = match crate::input::read(dump) {
@@ -42,6 +44,19 @@ pub fn run(
         return Ok(EXIT_INPUT);
     };
     drop(input);
+    if format_version == summary::v2::VERSION {
+        let bytes = summary::v2::write(&facts);
+        match output {
+            None | Some("-") => out.write_all(&bytes)?,
+            Some(path) => {
+                if let Err(e) = std::fs::write(path, &bytes) {
+                    eprintln!("rulelint: cannot write `{path}`: {e}");
+                    return Ok(EXIT_INPUT);
+                }
+            }
+        }
+        return Ok(0);
+    }
     let json = summary::to_json(&facts);
     match output {
         None | Some("-") => out.write_all(json.as_bytes())?,

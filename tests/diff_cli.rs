@@ -225,9 +225,13 @@ fn summaries_and_dumps_mixed_give_the_report_of_dumps() {
     let mut inputs = Vec::new();
     for (i, file) in files.iter().enumerate() {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
-        // Every other node as a summary (gzip or plain), the rest as dumps.
+        // Every other node as a summary (version 2, or version 1 plain), the rest as dumps.
         let input = if i % 2 == 0 {
-            let ext = if i % 4 == 0 { "json.gz" } else { "json" };
+            let (ext, version) = if i % 4 == 0 {
+                ("sum.gz", "2")
+            } else {
+                ("json", "1")
+            };
             let out = dir.join(format!("{stem}.{ext}"));
             let made = rulelint(
                 &[
@@ -235,6 +239,8 @@ fn summaries_and_dumps_mixed_give_the_report_of_dumps() {
                     file.to_str().unwrap(),
                     "-o",
                     out.to_str().unwrap(),
+                    "--format-version",
+                    version,
                 ],
                 None,
             );
@@ -263,7 +269,10 @@ fn summaries_and_dumps_mixed_give_the_report_of_dumps() {
         doc
     };
     assert_eq!(without_paths(&mixed), without_paths(&dumps));
-    // A pair of summaries says where the rule level is.
+    // Version 2 is what `summarize` writes unless told.
+    let head = std::fs::read(&inputs[0]).unwrap();
+    assert!(rulelint_lint::summary::v2::is_v2(&head[..32]));
+    // A pair of summaries (version 2 and 1, read whole) says where the rule level is.
     let pair = rulelint(&["diff", &inputs[0], &inputs[2]], None);
     assert!(
         stdout(&pair).contains("rule level left out"),

@@ -1,6 +1,8 @@
 //! Node summaries: what `rulelint diff` needs of one node's dump ([`NodeFacts`]) as a small,
-//! versioned JSON document, written where the dump is taken (`rulelint summarize`) so that a
-//! cluster is compared by moving kilobytes per node, not the dumps.
+//! versioned file, written where the dump is taken (`rulelint summarize`) so that a cluster is
+//! compared by moving kilobytes per node, not the dumps. Format version 2 ([`v2`], what
+//! `summarize` writes) holds the facts in chunks that a reader of many nodes skips when another
+//! node had them; this module reads it (as text: [`from_json`]) and reads and writes version 1.
 //!
 //! The document (format version [`FORMAT_VERSION`], described in the README's "Node
 //! summaries"):
@@ -32,9 +34,9 @@
 //! (`(d << 1) ^ (d >> 63)`): alike facts come in runs, and a summary is a third the size.
 //! Rule text is not kept: a pair of summaries is compared without the rule level.
 
+use crate::diff::Expected;
 use crate::diff::facts::{Scope, SubjectOf, ValueOf};
 use crate::diff::group::{LocalFact, NodeFacts, NodeInfo};
-use crate::diff::{Expected, NodeBackend};
 use crate::kube::AddressKind;
 use crate::nft::kube::NftGeneration;
 use ipnet::IpNet;
@@ -43,6 +45,8 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::net::IpAddr;
+
+pub mod v2;
 
 /// The `format` field that marks a summary.
 pub const FORMAT: &str = "rulelint-node-summary";
@@ -60,7 +64,7 @@ pub enum SummaryError {
     #[error("not a node summary: {0}")]
     Json(#[from] serde_json::Error),
     /// Another format version.
-    #[error("node summary format version {0}, this rulelint reads version {FORMAT_VERSION}")]
+    #[error("node summary format version {0}, this rulelint reads versions 1 and 2")]
     Version(u32),
     /// A field out of range (an index past the names, an unknown kind).
     #[error("node summary is damaged: {0}")]
@@ -105,13 +109,7 @@ pub fn to_json(facts: &NodeFacts) -> String {
     let doc = Document {
         format: FORMAT.into(),
         format_version: FORMAT_VERSION,
-        node: NodeDoc {
-            name: facts.info.name.clone(),
-            rules: facts.info.rules,
-            parse_errors: facts.info.parse_errors,
-            backend: facts.info.backend.name().into(),
-            nft_generation: facts.info.nft_generation.map(str::to_string),
-        },
+        node: NodeDoc::of(&facts.info),
         digests: facts.digests,
         strings: names.strings,
         has_model: facts.services.is_some(),
@@ -133,6 +131,17 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
     struct Version {
         format_version: u32,
     }
+    // Version 2 as `zcat` shows it: a header line, then its parts.
+    // (Version 1 is one line.)
+    if let Some((head, rest)) = text.split_once('\n')
+        && !rest.trim().is_empty()
+        && let Ok(v) = serde_json::from_str::<Version>(head)
+    {
+        return match v.format_version {
+            v2::VERSION => v2::from_text(text),
+            other => Err(SummaryError::Version(other)),
+        };
+    }
     let doc: Document = match serde_json::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -151,21 +160,6 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
     if doc.format != FORMAT {
         return Err(SummaryError::Damaged(format!("format `{}`", doc.format)));
     }
-    let backend = match doc.node.backend.as_str() {
-        "iptables" => NodeBackend::Iptables,
-        "nftables" => NodeBackend::Nftables,
-        "iptables+nftables" => NodeBackend::Both,
-        "ipvs" => NodeBackend::Ipvs,
-        "iptables+ipvs" => NodeBackend::IptablesIpvs,
-        other => return Err(SummaryError::Damaged(format!("backend `{other}`"))),
-    };
-    let nft_generation = match &doc.node.nft_generation {
-        None => None,
-        Some(name) => Some(
-            generation(name)
-                .ok_or_else(|| SummaryError::Damaged(format!("nftables layout `{name}`")))?,
-        ),
-    };
     let strings = doc.strings;
     let list = |raw: Vec<RawFact>| -> Result<Vec<LocalFact>, SummaryError> {
         raw.into_iter()
@@ -212,13 +206,7 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
     let catalog = doc.has_catalog.then_some(catalog);
     let chains = list(raw_chains)?;
     Ok(NodeFacts {
-        info: NodeInfo {
-            name: doc.node.name,
-            rules: doc.node.rules,
-            parse_errors: doc.node.parse_errors,
-            backend,
-            nft_generation,
-        },
+        info: node_info(&doc.node)?,
         strings,
         services,
         catalog,
@@ -226,6 +214,38 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
         digests: doc.digests,
         extra_endpoint_ips: doc.extra_endpoint_ips,
     })
+}
+
+/// What the report says about a node, from its summary.
+fn node_info(node: &NodeDoc) -> Result<NodeInfo, SummaryError> {
+    let backend = v2::backend(&node.backend)
+        .ok_or_else(|| SummaryError::Damaged(format!("backend `{}`", node.backend)))?;
+    let nft_generation = match &node.nft_generation {
+        None => None,
+        Some(name) => Some(
+            generation(name)
+                .ok_or_else(|| SummaryError::Damaged(format!("nftables layout `{name}`")))?,
+        ),
+    };
+    Ok(NodeInfo {
+        name: node.name.clone(),
+        rules: node.rules,
+        parse_errors: node.parse_errors,
+        backend,
+        nft_generation,
+    })
+}
+
+impl NodeDoc {
+    fn of(info: &NodeInfo) -> NodeDoc {
+        NodeDoc {
+            name: info.name.clone(),
+            rules: info.rules,
+            parse_errors: info.parse_errors,
+            backend: info.backend.name().into(),
+            nft_generation: info.nft_generation.map(str::to_string),
+        }
+    }
 }
 
 /// The generation of its name, among those this version knows.

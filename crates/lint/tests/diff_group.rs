@@ -228,11 +228,237 @@ fn a_damaged_summary_is_an_error_not_a_panic() {
     }
     let damaged = json.replacen("[0,0,", "[0,999999,", 1);
     assert!(summary::from_json(&damaged).is_err());
-    let other_version = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
+    let other_version = json.replacen("\"format_version\":1", "\"format_version\":3", 1);
     assert!(
         summary::from_json(&other_version)
             .unwrap_err()
             .to_string()
-            .contains("version 2")
+            .contains("version 3")
     );
+    // A version 1 document claiming version 2 is not read as an empty version 2 summary.
+    let claims_two = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
+    assert!(summary::from_json(&claims_two).is_err());
+}
+
+/// The text of a version 2 summary as `zcat` prints it.
+fn zcat(bytes: &[u8]) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_string(&mut text)
+        .expect("a version 2 summary is gzip");
+    text
+}
+
+#[test]
+fn version_2_summaries_alone_or_mixed_give_the_reports_of_dumps() {
+    let options = FactOptions {
+        digests: true,
+        catalog: true,
+    };
+    let mut groups = 0;
+    for (case, dumps) in cases() {
+        let (text, json) = whole(&dumps);
+        let files: Vec<Vec<u8>> = dumps
+            .iter()
+            .map(|(path, text)| summary::v2::write(&facts_alone(path, text, options)))
+            .collect();
+        // Every node from its chunks; every node read whole (as `zcat` shows it); and every
+        // other node from a version 2 summary, the rest from a version 1 summary or a dump.
+        let mut chunked = Group::new(dumps.len());
+        let mut read_whole = Group::new(dumps.len());
+        let mut mixed = Group::new(dumps.len());
+        // Lines left in the files, read back for the report only.
+        let mut from_files = Group::new(dumps.len());
+        let stored: std::sync::Arc<Vec<(String, Vec<u8>)>> = std::sync::Arc::new(
+            dumps
+                .iter()
+                .map(|(p, _)| p.clone())
+                .zip(files.iter().cloned())
+                .collect(),
+        );
+        let read_back = std::sync::Arc::clone(&stored);
+        let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&reads);
+        from_files.read_lines_with(move |path, offset, len| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (_, bytes) = read_back.iter().find(|(p, _)| p == path)?;
+            bytes
+                .get(offset as usize..offset as usize + len as usize)
+                .map(<[u8]>::to_vec)
+        });
+        for (i, ((path, dump), file)) in dumps.iter().zip(&files).enumerate() {
+            assert!(summary::v2::is_v2(file), "{case}: {path}");
+            let parsed = summary::v2::Summary::parse(file.clone()).expect("reads back");
+            chunked.insert_summary(i, &parsed).expect("reads back");
+            from_files
+                .insert_summary_from(i, &parsed, path)
+                .expect("reads back");
+            let as_text = zcat(file);
+            assert!(summary::is_summary(&as_text), "{case}: {path}");
+            read_whole.insert(i, summary::from_json(&as_text).expect("reads back"));
+            match i % 3 {
+                0 => mixed.insert_summary(i, &parsed).expect("reads back"),
+                1 => mixed.insert(
+                    i,
+                    summary::from_json(&summary::to_json(&facts_alone(path, dump, options)))
+                        .expect("reads back"),
+                ),
+                _ => mixed.insert(i, facts_alone(path, dump, options)),
+            }
+        }
+        for (how, group) in [
+            ("chunks", &chunked),
+            ("text", &read_whole),
+            ("mixed", &mixed),
+            ("files", &from_files),
+        ] {
+            let (got_text, got_json) = rendered(&group.compare(), &dumps);
+            if dumps.len() > 2 {
+                assert_eq!(got_text, text, "{case}: text from {how}");
+                assert_eq!(got_json, json, "{case}: JSON from {how}");
+            } else {
+                let differences = |j: &str| {
+                    let v: serde_json::Value = serde_json::from_str(j).unwrap();
+                    v["differences"].clone()
+                };
+                assert_eq!(differences(&got_json), differences(&json), "{case}: {how}");
+            }
+        }
+        groups += usize::from(dumps.len() > 2);
+        // Lines are read back only for chunks that hold a fact the report shows.
+        let chunks: usize = files
+            .iter()
+            .map(|f| {
+                summary::v2::Summary::parse(f.clone())
+                    .unwrap()
+                    .chunks()
+                    .count()
+            })
+            .sum();
+        assert!(
+            reads.load(std::sync::atomic::Ordering::Relaxed) <= chunks,
+            "{case}"
+        );
+    }
+    assert!(groups >= 3);
+}
+
+#[test]
+fn version_2_summaries_in_any_order_give_one_report() {
+    let options = FactOptions {
+        digests: true,
+        catalog: true,
+    };
+    for (case, dumps) in cases().iter().filter(|(_, d)| d.len() > 2) {
+        let files: Vec<Vec<u8>> = dumps
+            .iter()
+            .map(|(path, text)| summary::v2::write(&facts_alone(path, text, options)))
+            .collect();
+        let mut reports = Vec::new();
+        for seed in [0, 7, 99] {
+            let mut group = Group::new(dumps.len());
+            for i in shuffled(dumps.len(), seed) {
+                let parsed = summary::v2::Summary::parse(files[i].clone()).expect("reads");
+                group.insert_summary(i, &parsed).expect("reads");
+            }
+            reports.push(rendered(&group.compare(), dumps));
+        }
+        assert!(reports.windows(2).all(|w| w[0] == w[1]), "{case}");
+    }
+}
+
+/// The members of a version 2 file: (start, end) of each, by the lengths in their headers.
+fn members(file: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 21 <= file.len() {
+        let len = u32::from_le_bytes(file[at + 16..at + 20].try_into().unwrap()) as usize;
+        out.push((at, at + len));
+        at += len;
+    }
+    out
+}
+
+#[test]
+fn a_node_holding_a_chunk_twice_counts_once_as_its_facts_do() {
+    let options = FactOptions {
+        digests: true,
+        catalog: true,
+    };
+    let mut checked = 0;
+    for (case, dumps) in cases().iter().filter(|(_, d)| d.len() > 2) {
+        let mut files: Vec<Vec<u8>> = dumps
+            .iter()
+            .map(|(path, text)| summary::v2::write(&facts_alone(path, text, options)))
+            .collect();
+        // The first node's first chunk (facts and lines) written twice: counting its chunks
+        // once each for every node must give what counting fact by fact gives.
+        let m = members(&files[0]);
+        if m.len() < 3 {
+            continue;
+        }
+        let pair = files[0][m[1].0..m[2].1].to_vec();
+        files[0].extend_from_slice(&pair);
+        let mut by_chunks = Group::new(dumps.len());
+        let mut by_facts = Group::new(dumps.len());
+        for (i, file) in files.iter().enumerate() {
+            let parsed = summary::v2::Summary::parse(file.clone()).expect("reads");
+            by_chunks.insert_summary(i, &parsed).expect("reads");
+            by_facts.insert(i, parsed.to_facts().expect("reads"));
+        }
+        assert_eq!(
+            rendered(&by_chunks.compare(), dumps),
+            rendered(&by_facts.compare(), dumps),
+            "{case}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3);
+}
+
+#[test]
+fn a_damaged_version_2_summary_is_an_error_not_a_panic() {
+    let (_, dumps) = cases()
+        .into_iter()
+        .find(|(c, _)| c == "stale-endpoint")
+        .expect("case");
+    let options = FactOptions {
+        digests: true,
+        catalog: true,
+    };
+    let file = summary::v2::write(&facts_alone(&dumps[0].0, &dumps[0].1, options));
+    let other = summary::v2::write(&facts_alone(&dumps[1].0, &dumps[1].1, options));
+    let read = |bytes: Vec<u8>| -> bool {
+        let Ok(parsed) = summary::v2::Summary::parse(bytes) else {
+            return false;
+        };
+        let mut group = Group::new(2);
+        let second = summary::v2::Summary::parse(other.clone()).expect("reads");
+        if group.insert_summary(0, &parsed).is_err() || group.insert_summary(1, &second).is_err() {
+            return false;
+        }
+        // Lines are read only for the report: a damaged lines part shows no lines.
+        let _ = rendered(&group.compare(), &dumps[..2]);
+        true
+    };
+    assert!(read(file.clone()));
+    // Every prefix, and every byte flipped in turn (a stride through the file).
+    let mut refused = 0;
+    for cut in (0..file.len()).step_by(13) {
+        refused += usize::from(!read(file[..cut].to_vec()));
+    }
+    assert!(refused > 0);
+    for at in (0..file.len()).step_by(7) {
+        let mut damaged = file.clone();
+        damaged[at] ^= 0x5a;
+        let _ = read(damaged);
+    }
+    // Text that inflates but does not read: a name reference past the facts above.
+    let text = zcat(&file).replacen("\t\\\"", "\t\\9", 1);
+    assert!(summary::from_json(&text).is_err());
+    // Another version of the header is named in the error.
+    let three = zcat(&file).replacen("\"format_version\":2", "\"format_version\":3", 1);
+    let error = summary::from_json(&three).unwrap_err().to_string();
+    assert!(error.contains("version 3"), "{error}");
 }

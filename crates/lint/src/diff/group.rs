@@ -53,7 +53,8 @@ pub struct LocalFactOf<S> {
 }
 
 impl<S> LocalFactOf<S> {
-    fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
+    /// The same fact with each name replaced by `f(name)`.
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> LocalFactOf<T> {
         LocalFactOf {
             subject: self.subject.map(&mut f),
             value: self.value.map(f),
@@ -471,7 +472,199 @@ struct Stored {
     services: Option<Packed>,
     catalog: Option<Packed>,
     chains: Packed,
+    /// A node read from a version 2 summary: its facts are in the group's [`Chunks`].
+    chunked: Option<Chunked>,
     extra_endpoint_ips: Vec<IpAddr>,
+}
+
+impl Stored {
+    fn has_catalog(&self) -> bool {
+        self.catalog.is_some() || self.chunked.as_ref().is_some_and(|c| c.has_catalog)
+    }
+}
+
+/// A node of a version 2 summary: the chunks of facts it holds (shared with every node that
+/// holds the same) and where its lines of each are.
+#[derive(Clone, Debug, Default)]
+struct Chunked {
+    has_model: bool,
+    has_catalog: bool,
+    /// The summary's file when its lines are left there (read back through the group's
+    /// [`LineReader`]); else they are in [`Chunks::lines`].
+    file: Option<Box<str>>,
+    parts: Box<[ChunkPart]>,
+}
+
+/// A chunk of a node and where its lines are.
+#[derive(Clone, Copy, Debug)]
+struct ChunkPart {
+    /// Index into [`Chunks::list`].
+    chunk: u32,
+    /// Index into [`Chunks::lines`], or the offset of the lines member in the node's file.
+    lines: u64,
+    /// The length of the lines member in the file.
+    lines_len: u32,
+}
+
+/// Reads `len` bytes at `offset` of a file (the CLI's: the library touches no file).
+type ReadBytes = dyn Fn(&str, u64, u32) -> Option<Vec<u8>> + Send + Sync;
+
+/// How a group reads back the lines it left in summary files.
+#[derive(Default)]
+struct LineReader(Option<Box<ReadBytes>>);
+
+impl std::fmt::Debug for LineReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "LineReader(set)"
+        } else {
+            "LineReader(none)"
+        })
+    }
+}
+
+impl Chunked {
+    /// Which Service facts a reading takes (a bit of [`ChunkEntry::flags`]' lists): the
+    /// catalogue's (2) when the comparison reads catalogues and the node has one, or has
+    /// nothing else; else the model's (1).
+    fn services_mask(&self, by_catalog: bool) -> u8 {
+        if self.has_catalog && (by_catalog || !self.has_model) {
+            2
+        } else if self.has_model {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// The chunks of facts of version 2 summaries, each read once however many nodes hold it,
+/// and the nodes' lines of them, kept compressed until a report needs them.
+#[derive(Debug, Default)]
+struct Chunks {
+    list: Vec<Chunk>,
+    by_hash: FxHashMap<u64, Vec<u32>>,
+    lines: Vec<Box<[u8]>>,
+    lines_by_hash: FxHashMap<u64, Vec<u32>>,
+}
+
+/// A chunk of facts: its gzip member (to tell it from another of the same hash) and its facts.
+#[derive(Debug)]
+struct Chunk {
+    bytes: Box<[u8]>,
+    entries: Box<[ChunkEntry]>,
+}
+
+/// A fact of a [`Chunk`], ids into the group's tables.
+#[derive(Clone, Copy, Debug)]
+struct ChunkEntry {
+    /// The subject as the iptables model (or, for chain facts, anything) reads it.
+    subject: u32,
+    /// The subject as the catalogue reads it (an endpoint's chain blank where flagged).
+    catalog_subject: u32,
+    value: u32,
+    /// Bit 0: a rule shows it; bits 1-2: [`expected_code`]; bits 3-4: the lists that hold a
+    /// Service fact (1 the model's, 2 the catalogue's), 0 for chain facts.
+    flags: u8,
+}
+
+impl ChunkEntry {
+    /// The fact as a reading with `mask` (see [`Chunked::services_mask`]) takes it, if it does.
+    fn read(&self, mask: u8, line: u32, catalog_line: u32) -> Option<Entry> {
+        let lists = (self.flags >> 3) & 3;
+        let catalog = lists != 0 && mask == 2;
+        if lists != 0 && lists & mask == 0 {
+            return None;
+        }
+        Some(Entry {
+            subject: if catalog {
+                self.catalog_subject
+            } else {
+                self.subject
+            },
+            value: self.value,
+            line: if catalog { catalog_line } else { line },
+            by_rule: !catalog && self.flags & 1 == 1,
+            expected: expected_of(u64::from((self.flags >> 1) & 3)),
+        })
+    }
+}
+
+/// How the nodes of a comparison use the chunks of summaries: each (chunk, Service reading)
+/// once, with the number of nodes that hold it.
+struct ChunkUse {
+    /// (chunk, [`Chunked::services_mask`]).
+    keys: Vec<(u32, u8)>,
+    /// Nodes holding each key.
+    uses: Vec<u32>,
+    /// Each node's keys, in the order of its parts; `None` for a node not read from chunks,
+    /// or holding a chunk twice (read fact by fact).
+    nodes: Vec<Option<Vec<u32>>>,
+}
+
+impl ChunkUse {
+    fn of(group: &Group, by_catalog: bool) -> ChunkUse {
+        let mut ids: FxHashMap<(u32, u8), u32> = FxHashMap::default();
+        let mut out = ChunkUse {
+            keys: Vec::new(),
+            uses: Vec::new(),
+            nodes: Vec::with_capacity(group.nodes.len()),
+        };
+        for stored in &group.nodes {
+            let Some(c) = stored.as_ref().and_then(|n| n.chunked.as_ref()) else {
+                out.nodes.push(None);
+                continue;
+            };
+            let mask = c.services_mask(by_catalog);
+            let keys: Vec<u32> = c
+                .parts
+                .iter()
+                .map(|p| {
+                    *ids.entry((p.chunk, mask)).or_insert_with(|| {
+                        out.keys.push((p.chunk, mask));
+                        out.uses.push(0);
+                        (out.keys.len() - 1) as u32
+                    })
+                })
+                .collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                out.nodes.push(None);
+                continue;
+            }
+            for &k in &keys {
+                out.uses[k as usize] += 1;
+            }
+            out.nodes.push(Some(keys));
+        }
+        out
+    }
+
+    /// For each key, the indexes of its chunk's entries that its reading takes with a subject
+    /// `wanted`.
+    fn entries_where(&self, group: &Group, wanted: impl Fn(u32) -> bool) -> Vec<Vec<u32>> {
+        self.keys
+            .iter()
+            .map(|&(chunk, mask)| {
+                group.chunks.list[chunk as usize]
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.read(mask, 0, 0).is_some_and(|e| wanted(e.subject)))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// FxHash of bytes: which stored chunk to compare a chunk with.
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// FxHash with a final mix, so that subjects differing only in small ids spread over the
@@ -566,6 +759,9 @@ pub struct Group {
     follow: [Follow; 4],
     /// The first node's facts of each list, which nodes are packed against.
     references: [Reference; 3],
+    /// The facts of nodes read from version 2 summaries.
+    chunks: Chunks,
+    line_reader: LineReader,
 }
 
 /// A table that [`Follow`] checks and adds to.
@@ -706,6 +902,7 @@ impl Group {
             services: facts.services.map(|l| self.pack(SERVICES, l, global)),
             catalog: facts.catalog.map(|l| self.pack(CATALOG, l, global)),
             chains: self.pack(CHAINS, facts.chains, global),
+            chunked: None,
             extra_endpoint_ips: facts.extra_endpoint_ips,
         };
         self.infos[index] = facts.info;
@@ -723,6 +920,7 @@ impl Group {
                 services: c.services.map(|l| self.pack_named(SERVICES, l)),
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
                 chains: self.pack_named(CHAINS, c.chains),
+                chunked: None,
                 // All of them: parsing the endpoint facts' addresses to leave those out
                 // costs more than holding them for one comparison.
                 extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
@@ -730,6 +928,218 @@ impl Group {
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
         });
+    }
+
+    /// Takes in a version 2 summary as node `index`: chunks another node holds too are found
+    /// by their bytes and not read again; the node's lines are kept compressed.
+    pub fn insert_summary(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+    ) -> Result<(), crate::summary::SummaryError> {
+        self.insert_chunks(index, summary, None)
+    }
+
+    /// [`Group::insert_summary`] of the summary in file `path`, its lines left there: only
+    /// those of the facts a report shows are read back, with the reader given to
+    /// [`Group::read_lines_with`]. A node then costs bytes per chunk, not its lines.
+    pub fn insert_summary_from(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+        path: &str,
+    ) -> Result<(), crate::summary::SummaryError> {
+        self.insert_chunks(index, summary, Some(path))
+    }
+
+    /// How lines left in summary files are read back: `read(path, offset, len)` gives those
+    /// bytes of the file, or `None` (then the facts show no line).
+    pub fn read_lines_with(
+        &mut self,
+        read: impl Fn(&str, u64, u32) -> Option<Vec<u8>> + Send + Sync + 'static,
+    ) {
+        self.line_reader = LineReader(Some(Box::new(read)));
+    }
+
+    fn insert_chunks(
+        &mut self,
+        index: usize,
+        summary: &crate::summary::v2::Summary,
+        file: Option<&str>,
+    ) -> Result<(), crate::summary::SummaryError> {
+        if index >= self.nodes.len() {
+            return Ok(());
+        }
+        let mut parts = Vec::new();
+        for chunk in summary.chunks() {
+            let facts = self.chunk_id(chunk.part, chunk.facts)?;
+            let lines_len = chunk.lines.len() as u32;
+            let lines = match file {
+                Some(_) => chunk.lines_at as u64,
+                None => u64::from(self.lines_id(chunk.lines)),
+            };
+            parts.push(ChunkPart {
+                chunk: facts,
+                lines,
+                lines_len,
+            });
+        }
+        self.infos[index] = summary.info.clone();
+        self.nodes[index] = Some(Stored {
+            chunked: Some(Chunked {
+                has_model: summary.has_model,
+                has_catalog: summary.has_catalog,
+                file: file.map(Box::from),
+                parts: parts.into_boxed_slice(),
+            }),
+            chains: Packed {
+                kind: CHAINS,
+                ..Packed::default()
+            },
+            extra_endpoint_ips: summary.extra_endpoint_ips.clone(),
+            ..Stored::default()
+        });
+        Ok(())
+    }
+
+    /// The chunk of a facts member, read when no node had it before.
+    fn chunk_id(
+        &mut self,
+        part: crate::summary::v2::Part,
+        bytes: &[u8],
+    ) -> Result<u32, crate::summary::SummaryError> {
+        use crate::summary::v2;
+        let hash = hash_bytes(bytes);
+        if let Some(ids) = self.chunks.by_hash.get(&hash)
+            && let Some(&id) = ids
+                .iter()
+                .find(|&&id| *self.chunks.list[id as usize].bytes == *bytes)
+        {
+            return Ok(id);
+        }
+        let text = v2::inflate(bytes, part)?;
+        let facts = v2::decode_facts(&text, part)?;
+        let mut entries = Vec::with_capacity(facts.len());
+        for f in facts {
+            let flags = u8::from(f.fact.by_rule)
+                | ((expected_code(f.fact.expected) as u8) << 1)
+                | (f.lists << 3);
+            let subject = f.fact.subject.map(|s| self.strings.id_str(&s));
+            let mut catalog_subject = subject;
+            if f.blank_chain
+                && let SubjectOf::Endpoint { chain, .. } = &mut catalog_subject
+            {
+                *chain = self.strings.id_str("");
+            }
+            let value = f.fact.value.map(|s| self.strings.id_str(&s));
+            entries.push(ChunkEntry {
+                subject: self.subjects.id(subject),
+                catalog_subject: self.subjects.id(catalog_subject),
+                value: self.values.id(value),
+                flags,
+            });
+        }
+        let id = self.chunks.list.len() as u32;
+        self.chunks.list.push(Chunk {
+            bytes: bytes.into(),
+            entries: entries.into_boxed_slice(),
+        });
+        self.chunks.by_hash.entry(hash).or_default().push(id);
+        Ok(id)
+    }
+
+    /// The stored copy of a lines member (nodes with the same lines share one).
+    fn lines_id(&mut self, bytes: &[u8]) -> u32 {
+        let hash = hash_bytes(bytes);
+        let ids = self.chunks.lines_by_hash.entry(hash).or_default();
+        if let Some(&id) = ids
+            .iter()
+            .find(|&&id| *self.chunks.lines[id as usize] == *bytes)
+        {
+            return id;
+        }
+        let id = self.chunks.lines.len() as u32;
+        self.chunks.lines.push(bytes.into());
+        ids.push(id);
+        id
+    }
+
+    /// The lines of a chunk as a node holds them; none when they do not read (a damaged
+    /// file, or one changed since it was read, shows facts without lines rather than
+    /// stopping the comparison).
+    fn chunk_lines(&self, file: Option<&str>, part: &ChunkPart) -> Vec<(u32, u32)> {
+        use crate::summary::v2;
+        let count = self.chunks.list[part.chunk as usize].entries.len();
+        let read_back;
+        let bytes: Option<&[u8]> = match file {
+            None => self.chunks.lines.get(part.lines as usize).map(|b| &b[..]),
+            Some(path) => {
+                read_back = self
+                    .line_reader
+                    .0
+                    .as_ref()
+                    .and_then(|read| read(path, part.lines, part.lines_len));
+                read_back.as_deref()
+            }
+        };
+        bytes
+            .ok_or_else(|| crate::summary::SummaryError::Damaged("lines not read".into()))
+            .and_then(|b| v2::inflate(b, v2::Part::Lines))
+            .and_then(|text| v2::decode_lines(&text, count))
+            .unwrap_or_else(|_| vec![(0, 0); count])
+    }
+
+    /// The facts of a chunked node as a reading takes them, without their lines.
+    fn read_chunked<'g>(
+        &'g self,
+        c: &'g Chunked,
+        by_catalog: bool,
+    ) -> impl Iterator<Item = Entry> + 'g {
+        let mask = c.services_mask(by_catalog);
+        c.parts.iter().flat_map(move |part| {
+            self.chunks.list[part.chunk as usize]
+                .entries
+                .iter()
+                .filter_map(move |e| e.read(mask, 0, 0))
+        })
+    }
+
+    /// The facts of node `node` whose subject is `wanted`, with their lines.
+    fn read_lined(
+        &self,
+        node: usize,
+        by_catalog: bool,
+        wanted: impl Fn(u32) -> bool,
+        mut emit: impl FnMut(Entry),
+    ) {
+        let Some(stored) = self.nodes[node].as_ref() else {
+            return;
+        };
+        let Some(c) = &stored.chunked else {
+            self.read(node, by_catalog)
+                .filter(|e| wanted(e.subject))
+                .for_each(emit);
+            return;
+        };
+        let mask = c.services_mask(by_catalog);
+        for part in c.parts.iter() {
+            let entries = &self.chunks.list[part.chunk as usize].entries;
+            // Lines are inflated only for chunks that hold a fact the report shows.
+            if !entries
+                .iter()
+                .any(|e| e.read(mask, 0, 0).is_some_and(|e| wanted(e.subject)))
+            {
+                continue;
+            }
+            let lines = self.chunk_lines(c.file.as_deref(), part);
+            for (e, &(line, catalog_line)) in entries.iter().zip(&lines) {
+                if let Some(e) = e.read(mask, line, catalog_line)
+                    && wanted(e.subject)
+                {
+                    emit(e);
+                }
+            }
+        }
     }
 
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
@@ -820,7 +1230,7 @@ impl Group {
             return Vec::new();
         }
         (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| n.catalog.is_none()))
+            .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| !n.has_catalog()))
             .collect()
     }
 
@@ -835,8 +1245,20 @@ impl Group {
                     .flatten()
                     .map(|p| p.bytes.len() + std::mem::size_of_val(&*p.shifts))
                     .sum::<usize>()
+                    + n.chunked
+                        .as_ref()
+                        .map_or(0, |c| std::mem::size_of_val(&*c.parts))
             })
-            .sum()
+            .sum::<usize>()
+            + self.chunks.lines.iter().map(|l| l.len()).sum::<usize>()
+    }
+
+    /// Chunks of summaries read, and the bytes of their members (for benchmarks).
+    pub fn chunk_stats(&self) -> (usize, usize) {
+        (
+            self.chunks.list.len(),
+            self.chunks.list.iter().map(|c| c.bytes.len()).sum(),
+        )
     }
 
     fn text(&self, id: u32) -> &str {
@@ -859,10 +1281,15 @@ impl Group {
                 n.services.as_ref().or(n.catalog.as_ref())
             }
         });
+        let chunked = stored
+            .and_then(|n| n.chunked.as_ref())
+            .into_iter()
+            .flat_map(move |c| self.read_chunked(c, by_catalog));
         services
             .into_iter()
             .chain(stored.map(|n| &n.chains))
             .flat_map(|p| self.unpack(p))
+            .chain(chunked)
     }
 
     /// The pod IPs node `index` DNATs to in any Service.
@@ -877,6 +1304,20 @@ impl Group {
                     .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
                     .filter_map(|d| address_in(self.text(d))),
             );
+        }
+        if let Some(c) = &stored.chunked {
+            let entries = c
+                .parts
+                .iter()
+                .flat_map(|part| self.chunks.list[part.chunk as usize].entries.iter());
+            for e in entries {
+                for s in [e.subject, e.catalog_subject] {
+                    ips.extend(
+                        destination(self.subjects.list[s as usize])
+                            .and_then(|d| address_in(self.text(d))),
+                    );
+                }
+            }
         }
         ips
     }
@@ -962,14 +1403,76 @@ impl Group {
             };
             subject_count
         ];
+        let canonical_of = |subject: u32| {
+            map.get(subject as usize)
+                .copied()
+                .filter(|&c| (c as usize) < subject_count)
+        };
+        // Chunks of summaries are tallied once each, counted for every node that holds them;
+        // the nodes that hold a chunk twice, and nodes not read from chunks, fact by fact.
+        let chunked = ChunkUse::of(self, reading.by_catalog);
+        let mut last_key = vec![u32::MAX; subject_count];
+        let mut ambiguous = vec![false; subject_count];
+        for (k, &(chunk, mask)) in chunked.keys.iter().enumerate() {
+            let uses = chunked.uses[k];
+            if uses == 0 {
+                continue;
+            }
+            for e in self.chunks.list[chunk as usize].entries.iter() {
+                let Some(c) = e.read(mask, 0, 0).and_then(|e| canonical_of(e.subject)) else {
+                    continue;
+                };
+                let t = &mut tallies[c as usize];
+                if t.value == u32::MAX {
+                    t.value = e.value;
+                } else if t.value != e.value {
+                    t.mixed = true;
+                }
+                let last = &mut last_key[c as usize];
+                if *last == k as u32 {
+                    continue; // twice in one chunk: once a node
+                }
+                // In two chunks: a node holding both would count twice; counted node by node.
+                ambiguous[c as usize] |= *last != u32::MAX;
+                *last = k as u32;
+                t.holders += uses;
+            }
+        }
+        drop(last_key);
+        for (t, &a) in tallies.iter_mut().zip(&ambiguous) {
+            if a {
+                t.holders = 0;
+            }
+        }
+        let ambiguous_entries = chunked.entries_where(self, |s| {
+            canonical_of(s).is_some_and(|c| ambiguous[c as usize])
+        });
         for node in 0..infos.len() {
+            if let Some(keys) = &chunked.nodes[node] {
+                for &k in keys {
+                    let (chunk, mask) = chunked.keys[k as usize];
+                    let entries = &self.chunks.list[chunk as usize].entries;
+                    for &i in &ambiguous_entries[k as usize] {
+                        let Some(c) = entries[i as usize]
+                            .read(mask, 0, 0)
+                            .and_then(|e| canonical_of(e.subject))
+                        else {
+                            continue;
+                        };
+                        let t = &mut tallies[c as usize];
+                        if t.last_node != node as u32 {
+                            t.holders += 1;
+                            t.last_node = node as u32;
+                        }
+                    }
+                }
+                continue;
+            }
             for e in self.read(node, reading.by_catalog) {
-                let Some(&c) = map.get(e.subject as usize) else {
+                let Some(c) = canonical_of(e.subject) else {
                     continue;
                 };
-                let Some(t) = tallies.get_mut(c as usize) else {
-                    continue;
-                };
+                let t = &mut tallies[c as usize];
                 if t.value == u32::MAX {
                     t.value = e.value;
                 } else if t.value != e.value {
@@ -981,6 +1484,7 @@ impl Group {
                 }
             }
         }
+        drop(ambiguous_entries);
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
@@ -990,7 +1494,10 @@ impl Group {
                 .entry(scope)
                 .or_insert_with(|| infos.iter().filter(|n| compared(n, scope)).count() as u32);
             let agree = !t.mixed && (t.holders == compared_count || !subject.absence_counts());
-            if !agree {
+            // A subject no node reads here (a catalogue's blank-chain endpoint in a reading
+            // of models) shows no difference; a Service port's does, through the others.
+            let unread = t.holders == 0 && !matches!(subject, SubjectOf::Service { .. });
+            if !agree && !unread {
                 differing[c] = gathered.len() as u32;
                 gathered.push((c as u32, Vec::new()));
             }
@@ -998,15 +1505,46 @@ impl Group {
         drop(tallies);
         // Second pass: the facts of the subjects nodes disagree on.
         if !gathered.is_empty() {
+            let slot_of = |subject: u32| {
+                map.get(subject as usize)
+                    .and_then(|&c| differing.get(c as usize))
+                    .copied()
+                    .filter(|&slot| slot != u32::MAX)
+            };
+            let wanted = chunked.entries_where(self, |s| slot_of(s).is_some());
             for node in 0..infos.len() {
-                for e in self.read(node, reading.by_catalog) {
-                    let Some(&c) = map.get(e.subject as usize) else {
+                let (Some(keys), Some(c)) = (
+                    &chunked.nodes[node],
+                    self.nodes[node].as_ref().and_then(|n| n.chunked.as_ref()),
+                ) else {
+                    self.read_lined(
+                        node,
+                        reading.by_catalog,
+                        |s| slot_of(s).is_some(),
+                        |e| {
+                            if let Some(slot) = slot_of(e.subject) {
+                                gathered[slot as usize].1.push((node as u32, e));
+                            }
+                        },
+                    );
+                    continue;
+                };
+                for (part, &k) in c.parts.iter().zip(keys) {
+                    let wanted = &wanted[k as usize];
+                    if wanted.is_empty() {
                         continue;
-                    };
-                    if let Some(&slot) = differing.get(c as usize)
-                        && slot != u32::MAX
-                    {
-                        gathered[slot as usize].1.push((node as u32, e));
+                    }
+                    // Lines are read only for chunks that hold a fact the report shows.
+                    let lines = self.chunk_lines(c.file.as_deref(), part);
+                    let (_, mask) = chunked.keys[k as usize];
+                    let entries = &self.chunks.list[part.chunk as usize].entries;
+                    for &i in wanted {
+                        let (line, catalog_line) = lines[i as usize];
+                        if let Some(e) = entries[i as usize].read(mask, line, catalog_line)
+                            && let Some(slot) = slot_of(e.subject)
+                        {
+                            gathered[slot as usize].1.push((node as u32, e));
+                        }
                     }
                 }
             }
