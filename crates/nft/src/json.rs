@@ -283,6 +283,7 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
         diags: Vec::new(),
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
+        last_chain: None,
         sets: FxHashMap::default(),
         array_cut: false,
         scratch: Vec::new(),
@@ -323,6 +324,8 @@ struct Reader<'a> {
     diags: Vec<Diagnostic>,
     tables: FxHashMap<(&'a str, &'a str), TableId>,
     chains: FxHashMap<(TableId, &'a str), ChainId>,
+    /// The chain `chain_id` answered last: `nft -j` lists a chain's rules one after another.
+    last_chain: Option<(TableId, &'a str, ChainId)>,
     sets: FxHashMap<(TableId, &'a str), SetId>,
     /// The `nftables` array was cut or broken before its `]`: objects after it are not read.
     array_cut: bool,
@@ -641,7 +644,14 @@ impl<'a> Reader<'a> {
     }
 
     fn chain_id(&mut self, tid: TableId, name: &'a str, span: Span) -> ChainId {
+        if let Some((t, n, cid)) = self.last_chain
+            && t == tid
+            && n == name
+        {
+            return cid;
+        }
         if let Some(&cid) = self.chains.get(&(tid, name)) {
+            self.last_chain = Some((tid, name, cid));
             return cid;
         }
         let cid = ChainId(self.rs.chains.len() as u32);
@@ -657,6 +667,7 @@ impl<'a> Reader<'a> {
         });
         self.rs.tables[tid.index()].chains.push(cid);
         self.chains.insert((tid, name), cid);
+        self.last_chain = Some((tid, name, cid));
         cid
     }
 

@@ -671,6 +671,42 @@ impl<'a> Ruleset<'a> {
         }
     }
 
+    /// Reads one rule's statements straight into the last chunk (no copy from a scratch
+    /// vector): `read` pushes at most `at_most` of them (one per token at most), so the chunk
+    /// is never reallocated. A rule with more tokens than a chunk holds gets a chunk of its own.
+    pub(crate) fn read_statements(
+        &mut self,
+        at_most: usize,
+        read: impl FnOnce(&mut Vec<Statement<'a>>),
+    ) -> StatementRange {
+        let start = if at_most > STATEMENT_CHUNK {
+            let mut own = Vec::new();
+            read(&mut own);
+            self.statements.push(own);
+            0
+        } else {
+            if self
+                .statements
+                .last()
+                .is_none_or(|c| c.capacity() - c.len() < at_most)
+            {
+                self.statements.push(Vec::with_capacity(STATEMENT_CHUNK));
+            }
+            let Some(c) = self.statements.last_mut() else {
+                return StatementRange::default();
+            };
+            let start = c.len();
+            read(c);
+            start
+        };
+        let chunk = self.statements.len() - 1;
+        StatementRange {
+            chunk: chunk as u32,
+            start: start as u32,
+            end: self.statements[chunk].len() as u32,
+        }
+    }
+
     /// The rules of `chain`, in order.
     pub fn rules_of(&self, chain: ChainId) -> impl Iterator<Item = &Rule<'a>> + '_ {
         self.chains[chain.index()]

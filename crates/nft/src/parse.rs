@@ -9,7 +9,7 @@ use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
     BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Statement, Table, TableId, standard_priority,
+    SetType, Table, TableId, standard_priority,
 };
 use crate::stmt::{Cur, unquote};
 use rulelint_parser::{Diagnostic, Span};
@@ -71,7 +71,6 @@ pub fn parse(text: &str) -> Parsed<'_> {
             ..Ruleset::default()
         },
         diags: diagnostics,
-        scratch: Vec::new(),
     };
     p.top();
     let mut diagnostics = p.diags;
@@ -110,8 +109,6 @@ struct Parser<'a> {
     pos: usize,
     rs: Ruleset<'a>,
     diags: Vec<Diagnostic>,
-    /// One rule's statements, before they move to the ruleset's chunks.
-    scratch: Vec<Statement<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -770,9 +767,10 @@ impl<'a> Parser<'a> {
             );
         }
         let before = self.diags.len();
-        Cur::new(self.text, &self.toks[start..end], &mut self.diags)
-            .statements_into(&mut self.scratch);
-        let statements = self.rs.push_statements(&mut self.scratch);
+        let (text, toks, diags) = (self.text, &self.toks[start..end], &mut self.diags);
+        let statements = self.rs.read_statements(toks.len(), |out| {
+            Cur::new(text, toks, diags).statements_into(out)
+        });
         if cut {
             self.diags.truncate(before);
         }

@@ -21,7 +21,7 @@ use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
     BaseChain, Chain, ChainId, Element, Family, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Statement, Table, TableId,
+    SetType, Table, TableId,
 };
 use crate::parse::{Parsed, priority_value};
 use crate::stmt::{Cur, unquote};
@@ -85,7 +85,6 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
-        scratch: Vec::new(),
     };
     let mut pos = 0;
     while pos < toks.len() {
@@ -132,8 +131,6 @@ struct Tx<'t, 'a> {
     tables: FxHashMap<(Option<Family>, &'a str), TableId>,
     chains: FxHashMap<(TableId, &'a str), ChainId>,
     sets: FxHashMap<(TableId, &'a str), SetId>,
-    /// One rule's statements, before they move to the ruleset's chunks.
-    scratch: Vec<Statement<'a>>,
 }
 
 /// The words of a command before its body: verb, object, family, names.
@@ -627,8 +624,10 @@ impl<'t, 'a> Tx<'t, 'a> {
         {
             body = rest;
         }
-        Cur::new(self.text, body, &mut self.diags).statements_into(&mut self.scratch);
-        let statements = self.rs.push_statements(&mut self.scratch);
+        let (text, diags) = (self.text, &mut self.diags);
+        let statements = self.rs.read_statements(body.len(), |out| {
+            Cur::new(text, body, diags).statements_into(out)
+        });
         let rid = RuleId(self.rs.rules.len() as u32);
         self.rs.rules.push(Rule {
             chain: cid,

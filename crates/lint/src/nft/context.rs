@@ -28,7 +28,8 @@ pub const SERVICE_CHAIN_PREFIXES: &[&str] =
 
 /// Whether `name` is one of kube-proxy's per-Service or per-endpoint chains.
 pub fn is_service_chain(name: &str) -> bool {
-    name.contains('/') && SERVICE_CHAIN_PREFIXES.iter().any(|p| name.starts_with(p))
+    // The prefixes first: they settle most names without reading them whole.
+    SERVICE_CHAIN_PREFIXES.iter().any(|p| name.starts_with(p)) && name.contains('/')
 }
 
 /// What the iptables part of the same file says about kube-proxy.
@@ -135,14 +136,14 @@ impl<'r, 'a> NftContext<'r, 'a> {
     /// The span of a chain's header line: from `chain` to the end of that line.
     pub fn chain_header(&self, chain: ChainId) -> Span {
         let c = self.chain(chain);
-        let start = c.span.start as usize;
+        let (start, end) = (c.span.start as usize, c.span.end as usize);
         let text = self.set.text.as_bytes();
-        let end = text[start.min(text.len())..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(c.span.end as usize, |i| start + i);
-        let end = end.clamp(start, c.span.end as usize);
-        Span::new(start, end)
+        // Only the chain's own text: a JSON listing is one line of many megabytes.
+        let end = text
+            .get(start..end.min(text.len()))
+            .and_then(|own| memchr::memchr(b'\n', own))
+            .map_or(end, |i| start + i);
+        Span::new(start, end.max(start))
     }
 
     /// The 1-based line of a byte offset of the section.

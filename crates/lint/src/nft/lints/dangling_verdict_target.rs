@@ -67,7 +67,10 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             continue;
         }
         let kube_table = kube.contains(&table_id);
-        let mut visit = |element: &Element<'_>, resolved: Option<ChainId>, holder: &str| {
+        // `holder` names the map only for a finding: most elements are fine.
+        let mut visit = |element: &Element<'_>,
+                         resolved: Option<ChainId>,
+                         holder: &dyn Fn() -> String| {
             let Some(Value::Verdict(Verdict {
                 kind,
                 target: Some(target),
@@ -79,7 +82,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             match resolved {
                 None => out.push(
                     out.diagnostic(span, format!("{} {target}: no such chain in this table", kind.as_str()))
-                        .with_label(format!("element of {holder}"))
+                        .with_label(format!("element of {}", holder()))
                         .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
                 ),
                 Some(c) if kube_table
@@ -90,7 +93,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                     out.push_in(
                         c,
                         out.diagnostic(span, format!("{} {target}: the chain is empty, so these packets are not DNATed", kind.as_str()))
-                            .with_label(format!("element of {holder}; the chain is on line {line}"))
+                            .with_label(format!("element of {}; the chain is on line {line}", holder()))
                             .with_help("kube-proxy removes a map element in the same transaction that flushes its chain: this is a partial sync or a hand edit; restart kube-proxy and check its log for failed nft transactions"),
                     );
                 }
@@ -108,7 +111,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                     *slot = Some(c);
                 }
             }
-            let holder = format!("map {}", map.name);
+            let holder = || format!("map {}", map.name);
             for (element, resolved) in map.elements.iter().zip(&targets) {
                 visit(element, *resolved, &holder);
             }
@@ -136,7 +139,8 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                         ..
                     } = &statement.kind
                     {
-                        let holder = format!("the verdict map of a rule in {}", cx.chain(c).name);
+                        let holder =
+                            || format!("the verdict map of a rule in {}", cx.chain(c).name);
                         for (e, element) in elements.iter().enumerate() {
                             let resolved = anon.get(&(rule_id, s as u32, e as u32)).copied();
                             visit(element, resolved, &holder);

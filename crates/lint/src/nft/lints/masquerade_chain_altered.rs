@@ -69,10 +69,9 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         if !cx.is_complete(table) || !has_base {
             continue;
         }
-        let header = table_header(cx, table);
         let Some(masq) = set.chain_in(table, MASQUERADING) else {
             out.push(
-                out.diagnostic(header, "kube-proxy's table has no `masquerading` chain: marked traffic leaves the node unmasqueraded")
+                out.diagnostic(table_header(cx, table), "kube-proxy's table has no `masquerading` chain: marked traffic leaves the node unmasqueraded")
                     .with_label("kube-proxy's table")
                     .with_help("kube-proxy writes `chain masquerading` and jumps to it from `nat-postrouting`; restart it to rewrite the table"),
             );
@@ -131,13 +130,14 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
 
 fn table_header(cx: &NftContext<'_, '_>, table: TableId) -> rulelint_nft::Span {
     let t = &cx.ruleset().tables[table.index()];
-    let start = t.span.start as usize;
+    let (start, end) = (t.span.start as usize, t.span.end as usize);
     let text = cx.ruleset().text.as_bytes();
-    let end = text[start.min(text.len())..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(t.span.end as usize, |i| start + i);
-    rulelint_nft::Span::new(start, end.clamp(start, t.span.end as usize))
+    // Only the table's own text: a JSON listing is one line of many megabytes.
+    let end = text
+        .get(start..end.min(text.len()))
+        .and_then(|own| memchr::memchr(b'\n', own))
+        .map_or(end, |i| start + i);
+    rulelint_nft::Span::new(start, end.max(start))
 }
 
 fn number(s: &str) -> Option<u64> {

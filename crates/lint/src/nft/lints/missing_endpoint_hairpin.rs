@@ -71,6 +71,29 @@ fn saddr_is(expr: &Expr<'_>, right: &Expr<'_>, address: IpAddr) -> bool {
     host.parse::<IpAddr>().is_ok_and(|a| a == address)
 }
 
+/// The address text of an endpoint chain's name: `10.180.0.1` of `...__10.180.0.1/80`.
+fn address_text(name: &str) -> Option<&str> {
+    let slash = name.rfind('/')?;
+    let under = name[..slash].rfind("__")?;
+    Some(&name[under + 2..slash])
+}
+
+/// `ip saddr ADDRESS` (or `/32`, `/128`) with the address written as `written`.
+fn saddr_text_is(expr: &Expr<'_>, right: &Expr<'_>, written: &str) -> bool {
+    let (
+        Expr::Payload {
+            proto: "ip" | "ip6",
+            field: "saddr",
+        },
+        Expr::Literal(text),
+    ) = (expr, right)
+    else {
+        return false;
+    };
+    text.strip_prefix(written)
+        .is_some_and(|rest| matches!(rest, "" | "/32" | "/128"))
+}
+
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
     for table in cx.kube_proxy_tables() {
@@ -79,18 +102,38 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         }
         for &c in &set.tables[table.index()].chains {
             let name = cx.chain(c).name;
-            let Some((address, _)) = endpoint_of_name(name) else {
+            if !name.starts_with("endpoint-") {
                 continue;
-            };
+            }
             let Some((dnat_rule, span, _)) = dnats(set, c).next() else {
                 continue;
             };
-            let hairpin = set.rules_of(c).take(dnat_rule).any(|rule| {
-                set.statements_of(rule).iter().any(|s| {
-                    matches!(&s.kind, Stmt::Match { left, op: None | Some("=="), right } if saddr_is(left, right, address))
+            let saddrs = || {
+                set.rules_of(c).take(dnat_rule).flat_map(|rule| {
+                    set.statements_of(rule)
+                        .iter()
+                        .filter_map(|s| match &s.kind {
+                            Stmt::Match {
+                                left,
+                                op: None | Some("=="),
+                                right,
+                            } => Some((left, right)),
+                            _ => None,
+                        })
                 })
-            });
-            if hairpin {
+            };
+            // kube-proxy writes the address as the name ends in it: equal text needs no parse
+            // of each rule's address (the name's must parse, as `endpoint_of_name` asks).
+            if let Some(written) = address_text(name)
+                && written.parse::<IpAddr>().is_ok()
+                && saddrs().any(|(left, right)| saddr_text_is(left, right, written))
+            {
+                continue;
+            }
+            let Some((address, _)) = endpoint_of_name(name) else {
+                continue;
+            };
+            if saddrs().any(|(left, right)| saddr_is(left, right, address)) {
                 continue;
             }
             let family = if address.is_ipv6() { "ip6" } else { "ip" };
