@@ -146,3 +146,36 @@ fn a_summary_of_an_ipvs_node_compares_as_its_dump() {
         assert_eq!(render(&from_dumps), render(&from_summaries));
     }
 }
+
+/// `corpus/diff/ipvs-shared-pods-local`: a Local node port whose local endpoint is another
+/// Service's whole set is no drift (the case's test), but losing that virtual server is.
+#[test]
+fn a_lost_local_node_port_between_nodes_sharing_pods_is_drift() {
+    let a = corpus("diff/ipvs-shared-pods-local/node-a.txt");
+    let b = corpus("diff/ipvs-shared-pods-local/node-b.txt");
+    let vs = "TCP  192.168.10.12:30700 rr\n  -> 10.244.2.6:8080              Masq    1      0          0         \n";
+    let lost = b.replacen(vs, "", 1);
+    assert_ne!(lost, b, "the edit applies");
+    let (text, doc) = diff(&[("node-a", &a), ("node-b", &lost)]);
+    assert_eq!(doc["agree"], false, "{text}");
+    assert!(
+        text.contains("Service port *:30700/tcp has virtual servers on node-a only"),
+        "{text}"
+    );
+}
+
+/// The same node's `services`: the Local node port whose local endpoint is all of
+/// `shop-canary`'s is not listed under `shop-canary`'s cluster IP.
+#[test]
+fn a_local_node_port_does_not_join_a_service_by_equal_real_servers() {
+    let a = corpus("diff/ipvs-shared-pods-local/node-a.txt");
+    let doc = rulelint_lint::kube::doc::with_services_file("node-a", &a, |file, _| {
+        serde_json::to_value(file).expect("services document")
+    });
+    for svc in doc["services"].as_array().expect("services") {
+        let addresses = svc["addresses"].as_array().expect("addresses");
+        let canary = addresses.iter().any(|a| a["address"] == "10.96.71.71");
+        let node_port = addresses.iter().any(|a| a["port"] == 30700);
+        assert!(!(canary && node_port), "{svc}");
+    }
+}
