@@ -111,6 +111,7 @@ pub fn to_json(facts: &NodeFacts) -> String {
             parse_errors: facts.info.parse_errors,
             backend: facts.info.backend.name().into(),
             nft_generation: facts.info.nft_generation.map(str::to_string),
+            services_unknown: facts.info.services_unknown.is_some(),
         },
         digests: facts.digests,
         strings: names.strings,
@@ -218,6 +219,10 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
             parse_errors: doc.node.parse_errors,
             backend,
             nft_generation,
+            services_unknown: doc
+                .node
+                .services_unknown
+                .then_some(crate::diff::ipvs::NAMES_RESOLVED),
         },
         strings,
         services,
@@ -265,6 +270,9 @@ struct NodeDoc {
     parse_errors: usize,
     backend: String,
     nft_generation: Option<String>,
+    // Absent (false) in summaries of nodes whose Services are compared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    services_unknown: bool,
 }
 
 /// A fact as integers: at most 6 for the subject, 3 for the value, line, flags and the

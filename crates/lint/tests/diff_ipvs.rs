@@ -121,7 +121,8 @@ fn a_summary_of_an_ipvs_node_compares_as_its_dump() {
     let a = corpus("diff/ipvs-stale-real-server/node-a.txt");
     let b = corpus("diff/ipvs-stale-real-server/node-b.txt");
     let iptables = corpus("kube-pairs/small-cluster/iptables.txt");
-    for texts in [[&a, &b], [&b, &iptables]] {
+    let names = corpus("diff/ipvs-names-resolved/node-b.txt");
+    for texts in [[&a, &b], [&b, &iptables], [&names, &a]] {
         let inputs: Vec<NodeInput<'_>> = texts.iter().map(|t| NodeInput::read(t)).collect();
         let nodes = prepare(["x".to_string(), "y".to_string()].into_iter().zip(&inputs));
         let options = FactOptions {
@@ -178,4 +179,35 @@ fn a_local_node_port_does_not_join_a_service_by_equal_real_servers() {
         let node_port = addresses.iter().any(|a| a["port"] == 30700);
         assert!(!(canary && node_port), "{svc}");
     }
+}
+
+/// `ipvsadm -L` (no `-n`) names no addresses: its node's Service ports are left out with a
+/// per-node note, whichever nodes it meets; a dropped real server on the `-Ln` nodes is still
+/// drift among them.
+#[test]
+fn an_ipvsadm_listing_without_n_is_left_out_of_the_service_comparison() {
+    let a = corpus("diff/ipvs-names-resolved/node-a.txt");
+    let names = corpus("diff/ipvs-names-resolved/node-b.txt");
+    let iptables = corpus("kube-pairs/small-cluster/iptables.txt");
+    let note = "node-b: IPVS listing without -n (`ipvsadm -L`): addresses unknown, Service comparison skipped for this node";
+    for other in [&a, &iptables] {
+        let (text, doc) = diff(&[("node-a", other), ("node-b", &names)]);
+        assert_eq!(doc["agree"], true, "{text}");
+        assert!(text.contains(note), "{text}");
+        assert!(!text.contains("*:?"), "{text}");
+    }
+    let c = a.replace("# node: node-a", "# node: node-c").replacen(
+        "  -> 10.244.2.9:8080              Masq    1      0          0         \n",
+        "",
+        1,
+    );
+    assert_ne!(
+        c,
+        a.replace("# node: node-a", "# node: node-c"),
+        "the edit applies"
+    );
+    let (text, doc) = diff(&[("node-a", &a), ("node-b", &names), ("node-c", &c)]);
+    assert_eq!(doc["agree"], false, "{text}");
+    assert!(text.contains("10.244.2.9:8080"), "{text}");
+    assert!(text.contains(note), "{text}");
 }

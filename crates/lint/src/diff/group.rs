@@ -31,6 +31,9 @@ pub struct NodeInfo {
     pub backend: NodeBackend,
     /// The nftables layout generation's name, when the dump has nftables sections.
     pub nft_generation: Option<&'static str>,
+    /// Why its Service ports are not compared, when they are not: the report's per-node note
+    /// (an `ipvsadm -L` listing without `-n` names no addresses).
+    pub services_unknown: Option<&'static str>,
 }
 
 /// One fact of one node, its names ids into its [`NodeFacts::strings`].
@@ -187,6 +190,7 @@ impl Collected<'_> {
                 parse_errors: node.parse_errors,
                 backend: node.backend,
                 nft_generation: node.nft_generation,
+                services_unknown: node.services_unknown,
             },
             services,
             catalog,
@@ -660,6 +664,7 @@ impl Group {
                     parse_errors: 0,
                     backend: NodeBackend::Iptables,
                     nft_generation: None,
+                    services_unknown: None,
                 })
                 .collect(),
             nodes: vec![None; count],
@@ -796,6 +801,7 @@ impl Group {
                         parse_errors: 0,
                         backend: NodeBackend::Iptables,
                         nft_generation: None,
+                        services_unknown: None,
                     },
                 ));
             }
@@ -939,7 +945,7 @@ impl Group {
         let subject_count = canonical.list.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
-            None => true,
+            None => n.services_unknown.is_none(),
             Some(Scope::Iptables) => n.backend.has_iptables() && !n.backend.has_ipvs(),
             Some(Scope::Ipvs) => n.backend == NodeBackend::IptablesIpvs,
             Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),

@@ -57,8 +57,17 @@ pub(super) fn add_ipvs<'a>(
     {
         node.name = name.to_string();
     }
-    node.nft_services = service_entries(input.text, ipvs);
+    if ipvs.outputs.ipvsadm.is_some() && ipvs.outputs.names_resolved.is_some() {
+        // `ipvsadm -L` prints names where it resolves them and `*:?` where they do not fit:
+        // its virtual servers are no Service addresses to compare.
+        node.services_unknown = Some(NAMES_RESOLVED);
+    } else {
+        node.nft_services = service_entries(input.text, ipvs);
+    }
 }
+
+/// The per-node note of a node whose ipvsadm listing was read without `-n`.
+pub(crate) const NAMES_RESOLVED: &str = "IPVS listing without -n (`ipvsadm -L`): addresses unknown, Service comparison skipped for this node (collect `ipvsadm -Ln`)";
 
 /// The Service ports of an IPVS state as the diff compares them: keyed by cluster IP, port
 /// and protocol; endpoints by `address:port`; persistence as affinity on every endpoint.

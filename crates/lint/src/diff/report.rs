@@ -509,6 +509,11 @@ fn notes(nodes: &[NodeInfo]) -> Vec<String> {
             ));
         }
     }
+    for n in nodes {
+        if let Some(why) = n.services_unknown {
+            notes.push(format!("{}: {why}", n.name));
+        }
+    }
     let mut generations: Vec<&str> = nodes.iter().filter_map(|n| n.nft_generation).collect();
     generations.sort_unstable();
     generations.dedup();
