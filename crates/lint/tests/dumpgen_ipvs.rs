@@ -37,6 +37,11 @@ fn shapes() -> Vec<Shape> {
         busy(150, 3, 3, 0),
         busy(600, 4, 5, 4),
         busy(3_000, 5, 40, 17),
+        // IPv6: `KUBE-6-*` sets, ip6tables-save, `[addr]:port` virtual servers.
+        Shape {
+            ipv6: true,
+            ..busy(400, 6, 3, 1)
+        },
     ]
 }
 
@@ -54,6 +59,11 @@ fn distinct_shapes() -> Vec<Shape> {
             node: 5,
             seed: 11,
             ..Shape::with_services(2_000)
+        },
+        Shape {
+            ipv6: true,
+            node: 1,
+            ..Shape::with_services(300)
         },
     ]
 }

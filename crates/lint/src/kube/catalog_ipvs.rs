@@ -314,13 +314,19 @@ fn join_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Option<boo
             s.external_local = true;
         }
     }
-    // Later groups first, so the indexes of the ones still to move stay right.
+    // Indexes stay put until every group has moved (removing one at a time shifted the
+    // targets after it: a group joined the Service port next to its own); later groups
+    // first, as before.
     for &(from, into) in moves.iter().rev() {
-        let group = services.remove(from);
-        let into = if into > from { into - 1 } else { into };
+        let group = std::mem::take(&mut services[from]);
         let target = &mut services[into];
         target.addresses.extend(group.addresses);
         target.local_endpoints.extend(group.endpoints);
         target.external_local = true;
     }
+    let mut index = 0;
+    services.retain(|_| {
+        index += 1;
+        !moved.contains(&(index - 1))
+    });
 }
