@@ -29,7 +29,8 @@
 //! characters, so `KUBE-6-LOAD-BALANCER-SOURCE-CID`), `family inet6`,
 //! `ip6tables-save` with `icmp6-port-unreachable`, `[addr]:port` in the
 //! listing and `inet6` addresses (`tentative` on the down `kube-ipvs0`, as
-//! the kernel prints an address that never ran duplicate address detection).
+//! the kernel prints an address that never ran duplicate address detection,
+//! newest first).
 //!
 //! Deviations a real node would not show: `maxelem` is raised
 //! above 65536 when a set holds more entries (kube-proxy's fixed 65536 would
@@ -603,7 +604,14 @@ fn ip_addr(out: &mut String, node: &Node, node_ip: u128, net: &Net, index: u32) 
     out.push_str("    link/ether ");
     push_mac(out, index, 2);
     out.push_str(" brd ff:ff:ff:ff:ff:ff\n");
-    for &addr in &node.bound {
+    // The kernel lists an interface's IPv6 addresses of one scope newest first
+    // (`ipv6_link_dev_addr`), IPv4 ones in the order added.
+    let bound: Box<dyn Iterator<Item = &u128>> = if net.v6 {
+        Box::new(node.bound.iter().rev())
+    } else {
+        Box::new(node.bound.iter())
+    };
+    for &addr in bound {
         if net.v6 {
             // Never up, so duplicate address detection never ran.
             out.push_str("    inet6 ");
