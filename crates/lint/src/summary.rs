@@ -111,7 +111,7 @@ pub fn to_json(facts: &NodeFacts) -> String {
             parse_errors: facts.info.parse_errors,
             backend: facts.info.backend.name().into(),
             nft_generation: facts.info.nft_generation.map(str::to_string),
-            services_unknown: facts.info.services_unknown.is_some(),
+            services_unknown: facts.info.services_unknown,
         },
         digests: facts.digests,
         strings: names.strings,
@@ -219,10 +219,7 @@ pub fn from_json(text: &str) -> Result<NodeFacts, SummaryError> {
             parse_errors: doc.node.parse_errors,
             backend,
             nft_generation,
-            services_unknown: doc
-                .node
-                .services_unknown
-                .then_some(crate::diff::ipvs::NAMES_RESOLVED),
+            services_unknown: doc.node.services_unknown,
         },
         strings,
         services,

@@ -31,9 +31,9 @@ pub struct NodeInfo {
     pub backend: NodeBackend,
     /// The nftables layout generation's name, when the dump has nftables sections.
     pub nft_generation: Option<&'static str>,
-    /// Why its Service ports are not compared, when they are not: the report's per-node note
-    /// (an `ipvsadm -L` listing without `-n` names no addresses).
-    pub services_unknown: Option<&'static str>,
+    /// Its Service ports are not compared: an `ipvsadm -L` listing without `-n` names no
+    /// addresses (the report says so in a per-node note).
+    pub services_unknown: bool,
 }
 
 /// One fact of one node, its names ids into its [`NodeFacts::strings`].
@@ -664,7 +664,7 @@ impl Group {
                     parse_errors: 0,
                     backend: NodeBackend::Iptables,
                     nft_generation: None,
-                    services_unknown: None,
+                    services_unknown: false,
                 })
                 .collect(),
             nodes: vec![None; count],
@@ -801,7 +801,7 @@ impl Group {
                         parse_errors: 0,
                         backend: NodeBackend::Iptables,
                         nft_generation: None,
-                        services_unknown: None,
+                        services_unknown: false,
                     },
                 ));
             }
@@ -945,7 +945,7 @@ impl Group {
         let subject_count = canonical.list.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
-            None => n.services_unknown.is_none(),
+            None => !n.services_unknown,
             Some(Scope::Iptables) => n.backend.has_iptables() && !n.backend.has_ipvs(),
             Some(Scope::Ipvs) => n.backend == NodeBackend::IptablesIpvs,
             Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),

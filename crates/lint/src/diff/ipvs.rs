@@ -60,7 +60,7 @@ pub(super) fn add_ipvs<'a>(
     if ipvs.outputs.ipvsadm.is_some() && ipvs.outputs.names_resolved.is_some() {
         // `ipvsadm -L` prints names where it resolves them and `*:?` where they do not fit:
         // its virtual servers are no Service addresses to compare.
-        node.services_unknown = Some(NAMES_RESOLVED);
+        node.services_unknown = true;
     } else {
         node.nft_services = service_entries(input.text, ipvs);
     }

@@ -533,10 +533,8 @@ fn notes(nodes: &[NodeInfo]) -> Vec<String> {
             ));
         }
     }
-    for n in nodes {
-        if let Some(why) = n.services_unknown {
-            notes.push(format!("{}: {why}", n.name));
-        }
+    for n in nodes.iter().filter(|n| n.services_unknown) {
+        notes.push(format!("{}: {}", n.name, super::ipvs::NAMES_RESOLVED));
     }
     let mut generations: Vec<&str> = nodes.iter().filter_map(|n| n.nft_generation).collect();
     generations.sort_unstable();
