@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks dumpgen's IPVS-mode output (`dumpgen --mode ipvs`) against the real tools.
 #
-# For each size (Service ports), in a private network namespace (`unshare --net`, so the
+# For each size (Service ports), IPv4 and IPv6 (`--ipv6`: ip6tables, `KUBE-6-*` sets), in a
+# private network namespace (`unshare --net`, so the
 # host's rules, sets and addresses are never touched):
 #   1. `ipset restore` loads dumpgen's `ipset save` part, and `ipset save` prints it back;
 #   2. `iptables-restore` loads dumpgen's `iptables-save` part (its `-m set` rules need the
@@ -13,13 +14,13 @@
 #   - ipset save: `initval` (a random seed per hash set), `hashsize` (the kernel grows a hash
 #     as it fills; dumpgen prints kube-proxy's 1024), and the order of a hash set's entries
 #     (the kernel lists them in hash order; bitmap sets are compared in order);
-#   - ip addr: only the `inet` lines of kube-ipvs0 are compared (flags, MAC and index are the
-#     bridge's here).
+#   - ip addr: only the `inet`/`inet6` lines of kube-ipvs0 are compared (flags, MAC and index
+#     are the bridge's here).
 # `ipvsadm -Ln` cannot be checked here: this kernel has no IPVS (`ipvsadm` answers
 # "Protocol not available" or is missing); its part follows ipvsadm's print functions, as
 # corpus/ipvs/README.md explains.
 #
-# Needs root, iptables (nf_tables), ipset, iproute2 and python3.
+# Needs root, iptables and ip6tables (nf_tables), ipset, iproute2 and python3.
 #   scripts/check-dumpgen-ipvs.sh [SIZES...]     default: 50 5000
 # Env: DUMPGEN (binary; default target/release/dumpgen, built if missing),
 #      KEEP=DIR (keep the generated and printed files there).
@@ -32,7 +33,7 @@ dumpgen=${DUMPGEN:-target/release/dumpgen}
 if [ ! -x "$dumpgen" ]; then
     cargo build --release -q -p rulelint-dumpgen --bin dumpgen
 fi
-for tool in iptables-restore iptables-save ipset ip python3 unshare; do
+for tool in iptables-restore iptables-save ip6tables-restore ip6tables-save ipset ip python3 unshare; do
     command -v "$tool" >/dev/null || { echo "check-dumpgen-ipvs: $tool not installed" >&2; exit 2; }
 done
 
@@ -87,43 +88,49 @@ elif kind == "ipaddr":
     for l in lines:
         if re.match(r"^\d+: ", l):
             inside = l.split(": ")[1].split("@")[0] == "kube-ipvs0"
-        elif inside and (l.startswith("    inet ") or l.startswith("       valid_lft")):
+        elif inside and l.startswith(("    inet ", "    inet6 ", "       valid_lft")):
             out.append(l)
 print("\n".join(out))
 PY
 
 status=0
 for size in "${sizes[@]}"; do
+  for family in 4 6; do
+    if [ $family = 6 ]; then v6=--ipv6 ipt=ip6tables; else v6= ipt=iptables; fi
     for seed in 1 7; do
-        base=$work/ipvs-$size-$seed
-        "$dumpgen" --mode ipvs --services "$size" --seed "$seed" --node 1 >"$base.gen.txt"
+        base=$work/ipvs$family-$size-$seed
+        "$dumpgen" --mode ipvs $v6 --services "$size" --seed "$seed" --node 1 >"$base.gen.txt"
         python3 "$split" "$base"
         # ip -batch: the addresses kube-proxy binds, in dumpgen's order.
-        python3 - "$base" <<'PY'
+        python3 - "$base" "$family" <<'PY'
 import re, sys
 base = sys.argv[1]
 with open(base + ".ipbatch", "w") as out:
     out.write("link add kube-ipvs0 type bridge\n")
-    for l in open(base + ".ipaddr"):
-        m = re.match(r"^    inet (\S+) scope global kube-ipvs0$", l.rstrip("\n"))
+    lines = open(base + ".ipaddr").readlines()
+    # IPv6 addresses are listed newest first: bind them oldest first.
+    if sys.argv[2] == "6":
+        lines.reverse()
+    for l in lines:
+        m = re.match(r"^    inet6? (\S+) scope global( kube-ipvs0| tentative )$", l.rstrip("\n"))
         if m:
             out.write(f"addr add {m.group(1)} dev kube-ipvs0\n")
 PY
         unshare --net sh -c "
             ipset restore <'$base.ipset' &&
-            iptables-restore <'$base.iptables' &&
+            $ipt-restore <'$base.iptables' &&
             ip -batch '$base.ipbatch' &&
             ipset save >'$base.ipset.real' &&
-            iptables-save >'$base.iptables.real' &&
+            $ipt-save >'$base.iptables.real' &&
             ip addr show kube-ipvs0 >'$base.ipaddr.real' &&
             { ipvsadm -Ln >'$base.ipvsadm.real' 2>&1 || true; }
         "
         for part in iptables ipset ipaddr; do
             if diff -u <(python3 "$normalise" "$part" "$base.$part") \
                        <(python3 "$normalise" "$part" "$base.$part.real") >"$base.$part.diff"; then
-                echo "ok   $size services, seed $seed: $part ($(wc -l <"$base.$part") lines) equals the real tool's output"
+                echo "ok   IPv$family $size services, seed $seed: $part ($(wc -l <"$base.$part") lines) equals the real tool's output"
             else
-                echo "FAIL $size services, seed $seed: $part differs from the real tool's output:"
+                echo "FAIL IPv$family $size services, seed $seed: $part differs from the real tool's output:"
                 head -40 "$base.$part.diff"
                 status=1
             fi
@@ -144,6 +151,7 @@ PY
             echo "     ipvsadm not checked: $(head -1 "$base.ipvsadm.real")"
         fi
     done
+  done
 done
 echo "$(iptables-save --version 2>/dev/null || iptables --version); $(ipset --version)"
 exit $status

@@ -164,7 +164,7 @@ fn a_subfolder_is_one_node_for_check_and_diff() {
         "{text}"
     );
     assert!(
-        text.contains("10.96.120.7:80/tcp DNATs to 10.244.3.9:8080 on node-8 only"),
+        text.contains("10.96.120.7:80/tcp has the real server 10.244.3.9:8080 on node-8 only"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);

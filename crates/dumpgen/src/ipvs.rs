@@ -24,7 +24,15 @@
 //! strings (`"%s  %s"`, `"  -> %-28s %-7s %-6d %-10u %-10u"`), virtual and
 //! real servers sorted by protocol and address, and `ip addr`.
 //!
-//! IPv4 only. Deviations a real node would not show: `maxelem` is raised
+//! With `shape.ipv6`, the node of an IPv6 cluster: the sets are named
+//! `KUBE-6-*` (`NewIPSet`: `KUBE-` becomes `KUBE-6-`, cut to ipset's 31
+//! characters, so `KUBE-6-LOAD-BALANCER-SOURCE-CID`), `family inet6`,
+//! `ip6tables-save` with `icmp6-port-unreachable`, `[addr]:port` in the
+//! listing and `inet6` addresses (`tentative` on the down `kube-ipvs0`, as
+//! the kernel prints an address that never ran duplicate address detection,
+//! newest first).
+//!
+//! Deviations a real node would not show: `maxelem` is raised
 //! above 65536 when a set holds more entries (kube-proxy's fixed 65536 would
 //! make `ipset add` fail on such a node), and `hashsize` stays 1024 where the
 //! kernel grows it.
@@ -58,6 +66,18 @@ const SETS: [(&str, &str); 17] = [
     ("KUBE-NODE-PORT-LOCAL-SCTP-HASH", "hash:ip,port"),
     ("KUBE-IPVS-IPS", "hash:ip"),
 ];
+/// A set's name on a node of `v6`'s family: kube-proxy's `NewIPSet` makes
+/// `KUBE-` `KUBE-6-` for IPv6 and cuts the name to ipset's 31 characters.
+fn set_name(set: usize, v6: bool) -> String {
+    let name = SETS[set].0;
+    if !v6 {
+        return name.to_owned();
+    }
+    let mut six = name.replacen("KUBE-", "KUBE-6-", 1);
+    six.truncate(31);
+    six
+}
+
 const LOOP_BACK: usize = 0;
 const CLUSTER_IP: usize = 1;
 const LOAD_BALANCER: usize = 4;
@@ -92,6 +112,7 @@ struct Node {
     /// Addresses bound to `kube-ipvs0`, in binding order.
     bound: Vec<u128>,
     bound_seen: HashSet<u128>,
+    v6: bool,
 }
 
 impl Node {
@@ -109,16 +130,16 @@ impl Node {
         if self.bound_seen.insert(addr) {
             self.bound.push(addr);
             let mut e = String::new();
-            push_ip(&mut e, addr, false);
+            push_ip(&mut e, addr, self.v6);
             self.add(IPVS_IPS, e);
         }
     }
 }
 
 /// `ip,proto:port` (the `hash:ip,port` entry form).
-fn ip_port(addr: u128, proto: Proto, port: u16) -> String {
+fn ip_port(addr: u128, proto: Proto, port: u16, v6: bool) -> String {
     let mut s = String::with_capacity(24);
-    push_ip(&mut s, addr, false);
+    push_ip(&mut s, addr, v6);
     s.push(',');
     s.push_str(proto.as_str());
     s.push(':');
@@ -156,7 +177,9 @@ fn build(shape: &Shape) -> (Node, u128) {
         servers: Vec::with_capacity(ports.len() * 3 / 2),
         bound: Vec::new(),
         bound_seen: HashSet::new(),
+        v6: shape.ipv6,
     };
+    let v6 = shape.ipv6;
     for &i in &order {
         let (s, p) = ports[i as usize];
         let svc = &services[s as usize];
@@ -172,7 +195,7 @@ fn build(shape: &Shape) -> (Node, u128) {
         let external = if svc.local { &local } else { &all };
 
         // Cluster IP.
-        n.add(CLUSTER_IP, ip_port(svc.cluster_ip, proto, spec.port));
+        n.add(CLUSTER_IP, ip_port(svc.cluster_ip, proto, spec.port, v6));
         n.bind(svc.cluster_ip);
         n.servers.push(VirtualServer {
             proto,
@@ -182,20 +205,20 @@ fn build(shape: &Shape) -> (Node, u128) {
             reals: all.clone(),
         });
         for pod in svc.pods.iter().filter(|p| p.local) {
-            let mut e = ip_port(pod.addr, proto, spec.target);
+            let mut e = ip_port(pod.addr, proto, spec.target, v6);
             e.push(',');
-            push_ip(&mut e, pod.addr, false);
+            push_ip(&mut e, pod.addr, v6);
             n.add(LOOP_BACK, e);
         }
 
         // Load-balancer ingress IP.
         if svc.kind == Kind::LoadBalancer {
-            let entry = ip_port(svc.lb_ip, proto, spec.port);
+            let entry = ip_port(svc.lb_ip, proto, spec.port, v6);
             n.add(LOAD_BALANCER, entry.clone());
             if svc.local {
                 n.add(LOAD_BALANCER_LOCAL, entry.clone());
             }
-            let ranges = model::source_ranges(false, svc.ranges);
+            let ranges = model::source_ranges(v6, svc.ranges);
             if !ranges.is_empty() {
                 n.add(LOAD_BALANCER_FW, entry.clone());
                 for cidr in ranges {
@@ -204,7 +227,7 @@ fn build(shape: &Shape) -> (Node, u128) {
                 if model::ranges_allow_node(svc.ranges) {
                     let mut e = entry.clone();
                     e.push(',');
-                    push_ip(&mut e, svc.lb_ip, false);
+                    push_ip(&mut e, svc.lb_ip, v6);
                     n.add(LOAD_BALANCER_SOURCE_IP, e);
                 }
             }
@@ -244,12 +267,12 @@ fn build(shape: &Shape) -> (Node, u128) {
 }
 
 /// The whole IPVS-mode node for `shape`: `iptables-save`, `ipset save`,
-/// `ipvsadm -Ln` and `ip addr`, concatenated. `shape.layout`,
-/// `shape.counters` and `shape.ipv6` do not apply and are ignored (the
-/// node is IPv4).
+/// `ipvsadm -Ln` and `ip addr`, concatenated (`ip6tables-save` and the
+/// `KUBE-6-*` sets with `shape.ipv6`). `shape.layout` and `shape.counters`
+/// do not apply and are ignored.
 pub fn generate_ipvs(shape: &Shape) -> String {
     let (node, node_ip) = build(shape);
-    let net = Net { v6: false };
+    let net = Net { v6: shape.ipv6 };
     let node_index = shape.node % shape.nodes.clamp(1, 256);
     let entries: usize = node.entries.iter().map(Vec::len).sum();
     let reals: usize = node.servers.iter().map(|v| v.reals.len()).sum();
@@ -270,6 +293,25 @@ pub fn ipvs_virtual_server_count(shape: &Shape) -> usize {
 }
 
 fn iptables(out: &mut String, shape: &Shape, node: &Node, net: &Net, index: u32) {
+    let start = out.len();
+    iptables_rules(out, shape, node, net, index);
+    if net.v6 {
+        // The same rules in ip6tables: the IPv6 set names and ICMPv6 rejects.
+        let mut six = out
+            .split_off(start)
+            .replace("iptables-save v1.8.9", "ip6tables-save v1.8.9")
+            .replace("icmp-port-unreachable", "icmp6-port-unreachable");
+        for (set, &(name, _)) in SETS.iter().enumerate() {
+            six = six.replace(
+                &format!("--match-set {name} "),
+                &format!("--match-set {} ", set_name(set, true)),
+            );
+        }
+        out.push_str(&six);
+    }
+}
+
+fn iptables_rules(out: &mut String, shape: &Shape, node: &Node, net: &Net, index: u32) {
     let nonempty = |set: usize| !node.entries[set].is_empty() || !node.ports[set].is_empty();
     let when = 1_750_149_669u64 + model::mix(shape.seed, 7) % 2_592_000 + 11 * u64::from(index);
     let date = text::ctime(when);
@@ -421,7 +463,8 @@ const FILTER_HEAD: &str = "\
 ";
 
 fn ipset(out: &mut String, shape: &Shape, node: &Node, index: u32) {
-    for (i, &(name, kind)) in SETS.iter().enumerate() {
+    for (i, &(_, kind)) in SETS.iter().enumerate() {
+        let name = &set_name(i, node.v6);
         out.push_str("create ");
         out.push_str(name);
         out.push(' ');
@@ -449,7 +492,11 @@ fn ipset(out: &mut String, shape: &Shape, node: &Node, index: u32) {
         };
         let initval =
             model::mix(shape.seed, 0x1_5E70 + ((i as u64) << 8) + u64::from(index)) as u32;
-        out.push_str(" family inet hashsize 1024 maxelem ");
+        out.push_str(if node.v6 {
+            " family inet6 hashsize 1024 maxelem "
+        } else {
+            " family inet hashsize 1024 maxelem "
+        });
         push_u64(out, maxelem as u64);
         out.push_str(&format!(" bucketsize 12 initval {initval:#010x}\n"));
         for e in &node.entries[i] {
@@ -474,7 +521,7 @@ fn ipvsadm(out: &mut String, node: &Node) {
             Proto::Tcp => "TCP  ",
             Proto::Udp => "UDP  ",
         });
-        push_host_port(out, vs.addr, vs.port, false);
+        push_host_port(out, vs.addr, vs.port, node.v6);
         out.push_str(" rr");
         if vs.persistent {
             out.push_str(" persistent ");
@@ -485,7 +532,7 @@ fn ipvsadm(out: &mut String, node: &Node) {
         reals.sort_unstable();
         for (addr, port) in reals {
             scratch.clear();
-            push_host_port(&mut scratch, addr, port, false);
+            push_host_port(&mut scratch, addr, port, node.v6);
             // "  -> %-28s %-7s %-6d %-10u %-10u"
             out.push_str("  -> ");
             out.push_str(&scratch);
@@ -524,20 +571,32 @@ fn ip_addr(out: &mut String, node: &Node, node_ip: u128, net: &Net, index: u32) 
     out.push_str("2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP group default qlen 1000\n");
     out.push_str("    link/ether ");
     push_mac(out, index, 0);
-    out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet ");
-    push_ip(out, node_ip, false);
-    out.push_str("/16 brd 192.168.255.255 scope global eth0\n");
+    if net.v6 {
+        out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet6 ");
+        push_ip(out, node_ip, true);
+        out.push_str("/64 scope global \n");
+    } else {
+        out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet ");
+        push_ip(out, node_ip, false);
+        out.push_str("/16 brd 192.168.255.255 scope global eth0\n");
+    }
     out.push_str("       valid_lft forever preferred_lft forever\n");
     out.push_str("3: cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1450 qdisc noqueue state UP group default qlen 1000\n");
     out.push_str("    link/ether ");
     push_mac(out, index, 1);
-    out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet ");
-    // The pod bridge holds .1 of the node's pod /24.
+    // The pod bridge holds .1 (::1) of the node's pod /24 (/64).
     let bridge = net.pod_ip(index, 0) - 1;
-    push_ip(out, bridge, false);
-    out.push_str("/24 brd ");
-    push_ip(out, bridge + 254, false);
-    out.push_str(" scope global cni0\n");
+    if net.v6 {
+        out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet6 ");
+        push_ip(out, bridge, true);
+        out.push_str("/64 scope global \n");
+    } else {
+        out.push_str(" brd ff:ff:ff:ff:ff:ff\n    inet ");
+        push_ip(out, bridge, false);
+        out.push_str("/24 brd ");
+        push_ip(out, bridge + 254, false);
+        out.push_str(" scope global cni0\n");
+    }
     out.push_str("       valid_lft forever preferred_lft forever\n");
     out.push_str(
         "4: kube-ipvs0: <BROADCAST,NOARP> mtu 1500 qdisc noop state DOWN group default \n",
@@ -545,10 +604,24 @@ fn ip_addr(out: &mut String, node: &Node, node_ip: u128, net: &Net, index: u32) 
     out.push_str("    link/ether ");
     push_mac(out, index, 2);
     out.push_str(" brd ff:ff:ff:ff:ff:ff\n");
-    for &addr in &node.bound {
-        out.push_str("    inet ");
-        push_ip(out, addr, false);
-        out.push_str("/32 scope global kube-ipvs0\n");
+    // The kernel lists an interface's IPv6 addresses of one scope newest first
+    // (`ipv6_link_dev_addr`), IPv4 ones in the order added.
+    let bound: Box<dyn Iterator<Item = &u128>> = if net.v6 {
+        Box::new(node.bound.iter().rev())
+    } else {
+        Box::new(node.bound.iter())
+    };
+    for &addr in bound {
+        if net.v6 {
+            // Never up, so duplicate address detection never ran.
+            out.push_str("    inet6 ");
+            push_ip(out, addr, true);
+            out.push_str("/128 scope global tentative \n");
+        } else {
+            out.push_str("    inet ");
+            push_ip(out, addr, false);
+            out.push_str("/32 scope global kube-ipvs0\n");
+        }
         out.push_str("       valid_lft forever preferred_lft forever\n");
     }
 }

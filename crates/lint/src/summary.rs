@@ -233,6 +233,7 @@ fn node_info(node: &NodeDoc) -> Result<NodeInfo, SummaryError> {
         parse_errors: node.parse_errors,
         backend,
         nft_generation,
+        services_unknown: node.services_unknown,
     })
 }
 
@@ -244,6 +245,7 @@ impl NodeDoc {
             parse_errors: info.parse_errors,
             backend: info.backend.name().into(),
             nft_generation: info.nft_generation.map(str::to_string),
+            services_unknown: info.services_unknown,
         }
     }
 }
@@ -285,6 +287,9 @@ struct NodeDoc {
     parse_errors: usize,
     backend: String,
     nft_generation: Option<String>,
+    // Absent (false) in summaries of nodes whose Services are compared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    services_unknown: bool,
 }
 
 /// A fact as integers: at most 6 for the subject, 3 for the value, line, flags and the

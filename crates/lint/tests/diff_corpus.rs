@@ -40,6 +40,8 @@ fn expectation(case: &str) -> Expect {
         "ipvs-stale-real-server" => (false, &["endpoint"], &[], false),
         "ipvs-group" => (false, &["service", "weight"], &["node-c", "node-d"], false),
         "ipvs-vs-iptables" => (true, &[], &[], false),
+        "ipvs-shared-pods-local" => (true, &[], &[], true),
+        "ipvs-names-resolved" => (true, &[], &[], false),
         other => panic!("corpus/diff/{other}: add its expectation to this test"),
     };
     Expect {

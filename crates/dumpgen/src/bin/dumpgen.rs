@@ -16,7 +16,7 @@ whose kube-proxy runs in iptables mode, sized to about N rules; or, with
 --mode nftables, the same node of the same cluster (same Services, endpoints
 and node) with kube-proxy in nftables mode (table ip kube-proxy, or ip6);
 or, with --mode ipvs, that node in IPVS mode as `iptables-save; ipset save;
-ipvsadm -Ln; ip addr` prints it (IPv4 only).
+ipvsadm -Ln; ip addr` prints it (with --ipv6: ip6tables-save, KUBE-6-* sets).
 
   --rules N     size the cluster so its iptables dump has about N rules
                 (default 1000; the result is within 5%)
@@ -127,8 +127,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             None => return Err("--form needs --mode nftables".to_owned()),
         }
     }
-    if args.ipvs && (args.legacy || args.counters || args.ipv6) {
-        return Err("--legacy, --counters and --ipv6 do not apply to --mode ipvs".to_owned());
+    if args.ipvs && (args.legacy || args.counters) {
+        return Err("--legacy and --counters do not apply to --mode ipvs".to_owned());
     }
     if args.nft.is_some() && (args.legacy || args.counters) {
         return Err("--legacy and --counters are iptables-mode flags".to_owned());

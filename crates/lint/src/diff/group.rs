@@ -31,6 +31,9 @@ pub struct NodeInfo {
     pub backend: NodeBackend,
     /// The nftables layout generation's name, when the dump has nftables sections.
     pub nft_generation: Option<&'static str>,
+    /// Its Service ports are not compared: an `ipvsadm -L` listing without `-n` names no
+    /// addresses (the report says so in a per-node note).
+    pub services_unknown: bool,
 }
 
 /// One fact of one node, its names ids into its [`NodeFacts::strings`].
@@ -188,6 +191,7 @@ impl Collected<'_> {
                 parse_errors: node.parse_errors,
                 backend: node.backend,
                 nft_generation: node.nft_generation,
+                services_unknown: node.services_unknown,
             },
             services,
             catalog,
@@ -856,6 +860,7 @@ impl Group {
                     parse_errors: 0,
                     backend: NodeBackend::Iptables,
                     nft_generation: None,
+                    services_unknown: false,
                 })
                 .collect(),
             nodes: vec![None; count],
@@ -1206,6 +1211,7 @@ impl Group {
                         parse_errors: 0,
                         backend: NodeBackend::Iptables,
                         nft_generation: None,
+                        services_unknown: false,
                     },
                 ));
             }
@@ -1380,7 +1386,7 @@ impl Group {
         let subject_count = canonical.list.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
-            None => true,
+            None => !n.services_unknown,
             Some(Scope::Iptables) => n.backend.has_iptables() && !n.backend.has_ipvs(),
             Some(Scope::Ipvs) => n.backend == NodeBackend::IptablesIpvs,
             Some(Scope::Nft { generation }) => n.nft_generation == Some(generation),

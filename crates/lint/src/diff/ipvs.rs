@@ -12,10 +12,9 @@
 
 use super::facts::{Fact, STATUS_DISPATCHED, STATUS_REJECTED, Scope, SubjectOf};
 use super::{Node, NodeBackend, NodeInput, ServiceEntry, declared_name, declared_name_in_text};
-use crate::ipvs::context::IpvsContext;
 use crate::kube::AddressKind;
 use crate::kube::catalog::{Catalog, CatalogAddress, CatalogService};
-use rulelint_ipvs::{Ipvs, Protocol};
+use rulelint_ipvs::Ipvs;
 use rulelint_parser::{Diagnostic, Severity};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
@@ -58,17 +57,23 @@ pub(super) fn add_ipvs<'a>(
     {
         node.name = name.to_string();
     }
-    node.nft_services = service_entries(input.text, ipvs);
+    if ipvs.outputs.ipvsadm.is_some() && ipvs.outputs.names_resolved.is_some() {
+        // `ipvsadm -L` prints names where it resolves them and `*:?` where they do not fit:
+        // its virtual servers are no Service addresses to compare.
+        node.services_unknown = true;
+    } else {
+        node.nft_services = service_entries(input.text, ipvs);
+    }
 }
+
+/// The per-node note of a node whose ipvsadm listing was read without `-n`.
+pub(crate) const NAMES_RESOLVED: &str = "IPVS listing without -n (`ipvsadm -L`): addresses unknown, Service comparison skipped for this node (collect `ipvsadm -Ln`)";
 
 /// The Service ports of an IPVS state as the diff compares them: keyed by cluster IP, port
 /// and protocol; endpoints by `address:port`; persistence as affinity on every endpoint.
 pub fn service_entries<'a>(text: &str, ipvs: &Ipvs<'a>) -> Vec<ServiceEntry<'a>> {
-    let mut services = Catalog::from_ipvs(text, ipvs, None).services;
-    let cx = IpvsContext::new(text, ipvs, None);
-    let local: Vec<Option<bool>> = services.iter().map(|s| local_policy(&cx, s)).collect();
-    merge_node_local_groups(&mut services, &local);
-    services
+    Catalog::from_ipvs(text, ipvs, None)
+        .services
         .into_iter()
         .map(|mut service| {
             service.name = Some(Cow::Owned(service_key(&service)));
@@ -98,12 +103,20 @@ pub fn service_entries<'a>(text: &str, ipvs: &Ipvs<'a>) -> Vec<ServiceEntry<'a>>
                     .collect();
                 service.endpoints.extend(checks);
             }
-            // A virtual server whose real servers all have weight 0 takes no new connections.
-            let serving = service
-                .endpoints
-                .iter()
-                .chain(&service.local_endpoints)
-                .any(|e| !e.affinity_check && e.share.is_none_or(|s| s > 0.0));
+            // A virtual server whose real servers all have weight 0 takes no new connections;
+            // a Local group apart from its cluster IP serves only this node's endpoints (none
+            // on a node without one, by design), and its Service is dispatched by the cluster IP.
+            let apart_local = service.external_local
+                && !service
+                    .addresses
+                    .iter()
+                    .any(|a| a.kind == AddressKind::ClusterIp);
+            let serving = apart_local
+                || service
+                    .endpoints
+                    .iter()
+                    .chain(&service.local_endpoints)
+                    .any(|e| !e.affinity_check && e.share.is_none_or(|s| s > 0.0));
             ServiceEntry {
                 status: if serving {
                     STATUS_DISPATCHED
@@ -114,97 +127,6 @@ pub fn service_entries<'a>(text: &str, ipvs: &Ipvs<'a>) -> Vec<ServiceEntry<'a>>
             }
         })
         .collect()
-}
-
-/// Whether a group's addresses (other than cluster IPs) have `externalTrafficPolicy: Local`
-/// by kube-proxy's `-LOCAL` sets; `None` when the sets were not read.
-fn local_policy(cx: &IpvsContext<'_, '_>, service: &CatalogService<'_>) -> Option<bool> {
-    let mut all_known = true;
-    for a in service
-        .addresses
-        .iter()
-        .filter(|a| a.kind != AddressKind::ClusterIp)
-    {
-        let protocol = a.protocol.and_then(Protocol::from_lowercase);
-        let (Some(net), Some(protocol), Some(port)) = (a.address, protocol, a.port) else {
-            all_known = false;
-            continue;
-        };
-        match cx.local_policy(
-            (net.addr(), protocol, port),
-            a.kind == AddressKind::NodePort,
-        ) {
-            Some(true) => return Some(true),
-            Some(false) => {}
-            None => all_known = false,
-        }
-    }
-    all_known.then_some(false)
-}
-
-/// A Service port with `externalTrafficPolicy: Local` is two groups of virtual servers in
-/// IPVS: its cluster IP with every endpoint, its node ports (and external addresses) with the
-/// node's own. Such a group without a cluster IP whose real servers are a subset of exactly
-/// one cluster-IP group's of its protocol joins it, its real servers as local endpoints (as
-/// iptables' `KUBE-SVL-*` chain shows them). Ambiguous groups stay apart, and so do groups
-/// the `-LOCAL` sets say are not Local (a real server missing there is drift); an ambiguous
-/// group the `-LOCAL` sets say is Local keeps its real servers as local endpoints.
-fn merge_node_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Option<bool>]) {
-    let has_cluster_ip =
-        |s: &CatalogService<'_>| s.addresses.iter().any(|a| a.kind == AddressKind::ClusterIp);
-    // Cluster-IP groups by (protocol, real server), so each group looks up its candidates.
-    let mut by_endpoint: FxHashMap<(Option<&str>, &str), Vec<usize>> = FxHashMap::default();
-    for (j, c) in services
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| has_cluster_ip(c))
-    {
-        for d in c.endpoints.iter().filter_map(|e| e.destination.as_deref()) {
-            by_endpoint.entry((c.protocol, d)).or_default().push(j);
-        }
-    }
-    let mut moves: Vec<(usize, usize)> = Vec::new();
-    for (i, s) in services.iter().enumerate() {
-        if has_cluster_ip(s) || local.get(i) == Some(&Some(false)) {
-            continue;
-        }
-        let mut local = s.endpoints.iter().filter_map(|e| e.destination.as_deref());
-        let Some(first) = local.next() else { continue };
-        let Some(candidates) = by_endpoint.get(&(s.protocol, first)) else {
-            continue;
-        };
-        let mut fitting = candidates.iter().copied().filter(|&j| {
-            local.clone().all(|d| {
-                by_endpoint
-                    .get(&(s.protocol, d))
-                    .is_some_and(|js| js.contains(&j))
-            })
-        });
-        if let (Some(j), None) = (fitting.next(), fitting.next()) {
-            moves.push((i, j));
-        }
-    }
-    drop(by_endpoint);
-    // A Local group that stays apart (its real servers fit several cluster IPs: Services that
-    // share pods) still holds this node's own endpoints only, which differ between healthy
-    // nodes: say so, as for a group that joined.
-    let moved: FxHashSet<usize> = moves.iter().map(|&(from, _)| from).collect();
-    for (i, s) in services.iter_mut().enumerate() {
-        if local.get(i) == Some(&Some(true)) && !moved.contains(&i) && !has_cluster_ip(s) {
-            let endpoints = std::mem::take(&mut s.endpoints);
-            s.local_endpoints.extend(endpoints);
-            s.external_local = true;
-        }
-    }
-    // Later groups first, so the indexes of the ones still to move stay right.
-    for &(from, into) in moves.iter().rev() {
-        let group = services.remove(from);
-        let into = if into > from { into - 1 } else { into };
-        let target = &mut services[into];
-        target.addresses.extend(group.addresses);
-        target.local_endpoints.extend(group.endpoints);
-        target.external_local = true;
-    }
 }
 
 /// The key of an IPVS Service port: its cluster IP, port and protocol; without a cluster IP,
@@ -281,6 +203,11 @@ pub(super) fn rescope(facts: &mut [Fact<'_>]) {
 pub(super) struct ServiceKeys {
     /// An IPVS key's name on the other nodes, or the key of the Service port it joins.
     renamed: FxHashMap<u32, u32>,
+    /// Keys of split-off groups that joined another Service port: that port's cluster IP
+    /// tells its status and endpoints (a Local group on a node without a local endpoint has
+    /// no real servers, yet its Service is dispatched; a cluster-IP virtual server that lost
+    /// a real server must not be hidden by its node port's).
+    joined: FxHashSet<u32>,
     /// Some compared node is not in IPVS mode.
     mixed: bool,
 }
@@ -337,27 +264,30 @@ impl ServiceKeys {
             .iter()
             .filter_map(|(&key, &name)| Some((key, name?)))
             .collect();
-        // A split-off group without real servers, or with local endpoints only (a Local
-        // group whose endpoints several cluster IPs share), joins the Service port that lists
-        // its address; one with endpoints of its own is drift, and stays apart.
-        let with_endpoints: FxHashSet<u32> = subjects
-            .iter()
-            .filter_map(|s| match *s {
-                SubjectOf::Endpoint { service, .. } => Some(service),
-                _ => None,
-            })
-            .collect();
+        // A group IPVS state leaves apart from its cluster IP (a Local group: its real servers
+        // are this node's endpoints only, or none; a Cluster one whose real servers several
+        // cluster IPs share) joins the Service port another node lists its address under:
+        // which Service owns a node port or external address is one fact for the whole
+        // cluster, so one node's knowledge serves all. Its local endpoints join too; its
+        // status and endpoints are the cluster IP's (see `joined`).
+        let mut split_off: FxHashSet<u32> = FxHashSet::default();
         for (service, kind, key) in addresses() {
-            if kind != AddressKind::ClusterIp && !with_endpoints.contains(&key) {
+            if kind != AddressKind::ClusterIp {
                 let into = named.get(&service).copied().unwrap_or(service);
+                if into != key && !named.contains_key(&key) {
+                    split_off.insert(key);
+                }
                 rename(&mut renamed, key, into);
             }
         }
+        let renamed: FxHashMap<u32, u32> = renamed
+            .into_iter()
+            .filter_map(|(name, key)| Some((name, key?)))
+            .collect();
+        split_off.retain(|key| renamed.contains_key(key));
         ServiceKeys {
-            renamed: renamed
-                .into_iter()
-                .filter_map(|(name, key)| Some((name, key?)))
-                .collect(),
+            renamed,
+            joined: split_off,
             mixed,
         }
     }
@@ -370,6 +300,13 @@ impl ServiceKeys {
                 s,
                 SubjectOf::NoEndpointsReject { .. } | SubjectOf::NoLocalEndpointsDrop { .. }
             )
+        {
+            return None;
+        }
+        if let SubjectOf::Service { service }
+        | SubjectOf::Endpoint { service, .. }
+        | SubjectOf::Weight { service, .. } = s
+            && self.joined.contains(&service)
         {
             return None;
         }

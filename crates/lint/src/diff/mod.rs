@@ -201,6 +201,8 @@ pub struct Node<'a> {
     pub nft_chains: Vec<NftChain<'a>>,
     /// Rules in its nftables sections.
     pub nft_rules: usize,
+    /// Why its Service ports are left out of the comparison (see [`NodeInfo::services_unknown`]).
+    pub services_unknown: bool,
     // The Service ports of its nftables sections, or of its IPVS state.
     nft_services: Vec<ServiceEntry<'a>>,
     // Built by `with_catalog` (a lazy cell would make `Node` invariant in `'a`), only where a
@@ -231,6 +233,7 @@ impl<'a> Node<'a> {
             nft_generation: None,
             nft_chains: Vec::new(),
             nft_rules: 0,
+            services_unknown: false,
             nft_services: Vec::new(),
             iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),

@@ -190,6 +190,19 @@ fn phrase(subject: &Subject<'_>) -> (String, String) {
             service.to_string(),
             "is rejected in filter as having no endpoints".into(),
         ),
+        // IPVS nodes only (their keys kept): IPVS's words, not iptables'.
+        Subject::Endpoint {
+            service,
+            destination,
+            ..
+        }
+        | Subject::Weight {
+            service,
+            destination,
+        } if super::ipvs::is_ipvs_key(service) => (
+            service.to_string(),
+            format!("has the real server {destination}"),
+        ),
         // Across backends endpoints carry no chain name (each backend names its own).
         Subject::Endpoint {
             service,
@@ -252,6 +265,17 @@ fn state(subject: &Subject<'_>, value: Option<Value<'_>>) -> String {
         (Subject::Service { .. }, Value::Text(STATUS_REJECTED)) => {
             "has no endpoints (filter rejects it)".into()
         }
+        (
+            Subject::Endpoint {
+                service,
+                destination,
+                ..
+            },
+            Value::Flag(persistent),
+        ) if super::ipvs::is_ipvs_key(service) => format!(
+            "has the real server {destination} {} persistence",
+            if persistent { "with" } else { "without" }
+        ),
         (Subject::Endpoint { destination, .. }, Value::Flag(affinity)) => format!(
             "DNATs to {destination} {} session affinity",
             if affinity { "with" } else { "without" }
@@ -508,6 +532,9 @@ fn notes(nodes: &[NodeInfo]) -> Vec<String> {
                 n.name
             ));
         }
+    }
+    for n in nodes.iter().filter(|n| n.services_unknown) {
+        notes.push(format!("{}: {}", n.name, super::ipvs::NAMES_RESOLVED));
     }
     let mut generations: Vec<&str> = nodes.iter().filter_map(|n| n.nft_generation).collect();
     generations.sort_unstable();

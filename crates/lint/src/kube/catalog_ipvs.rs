@@ -13,10 +13,11 @@ use super::{AddressKind, Layout};
 use crate::ipvs::context::IpvsContext;
 use crate::ipvs::sets::KubeSet;
 use ipnet::IpNet;
-use rulelint_ipvs::{Ipvs, VirtualServer};
+use rulelint_ipvs::{Ipvs, Protocol, VirtualServer};
 use rulelint_parser::LineIndex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
+use std::net::IpAddr;
 
 impl<'a> Catalog<'a> {
     /// The catalogue of a node's IPVS state (spans into `text`), with the layout of its
@@ -87,9 +88,39 @@ impl<'a> Catalog<'a> {
             }
         }
         let mut others: FxHashMap<(Option<&str>, &[&str]), usize> = FxHashMap::default();
+        // An `externalTrafficPolicy: Local` virtual server (by the `-LOCAL` sets) holds only
+        // this node's endpoints: equal real servers say nothing about its Service (another
+        // Service's endpoints may be exactly this node's share), so it joins only the virtual
+        // servers of its own address (a node port on each node address); see
+        // `join_local_groups` for the cluster IP it may still join.
+        let local_vs: Vec<bool> = ipvs
+            .virtual_servers
+            .iter()
+            .zip(&kinds)
+            .map(|(vs, &kind)| {
+                kinds_read
+                    && kind != AddressKind::ClusterIp
+                    && vs
+                        .key()
+                        .and_then(|k| cx.local_policy(k, kind == AddressKind::NodePort))
+                        == Some(true)
+            })
+            .collect();
+        // (protocol, address (none for a node port: one per node address), port).
+        type AddressKey<'s> = (Option<&'s str>, Option<IpAddr>, Option<u16>);
+        let mut local_addresses: FxHashMap<AddressKey<'_>, usize> = FxHashMap::default();
         // The virtual server whose Service port each one is part of.
         let leader: Vec<usize> = (0..reals.len())
             .map(|i| {
+                if local_vs[i] {
+                    let vs = &ipvs.virtual_servers[i];
+                    let address = (kinds[i] != AddressKind::NodePort)
+                        .then_some(vs.target.address)
+                        .flatten();
+                    return *local_addresses
+                        .entry((protocol_of(i), address, vs.target.port))
+                        .or_insert(i);
+                }
                 if reals[i].is_empty() || (kinds[i] == AddressKind::ClusterIp && kinds_read) {
                     return i;
                 }
@@ -103,6 +134,7 @@ impl<'a> Catalog<'a> {
             .collect();
         drop(cluster_ips);
         drop(others);
+        drop(local_addresses);
         let mut service_of: Vec<Option<usize>> = vec![None; reals.len()];
         let mut services: Vec<CatalogService<'a>> = Vec::new();
         let mut node_port_addresses: Vec<IpNet> = Vec::new();
@@ -167,6 +199,10 @@ impl<'a> Catalog<'a> {
                 }
             }
         }
+        if kinds_read {
+            let local: Vec<Option<bool>> = services.iter().map(|s| local_policy(&cx, s)).collect();
+            join_local_groups(&mut services, &local);
+        }
         let generation = layout.map_or("none", |l| match l.generation {
             super::Generation::None => "none",
             super::Generation::Legacy => "legacy",
@@ -196,4 +232,101 @@ impl<'a> Catalog<'a> {
             stale_chains: Vec::new(),
         }
     }
+}
+
+/// Whether a group's addresses (other than cluster IPs) have `externalTrafficPolicy: Local`
+/// by kube-proxy's `-LOCAL` sets; `None` when the sets were not read.
+fn local_policy(cx: &IpvsContext<'_, '_>, service: &CatalogService<'_>) -> Option<bool> {
+    let mut all_known = true;
+    for a in service
+        .addresses
+        .iter()
+        .filter(|a| a.kind != AddressKind::ClusterIp)
+    {
+        let protocol = a.protocol.and_then(Protocol::from_lowercase);
+        let (Some(net), Some(protocol), Some(port)) = (a.address, protocol, a.port) else {
+            all_known = false;
+            continue;
+        };
+        match cx.local_policy(
+            (net.addr(), protocol, port),
+            a.kind == AddressKind::NodePort,
+        ) {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => all_known = false,
+        }
+    }
+    all_known.then_some(false)
+}
+
+/// A Service port with `externalTrafficPolicy: Local` is two groups of virtual servers in
+/// IPVS: its cluster IP with every endpoint, its node ports (and external addresses) with the
+/// node's own. Such a group without a cluster IP whose real servers are a subset of exactly
+/// one cluster-IP group's of its protocol joins it, its real servers as local endpoints (as
+/// iptables' `KUBE-SVL-*` chain shows them). Ambiguous groups stay apart, and so do groups
+/// the `-LOCAL` sets say are not Local (a real server missing there is drift); an ambiguous
+/// group the `-LOCAL` sets say is Local keeps its real servers as local endpoints.
+fn join_local_groups(services: &mut Vec<CatalogService<'_>>, local: &[Option<bool>]) {
+    let has_cluster_ip =
+        |s: &CatalogService<'_>| s.addresses.iter().any(|a| a.kind == AddressKind::ClusterIp);
+    // Cluster-IP groups by (protocol, real server), so each group looks up its candidates.
+    let mut by_endpoint: FxHashMap<(Option<&str>, &str), Vec<usize>> = FxHashMap::default();
+    for (j, c) in services
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| has_cluster_ip(c))
+    {
+        for d in c.endpoints.iter().filter_map(|e| e.destination.as_deref()) {
+            by_endpoint.entry((c.protocol, d)).or_default().push(j);
+        }
+    }
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in services.iter().enumerate() {
+        if has_cluster_ip(s) || local.get(i) == Some(&Some(false)) {
+            continue;
+        }
+        let mut local = s.endpoints.iter().filter_map(|e| e.destination.as_deref());
+        let Some(first) = local.next() else { continue };
+        let Some(candidates) = by_endpoint.get(&(s.protocol, first)) else {
+            continue;
+        };
+        let mut fitting = candidates.iter().copied().filter(|&j| {
+            local.clone().all(|d| {
+                by_endpoint
+                    .get(&(s.protocol, d))
+                    .is_some_and(|js| js.contains(&j))
+            })
+        });
+        if let (Some(j), None) = (fitting.next(), fitting.next()) {
+            moves.push((i, j));
+        }
+    }
+    drop(by_endpoint);
+    // A Local group that stays apart (its real servers fit several cluster IPs: Services that
+    // share pods) still holds this node's own endpoints only, which differ between healthy
+    // nodes: say so, as for a group that joined.
+    let moved: FxHashSet<usize> = moves.iter().map(|&(from, _)| from).collect();
+    for (i, s) in services.iter_mut().enumerate() {
+        if local.get(i) == Some(&Some(true)) && !moved.contains(&i) && !has_cluster_ip(s) {
+            let endpoints = std::mem::take(&mut s.endpoints);
+            s.local_endpoints.extend(endpoints);
+            s.external_local = true;
+        }
+    }
+    // Indexes stay put until every group has moved (removing one at a time shifted the
+    // targets after it: a group joined the Service port next to its own); later groups
+    // first, as before.
+    for &(from, into) in moves.iter().rev() {
+        let group = std::mem::take(&mut services[from]);
+        let target = &mut services[into];
+        target.addresses.extend(group.addresses);
+        target.local_endpoints.extend(group.endpoints);
+        target.external_local = true;
+    }
+    let mut index = 0;
+    services.retain(|_| {
+        index += 1;
+        !moved.contains(&(index - 1))
+    });
 }
