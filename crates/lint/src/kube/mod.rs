@@ -302,8 +302,17 @@ pub struct Endpoint<'a> {
     /// no `[unsupported revision]` marker. Read once here, while the rule is in cache, so that
     /// the lints over endpoints (RL408) only look again at the few that are not.
     pub sound: bool,
-    /// The Service port its comments name.
-    pub name: Option<Cow<'a, str>>,
+}
+
+impl<'a> Endpoint<'a> {
+    /// The Service port its comments name. Read on demand: only messages about the chain
+    /// need it, and reading the comment of every endpoint chain of a large node costs more than
+    /// the rest of the endpoint.
+    pub fn name(&self, set: &Ruleset<'a>) -> Option<Cow<'a, str>> {
+        set.chain(self.chain)
+            .rules()
+            .find_map(|rule| rule_service_name(rule).map(|(n, _)| n))
+    }
 }
 
 /// What kube-proxy and kubelet wrote into one ruleset.
@@ -601,16 +610,13 @@ impl<'r, 'a> Builder<'r, 'a> {
             dnat: None,
             destination: None,
             sound: false,
-            name: None,
         };
-        for rule in chain.rules() {
-            if endpoint.name.is_none() {
-                endpoint.name = rule_service_name(rule).map(|(n, _)| n);
-            }
-            if endpoint.dnat.is_none() && rule.target().is_some_and(|t| t.name() == "DNAT") {
-                endpoint.dnat = Some(rule.id);
-                (endpoint.destination, endpoint.sound) = dnat_read(rule, self.set.family);
-            }
+        if let Some(rule) = chain
+            .rules()
+            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"))
+        {
+            endpoint.dnat = Some(rule.id);
+            (endpoint.destination, endpoint.sound) = dnat_read(rule, self.set.family);
         }
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
         self.endpoints.push(endpoint);
@@ -790,7 +796,8 @@ impl<'r, 'a> Builder<'r, 'a> {
                 ipvs,
             },
         );
-        let commented = self.endpoints.iter().any(|e| e.name.is_some());
+        // Nearly always decided by the first endpoint.
+        let commented = self.endpoints.iter().any(|e| e.name(self.set).is_some());
         let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
             c.rules().find_map(|r| {
                 let target = r.target()?;

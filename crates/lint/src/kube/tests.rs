@@ -104,7 +104,12 @@ fn works_without_comments() {
     assert_eq!(model.services.len(), 1);
     assert_eq!(model.services[0].name.as_deref(), Some("default/web:http"));
     assert_eq!(model.services[0].endpoints.len(), 2);
-    assert!(model.endpoints.iter().all(|e| e.name.is_none()));
+    assert!(
+        model
+            .endpoints
+            .iter()
+            .all(|e| e.name(&parsed.ruleset).is_none())
+    );
 }
 
 #[test]
