@@ -302,8 +302,20 @@ pub struct Endpoint<'a> {
     /// no `[unsupported revision]` marker. Read once here, while the rule is in cache, so that
     /// the lints over endpoints (RL408) only look again at the few that are not.
     pub sound: bool,
-    /// The Service port its comments name.
-    pub name: Option<Cow<'a, str>>,
+    /// A sound destination in the plain `a.b.c.d:port` form as one number: equal keys, equal
+    /// destinations, compared without reading the text again (RL408's duplicates).
+    pub destination_key: Option<u64>,
+}
+
+impl<'a> Endpoint<'a> {
+    /// The Service port its comments name. Read on demand: only messages about the chain
+    /// need it, and reading the comment of every endpoint chain of a large node costs more than
+    /// the rest of the endpoint.
+    pub fn name(&self, set: &Ruleset<'a>) -> Option<Cow<'a, str>> {
+        set.chain(self.chain)
+            .rules()
+            .find_map(|rule| rule_service_name(rule).map(|(n, _)| n))
+    }
 }
 
 /// What kube-proxy and kubelet wrote into one ruleset.
@@ -333,27 +345,37 @@ pub fn dnat_sound(rule: RuleRef<'_, '_>, family: Option<Family>) -> bool {
 /// A DNAT rule's first `--to-destination` value ([`RuleRef::dnat_destination`]) and whether
 /// the rule is [`dnat_sound`], from one pass over the target's options.
 fn dnat_read<'a>(rule: RuleRef<'_, 'a>, family: Option<Family>) -> (Option<&'a str>, bool) {
+    let (destination, sound, _) = dnat_read_keyed(rule, family);
+    (destination, sound)
+}
+
+/// [`dnat_read`] and the destination's `plain_ipv4_key` when the DNAT is sound and plain.
+fn dnat_read_keyed<'a>(
+    rule: RuleRef<'_, 'a>,
+    family: Option<Family>,
+) -> (Option<&'a str>, bool, Option<u64>) {
     let Some(target) = rule.target() else {
-        return (None, false);
+        return (None, false, None);
     };
     let mut options = target.options().filter(|o| o.name() == "--to-destination");
     let first = options.next();
     let destination = first.and_then(|o| o.args().next());
     if first.is_none() || options.next().is_some() || rule.has_unsupported_revision() {
-        return (destination, false);
+        return (destination, false, None);
     }
     let Some(text) = destination else {
-        return (None, false);
+        return (None, false, None);
     };
     // The form kube-proxy writes, read without the general parser (this runs once per endpoint).
-    if plain_ipv4_destination(text) {
-        return (destination, family != Some(Family::Ipv6));
+    if let Some(key) = plain_ipv4_key(text) {
+        let sound = family != Some(Family::Ipv6);
+        return (destination, sound, sound.then_some(key));
     }
     let Ok(parsed) = NatAddress::parse(text) else {
-        return (destination, false);
+        return (destination, false, None);
     };
     let (Some(address), Some(ports)) = (parsed.first, parsed.ports) else {
-        return (destination, false);
+        return (destination, false, None);
     };
     let sound = parsed.last == Some(address)
         && ports.first == ports.last
@@ -361,15 +383,24 @@ fn dnat_read<'a>(rule: RuleRef<'_, 'a>, family: Option<Family>) -> (Option<&'a s
             (family, address.is_ipv6()),
             (Some(Family::Ipv4), true) | (Some(Family::Ipv6), false)
         );
-    (destination, sound)
+    (destination, sound, None)
 }
 
 /// Whether `text` is `a.b.c.d:port` with decimal octets up to 255 without leading zeros and a
 /// port from 1 to 65535 without leading zeros: a form [`NatAddress::parse`] reads as one IPv4
 /// address and one port. Other forms (IPv6, ranges, zeros in front) are left to it.
+#[cfg(test)]
 fn plain_ipv4_destination(text: &str) -> bool {
+    plain_ipv4_key(text).is_some()
+}
+
+/// The address and port of a plain `a.b.c.d:port` (see `plain_ipv4_destination`) as one
+/// number (`address << 16 | port`), `None` for any other text. The plain form has no leading
+/// zeros, so two such texts are equal exactly when their keys are.
+fn plain_ipv4_key(text: &str) -> Option<u64> {
     let b = text.as_bytes();
     let mut i = 0;
+    let mut key: u64 = 0;
     for part in 0..5 {
         let start = i;
         let mut value: u32 = 0;
@@ -386,19 +417,20 @@ fn plain_ipv4_destination(text: &str) -> bool {
             || (len > 1 && b[start] == b'0')
             || (part == 4 && value == 0)
         {
-            return false;
+            return None;
         }
+        key = (key << if part < 4 { 8 } else { 16 }) | u64::from(value);
         let separator = match part {
             0..=2 => b'.',
             3 => b':',
-            _ => return i == b.len(),
+            _ => return (i == b.len()).then_some(key),
         };
         if b.get(i) != Some(&separator) {
-            return false;
+            return None;
         }
         i += 1;
     }
-    false
+    None
 }
 
 /// No entry in a dense per-chain table.
@@ -601,16 +633,18 @@ impl<'r, 'a> Builder<'r, 'a> {
             dnat: None,
             destination: None,
             sound: false,
-            name: None,
+            destination_key: None,
         };
-        for rule in chain.rules() {
-            if endpoint.name.is_none() {
-                endpoint.name = rule_service_name(rule).map(|(n, _)| n);
-            }
-            if endpoint.dnat.is_none() && rule.target().is_some_and(|t| t.name() == "DNAT") {
-                endpoint.dnat = Some(rule.id);
-                (endpoint.destination, endpoint.sound) = dnat_read(rule, self.set.family);
-            }
+        if let Some(rule) = chain
+            .rules()
+            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"))
+        {
+            endpoint.dnat = Some(rule.id);
+            (
+                endpoint.destination,
+                endpoint.sound,
+                endpoint.destination_key,
+            ) = dnat_read_keyed(rule, self.set.family);
         }
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
         self.endpoints.push(endpoint);
@@ -790,7 +824,8 @@ impl<'r, 'a> Builder<'r, 'a> {
                 ipvs,
             },
         );
-        let commented = self.endpoints.iter().any(|e| e.name.is_some());
+        // Nearly always decided by the first endpoint.
+        let commented = self.endpoints.iter().any(|e| e.name(self.set).is_some());
         let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
             c.rules().find_map(|r| {
                 let target = r.target()?;

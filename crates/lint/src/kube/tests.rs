@@ -104,7 +104,12 @@ fn works_without_comments() {
     assert_eq!(model.services.len(), 1);
     assert_eq!(model.services[0].name.as_deref(), Some("default/web:http"));
     assert_eq!(model.services[0].endpoints.len(), 2);
-    assert!(model.endpoints.iter().all(|e| e.name.is_none()));
+    assert!(
+        model
+            .endpoints
+            .iter()
+            .all(|e| e.name(&parsed.ruleset).is_none())
+    );
 }
 
 #[test]
@@ -276,6 +281,7 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         (state % n) as usize
     };
     let mut claimed = 0;
+    let mut by_key: std::collections::HashMap<u64, String> = Default::default();
     for _ in 0..200_000 {
         let mut text = String::new();
         for part in 0..5 {
@@ -296,10 +302,19 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         if plain_ipv4_destination(&text) {
             claimed += 1;
             assert!(general(&text), "{text}");
+            // One number per text: RL408 compares destinations by it.
+            let key = plain_ipv4_key(&text).expect("plain");
+            let earlier = by_key.entry(key).or_insert_with(|| text.clone());
+            assert_eq!(*earlier, text, "{key:#x}");
         }
     }
     assert!(
         claimed > 1000,
         "{claimed} generated strings in the plain form"
+    );
+    assert!(by_key.len() > 1000, "{} distinct keys", by_key.len());
+    assert_eq!(
+        plain_ipv4_key("10.244.1.5:8080"),
+        Some((0x0af4_0105 << 16) | 8080)
     );
 }

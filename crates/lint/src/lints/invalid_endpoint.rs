@@ -273,6 +273,24 @@ enum Key<'a> {
     Destination(&'a str),
 }
 
+/// An endpoint's destination: its text, and its number when it is a plain `a.b.c.d:port`.
+#[derive(Clone, Copy)]
+struct Destination<'a> {
+    text: &'a str,
+    key: Option<u64>,
+}
+
+impl Destination<'_> {
+    /// The same destination. Two plain ones compare by number, without reading their texts
+    /// (scattered over a large dump); a plain text never equals one that is not.
+    fn same(self, other: Destination<'_>) -> bool {
+        match (self.key, other.key) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.text == other.text,
+        }
+    }
+}
+
 /// Above this many endpoint jumps in one Service chain, duplicates are found with a hash map;
 /// below it (nearly every Service), by comparing with the earlier jumps, which touches no map.
 const PAIRWISE_MAX: usize = 32;
@@ -286,7 +304,7 @@ fn duplicates(
 ) {
     let set = cx.ruleset();
     // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
-    let mut seen: Vec<(Key<'_>, Option<&str>, RuleId)> = Vec::new();
+    let mut seen: Vec<(Key<'_>, Option<Destination<'_>>, RuleId)> = Vec::new();
     for service in &model.services {
         for jumps in [&service.endpoints, &service.local_endpoints] {
             let large = Service::balanced(jumps).count() > PAIRWISE_MAX;
@@ -301,11 +319,18 @@ fn duplicates(
                         None => continue,
                     },
                 };
-                let destination = jump
+                let endpoint = jump
                     .chain
                     .and_then(|c| model.endpoint_index(c))
                     .filter(|&i| usable[i])
-                    .and_then(|i| model.endpoints[i].destination);
+                    .map(|i| &model.endpoints[i]);
+                let destination = endpoint.and_then(|e| e.destination);
+                let keyed = endpoint.and_then(|e| {
+                    Some(Destination {
+                        text: e.destination?,
+                        key: e.destination_key,
+                    })
+                });
                 let earlier = if large {
                     let by_chain = map.get(&chain_key).map(|&r| (r, None));
                     let found = by_chain.or_else(|| {
@@ -323,12 +348,12 @@ fn duplicates(
                         .find(|(k, _, _)| *k == chain_key)
                         .map(|&(_, _, r)| (r, None))
                         .or_else(|| {
-                            let d = destination?;
+                            let d = keyed?;
                             seen.iter()
-                                .find(|(_, other, _)| *other == Some(d))
-                                .map(|&(_, _, r)| (r, Some(d)))
+                                .find(|(_, other, _)| other.is_some_and(|o| o.same(d)))
+                                .map(|&(_, _, r)| (r, Some(d.text)))
                         });
-                    seen.push((chain_key, destination, jump.rule));
+                    seen.push((chain_key, keyed, jump.rule));
                     found
                 };
                 if let Some((earlier, destination)) = earlier {

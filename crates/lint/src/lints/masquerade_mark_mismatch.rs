@@ -144,7 +144,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         empty_mark_masq(cx, out, mark_masq, postrouting);
         return;
     };
-    let set_line = cx.line(set_rule.get().span.start);
+    // Counted only for a finding: the line index of a large dump costs a pass over its text.
+    let set_line = || cx.line(set_rule.get().span.start);
     if let Some(chain) = postrouting {
         check_postrouting(cx, out, chain, set, set_line);
     }
@@ -167,7 +168,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                             show(set)
                         ),
                     )
-                    .with_label(format!("another mark than line {set_line} sets"))
+                    .with_label(format!("another mark than line {} sets", set_line()))
                     .with_help(format!(
                         "kube-proxy writes `-m mark --mark {0} -j ACCEPT` here, with the mark of KUBE-MARK-MASQ; unaccepted traffic falls to the FORWARD chain's policy. Give kubelet and kube-proxy the same masquerade bit and restart kube-proxy",
                         show(Mark { value: set.value, mask: set.value })
@@ -214,12 +215,12 @@ fn check_postrouting(
     out: &mut Findings<'_>,
     chain: ChainRef<'_, '_>,
     set: Mark,
-    set_line: u32,
+    set_line: impl Fn() -> u32,
 ) {
     let mut masquerades = false;
     let mismatch = |rule: RuleRef<'_, '_>, what: String, label: &str| {
         out.at_rule(rule, what)
-            .with_label(format!("{label} than line {set_line} sets"))
+            .with_label(format!("{label} than line {} sets", set_line()))
             .with_help(format!(
                 "kube-proxy tests the mark KUBE-MARK-MASQ sets ({}); the masquerade bit differs between the components that wrote these chains: give kubelet (--iptables-masquerade-bit) and kube-proxy (--masquerade-bit) the same bit, or leave both at the default 14, and restart kube-proxy",
                 show(set)

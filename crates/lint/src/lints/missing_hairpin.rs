@@ -134,9 +134,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         let name = endpoint
-            .name
-            .as_deref()
-            .map(str::to_string)
+            .name(set)
+            .map(|n| n.into_owned())
             .or_else(|| {
                 graph
                     .jumps_into(endpoint.chain)

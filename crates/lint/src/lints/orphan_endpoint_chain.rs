@@ -76,8 +76,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if jumped(endpoint.chain) {
             continue;
         }
+        let endpoint_name = endpoint.name(set);
         if kube.layout.generation == Generation::Legacy
-            && let Some(svc) = &endpoint.name
+            && let Some(svc) = &endpoint_name
         {
             let live = live.get_or_insert_with(|| {
                 kube.services
@@ -97,7 +98,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             .destination
             .map(|d| format!(" (DNAT to {d})"))
             .unwrap_or_default();
-        let message = match &endpoint.name {
+        let message = match &endpoint_name {
             Some(svc) => format!("nothing jumps to {name}, an endpoint chain of {svc}{target}"),
             None => format!("nothing jumps to endpoint chain {name}{target}"),
         };

@@ -143,10 +143,13 @@ fn check_chain(
 ) {
     let set = cx.ruleset();
     let n = jumps.len();
-    let chain = set.chain(id).name();
-    let of = match &service.name {
-        Some(svc) => format!("{chain} ({svc})"),
-        None => chain.to_string(),
+    // Worded only for a finding: nearly every ladder is sound, and this runs per Service chain.
+    let of = || {
+        let chain = set.chain(id).name();
+        match &service.name {
+            Some(svc) => format!("{chain} ({svc})"),
+            None => chain.to_string(),
+        }
     };
     let fair = 1.0 / n as f64;
     // The share of new connections that reaches the current rule.
@@ -155,7 +158,7 @@ fn check_chain(
         let rule = set.rule(jump.rule);
         let last = i + 1 == n;
         let m = n - i;
-        let written = rule.probability_text().unwrap_or("");
+        let written = || rule.probability_text().unwrap_or("");
         match (last, jump.probability) {
             (true, None) => {}
             // 1 (or more) matches every packet: a catch-all all the same.
@@ -166,7 +169,9 @@ fn check_chain(
                     out.at_rule(
                         rule,
                         format!(
-                            "the last endpoint jump in {of} has probability {written}: {} of new connections fall through the chain untranslated",
+                            "the last endpoint jump in {} has probability {}: {} of new connections fall through the chain untranslated",
+                            of(),
+                            written(),
                             percent(through)
                         ),
                     )
@@ -182,8 +187,9 @@ fn check_chain(
                     out.at_rule(
                         rule,
                         format!(
-                            "endpoint jump {} of {n} in {of} has no probability: it takes every connection that reaches it, so {} after it never {} any",
+                            "endpoint jump {} of {n} in {} has no probability: it takes every connection that reaches it, so {} after it never {} any",
                             i + 1,
+                            of(),
                             if after == 1 { "the endpoint".to_string() } else { format!("the {after} endpoints") },
                             if after == 1 { "gets" } else { "get" }
                         ),
@@ -207,8 +213,10 @@ fn check_chain(
                         out.at_rule(
                             rule,
                             format!(
-                                "endpoint jump {} of {n} in {of} has probability {written}, expected {} (1/{m})",
+                                "endpoint jump {} of {n} in {} has probability {}, expected {} (1/{m})",
                                 i + 1,
+                                of(),
+                                written(),
                                 printed(m)
                             ),
                         )

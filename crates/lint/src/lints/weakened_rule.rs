@@ -506,11 +506,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         // them whole rather than reading every rule's comments. The table and chain of each
         // known rule are compared once per chain, not once per rule and comment.
         here.clear();
-        here.extend(
-            KNOWN
-                .iter()
-                .filter(|k| k.table == kind && k.in_chain(chain.name())),
-        );
+        let name = chain.name();
+        here.extend(KNOWN.iter().filter(|k| k.table == kind && k.in_chain(name)));
         if here.is_empty() {
             continue;
         }
