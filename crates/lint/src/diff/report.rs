@@ -345,6 +345,10 @@ pub struct NodeDoc<'d> {
     /// kube-proxy table); left out for iptables-only nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nft_generation: Option<&'static str>,
+    /// Its Services were left out of the comparison (an `ipvsadm -L` listing, names instead of
+    /// addresses); left out when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub services_unknown: bool,
 }
 
 /// Counts.
@@ -457,6 +461,7 @@ pub fn document<'d>(comparison: &'d Comparison<'d>, paths: &'d [&'d str]) -> Dif
             parse_errors: n.parse_errors,
             backend: n.backend.name(),
             nft_generation: n.nft_generation,
+            services_unknown: n.services_unknown,
         })
         .collect();
     let differences = comparison
@@ -842,7 +847,19 @@ pub fn human(doc: &DiffDocument<'_>, color: bool) -> String {
     if !doc.odd_nodes.is_empty() {
         write_odd_table(&mut out, &p, doc);
     }
-    let verdict = if doc.agree {
+    let unknown: Vec<&str> = doc
+        .nodes
+        .iter()
+        .filter(|n| n.services_unknown)
+        .map(|n| n.name)
+        .collect();
+    let verdict = if doc.agree && !unknown.is_empty() {
+        // "No drift" alone would vouch for Services that were never compared.
+        p.green(&format!(
+            "no drift in what was compared (Services not compared on {})",
+            unknown.join(", ")
+        ))
+    } else if doc.agree {
         p.green("no drift")
     } else {
         p.red(&format!("{} drifting difference(s)", doc.summary.drift))
