@@ -215,13 +215,14 @@ impl<'a> Visitor<'a> for RawFields<'a> {
     }
 }
 
-/// A rule object's fields, each value kept raw (for its span); its statements as a list of raw
-/// values, so the array and the rule are read in one pass.
+/// A rule object read in one pass: its statements (as a list) and comment kept raw, for their
+/// spans; the other fields as trees.
 struct RuleParts<'a> {
-    head: Vec<(&'a str, &'a RawValue)>,
+    head: Vec<(&'a str, J<'a>)>,
     exprs: Option<Vec<&'a RawValue>>,
     comment: Option<&'a RawValue>,
-    /// Where the last field's value ends in the text; `None` when not known (an empty `expr`).
+    /// Where the last field's value ends in the text; `None` when not known (an empty `expr`,
+    /// a field read as a tree: `nft -j` lists `expr` last).
     end: Option<usize>,
 }
 
@@ -268,9 +269,10 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
                     parts.comment = Some(raw);
                 }
                 _ => {
-                    let raw = map.next_value()?;
-                    parts.end = Some(self.end_of(raw));
-                    parts.head.push((key, raw));
+                    parts.end = None;
+                    parts
+                        .head
+                        .push((key, map.next_value_seed(TreeSeed(self.strings))?));
                 }
             }
         }
@@ -968,11 +970,7 @@ impl<'a> Reader<'a> {
             comment,
             end: _,
         } = parts;
-        let mut fields = Vec::with_capacity(head.len());
-        for (key, raw) in head {
-            fields.push((key, self.tree(raw).ok()?));
-        }
-        let head = J::Obj(fields);
+        let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
         self.scratch.clear();
