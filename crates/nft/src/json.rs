@@ -215,15 +215,28 @@ impl<'a> Visitor<'a> for RawFields<'a> {
     }
 }
 
-/// A rule object read in one pass: its statements and comment kept raw (for their spans), the
-/// other fields as trees.
+/// A rule object read in one pass: its statements (as a list) and comment kept raw, for their
+/// spans; the other fields as trees.
 struct RuleParts<'a> {
     head: Vec<(&'a str, J<'a>)>,
     exprs: Option<Vec<&'a RawValue>>,
     comment: Option<&'a RawValue>,
+    /// Where the last field's value ends in the text; `None` when not known (an empty `expr`,
+    /// a field read as a tree: `nft -j` lists `expr` last).
+    end: Option<usize>,
 }
 
-struct RuleFields<'a>(&'a Strings);
+#[derive(Clone, Copy)]
+struct RuleFields<'a> {
+    strings: &'a Strings,
+    text: &'a str,
+}
+
+impl<'a> RuleFields<'a> {
+    fn end_of(&self, raw: &RawValue) -> usize {
+        raw.get().as_ptr() as usize - self.text.as_ptr() as usize + raw.get().len()
+    }
+}
 
 impl<'a> Visitor<'a> for RuleFields<'a> {
     type Value = RuleParts<'a>;
@@ -235,17 +248,71 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
             head: Vec::new(),
             exprs: None,
             comment: None,
+            end: None,
         };
-        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+        while let Some(key) = map.next_key_seed(KeySeed(self.strings))? {
             match key {
-                "expr" => parts.exprs = Some(map.next_value()?),
-                "comment" => parts.comment = Some(map.next_value()?),
-                _ => parts
-                    .head
-                    .push((key, map.next_value_seed(TreeSeed(self.0))?)),
+                "expr" => {
+                    let list: Vec<&'a RawValue> = map.next_value()?;
+                    // The list's `]` follows its last item; an empty list leaves it unknown.
+                    let b = self.text.as_bytes();
+                    parts.end = list
+                        .last()
+                        .map(|last| skip_ws(b, self.end_of(last)))
+                        .filter(|&close| b.get(close) == Some(&b']'))
+                        .map(|close| close + 1);
+                    parts.exprs = Some(list);
+                }
+                "comment" => {
+                    let raw = map.next_value()?;
+                    parts.end = Some(self.end_of(raw));
+                    parts.comment = Some(raw);
+                }
+                _ => {
+                    parts.end = None;
+                    parts
+                        .head
+                        .push((key, map.next_value_seed(TreeSeed(self.strings))?));
+                }
             }
         }
         Ok(parts)
+    }
+}
+
+impl<'a> DeserializeSeed<'a> for RuleFields<'a> {
+    type Value = RuleParts<'a>;
+    fn deserialize<D: Deserializer<'a>>(self, d: D) -> Result<RuleParts<'a>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+/// A value of an item of the `nftables` array: a `{"rule": ..}` body read as it is met (the
+/// bulk of a ruleset), anything else kept raw.
+enum ItemValue<'a> {
+    Raw(&'a RawValue),
+    Rule(RuleParts<'a>),
+}
+
+/// The fields of an item of the `nftables` array; a leading `"rule"` is read in the same pass.
+struct ItemFields<'a>(RuleFields<'a>);
+
+impl<'a> Visitor<'a> for ItemFields<'a> {
+    type Value = Vec<(&'a str, ItemValue<'a>)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut fields = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed(self.0.strings))? {
+            let value = if key == "rule" && fields.is_empty() {
+                ItemValue::Rule(map.next_value_seed(self.0)?)
+            } else {
+                ItemValue::Raw(map.next_value()?)
+            };
+            fields.push((key, value));
+        }
+        Ok(fields)
     }
 }
 
@@ -273,7 +340,12 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
 /// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
 /// ```
 pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
+    read_json(text, strings, true)
+}
+
+fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<'a> {
     let mut r = Reader {
+        one_pass,
         text,
         strings,
         rs: Ruleset {
@@ -318,6 +390,8 @@ pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
 }
 
 struct Reader<'a> {
+    /// Rules are read in the array's pass (off only to test it against the other path).
+    one_pass: bool,
     text: &'a str,
     strings: &'a Strings,
     rs: Ruleset<'a>,
@@ -458,35 +532,17 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
             let rest = &text[i..];
-            // One pass reads the item's `{"kind": body}` and keeps the body raw; the item ends
-            // at the `}` after its last field.
-            let mut de = serde_json::Deserializer::from_str(rest);
-            let span = match de.deserialize_map(RawFields(self.strings)) {
-                Ok(fields) => {
-                    let after = fields
-                        .last()
-                        .map_or(i + 1, |(_, raw)| self.span(raw).end as usize);
-                    let close = skip_ws(b, after);
-                    let span = Span::new(i, (close + 1).min(b.len()));
-                    self.item(fields, span, 0);
-                    span
-                }
-                Err(e) if e.classify() == Category::Data => {
-                    // Valid JSON but not an object: skip it whole.
-                    match <&'a RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest))
-                    {
-                        Ok(raw) => {
-                            let span = self.span(raw);
-                            self.unexpected(
-                                span,
-                                "expected an object with one key such as `\"rule\"`".into(),
-                            );
-                            span
-                        }
-                        Err(e) => return self.item_broken(i, rest, &e),
-                    }
-                }
-                Err(e) => return self.item_broken(i, rest, &e),
+            let fast = if self.one_pass {
+                self.fast_item(i, rest)
+            } else {
+                None
+            };
+            let span = match fast {
+                Some(span) => span,
+                None => match self.slow_item(i, rest) {
+                    Some(span) => span,
+                    None => return,
+                },
             };
             i = skip_ws(b, span.end as usize);
             match b.get(i) {
@@ -531,6 +587,89 @@ impl<'a> Reader<'a> {
                 "here",
             ),
         }
+    }
+
+    /// One item read in one pass when it is `{"rule": {...}}` (most of a ruleset): its span is
+    /// known from where the rule's last field ends. `None` for anything else, read again by
+    /// [`Reader::slow_item`].
+    fn fast_item(&mut self, i: usize, rest: &'a str) -> Option<Span> {
+        let b = self.text.as_bytes();
+        let mut de = serde_json::Deserializer::from_str(rest);
+        let fields = de
+            .deserialize_map(ItemFields(RuleFields {
+                strings: self.strings,
+                text: self.text,
+            }))
+            .ok()?;
+        let span = match &fields[..] {
+            [(_, ItemValue::Rule(parts))] => {
+                let body_close = skip_ws(b, parts.end?);
+                let close = skip_ws(b, body_close + 1);
+                if b.get(body_close) != Some(&b'}') || b.get(close) != Some(&b'}') {
+                    return None;
+                }
+                Span::new(i, close + 1)
+            }
+            _ => {
+                let mut raw = Vec::with_capacity(fields.len());
+                for (k, v) in &fields {
+                    match v {
+                        ItemValue::Raw(v) => raw.push((*k, *v)),
+                        ItemValue::Rule(_) => return None,
+                    }
+                }
+                return Some(self.raw_item(i, raw));
+            }
+        };
+        let Some((_, ItemValue::Rule(parts))) = fields.into_iter().next() else {
+            return None;
+        };
+        if self.rule_parts(parts, span).is_none() {
+            self.lacks_field("rule", span);
+        }
+        Some(span)
+    }
+
+    /// An item read as its fields, each kept raw: it ends at the `}` after its last field.
+    fn raw_item(&mut self, i: usize, fields: Vec<(&'a str, &'a RawValue)>) -> Span {
+        let b = self.text.as_bytes();
+        let after = fields
+            .last()
+            .map_or(i + 1, |(_, raw)| self.span(raw).end as usize);
+        let span = Span::new(i, (skip_ws(b, after) + 1).min(b.len()));
+        self.item(fields, span, 0);
+        span
+    }
+
+    /// One item read as its fields, each kept raw; `None` when the array breaks here.
+    fn slow_item(&mut self, i: usize, rest: &'a str) -> Option<Span> {
+        // The item's `{"kind": body}` with the body kept raw.
+        let mut de = serde_json::Deserializer::from_str(rest);
+        let span = match de.deserialize_map(RawFields(self.strings)) {
+            Ok(fields) => self.raw_item(i, fields),
+            Err(e) if e.classify() == Category::Data => {
+                // Valid JSON but not an object: skip it whole.
+                match <&'a RawValue>::deserialize(&mut serde_json::Deserializer::from_str(rest)) {
+                    Ok(raw) => {
+                        let span = self.span(raw);
+                        self.unexpected(
+                            span,
+                            "expected an object with one key such as `\"rule\"`".into(),
+                        );
+                        span
+                    }
+                    Err(e) => {
+                        self.item_broken(i, rest, &e);
+                        return None;
+                    }
+                }
+            }
+            Err(e) => {
+                self.item_broken(i, rest, &e);
+                return None;
+            }
+        };
+        Some(span)
     }
 
     /// Where an item of the array could not be read: cut short, or broken.
@@ -583,11 +722,15 @@ impl<'a> Reader<'a> {
             }
         };
         if done.is_none() {
-            self.unexpected(
-                span,
-                format!("this `{kind}` object lacks a field or has one of the wrong type"),
-            );
+            self.lacks_field(kind, span);
         }
+    }
+
+    fn lacks_field(&mut self, kind: &str, span: Span) {
+        self.unexpected(
+            span,
+            format!("this `{kind}` object lacks a field or has one of the wrong type"),
+        );
     }
 
     fn table_id(&mut self, family: &'a str, name: &'a str, span: Span) -> TableId {
@@ -811,11 +954,22 @@ impl<'a> Reader<'a> {
 
     fn rule(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
         let mut de = serde_json::Deserializer::from_str(body.get());
+        let parts = de
+            .deserialize_map(RuleFields {
+                strings: self.strings,
+                text: self.text,
+            })
+            .ok()?;
+        self.rule_parts(parts, span)
+    }
+
+    fn rule_parts(&mut self, parts: RuleParts<'a>, span: Span) -> Option<()> {
         let RuleParts {
             head,
             exprs,
             comment,
-        } = de.deserialize_map(RuleFields(self.strings)).ok()?;
+            end: _,
+        } = parts;
         let head = J::Obj(head);
         let chain = head.str_of("chain")?;
         let tid = self.owner(&head, span)?;
@@ -1184,4 +1338,54 @@ fn limit_args<'a>(strings: &'a Strings, v: &J<'a>) -> Option<Vec<&'a str>> {
         args.push(v.str_of("burst_unit").unwrap_or("packets"));
     }
     Some(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rules read in the array's pass give what the two-pass path gives, including where the
+    /// one-pass reader declines (an empty `expr` last, a second key, a body of the wrong type).
+    #[test]
+    fn one_pass_rules_equal_the_two_pass_path() {
+        let bodies = [
+            r#"{"family": "ip", "table": "t", "chain": "c", "handle": 3, "expr": [{"accept": null}]}"#,
+            r#"{"family":"ip","table":"t","chain":"c","expr":[{"jump":{"target":"x"}} ] ,"handle":4}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": null}], "comment": "a \"q\""}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": []}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [] , "handle": 9 }"#,
+            r#"{"family": "ip", "table": "t", "expr": [{"drop": null}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": 5, "expr": [{"drop": null}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [7, {"bogus": 1}, "x"]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": {"accept": null}}"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#"5"#,
+        ];
+        let mut texts = Vec::new();
+        for body in bodies {
+            texts.push(format!(r#"{{"nftables": [{{"rule": {body}}}]}}"#));
+            texts.push(format!(
+                "{{\"nftables\": [ {{ \"rule\" :\n {body} \n}} ,{{\"rule\": {body}, \"x\": 1}}]}}"
+            ));
+            // Cut short inside the body.
+            let whole = format!(r#"{{"nftables": [{{"rule": {body}}}]}}"#);
+            texts.push(whole[..whole.len() - 4].to_string());
+        }
+        for text in &texts {
+            let (s1, s2) = (Strings::new(), Strings::new());
+            let one = read_json(text, &s1, true);
+            let two = read_json(text, &s2, false);
+            assert_eq!(
+                format!("{:?}", one.ruleset),
+                format!("{:?}", two.ruleset),
+                "{text}"
+            );
+            assert_eq!(
+                format!("{:?}", one.diagnostics),
+                format!("{:?}", two.diagnostics),
+                "{text}"
+            );
+        }
+    }
 }
