@@ -306,6 +306,33 @@ struct Extra {
     catalog_line: Option<u64>,
 }
 
+/// A fact's scope as the number both versions write: 0 iptables, [`IPVS_SCOPE`], else an
+/// nftables layout by its position among the known generations, from 1 (stable within a
+/// version).
+fn scope_number(s: Scope) -> u64 {
+    match s {
+        Scope::Iptables => 0,
+        Scope::Ipvs => IPVS_SCOPE,
+        Scope::Nft { generation } => {
+            1 + GENERATIONS
+                .iter()
+                .position(|g| *g == generation)
+                .unwrap_or(GENERATIONS.len() - 1) as u64
+        }
+    }
+}
+
+/// The scope a number written by [`scope_number`] stands for; `None` for an unknown layout.
+fn scope_of_number(v: u64) -> Option<Scope> {
+    Some(match v {
+        0 => Scope::Iptables,
+        IPVS_SCOPE => Scope::Ipvs,
+        v => Scope::Nft {
+            generation: GENERATIONS.get(usize::try_from(v).ok()?.checked_sub(1)?)?,
+        },
+    })
+}
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -489,17 +516,7 @@ impl RawFact {
 
     fn of(f: &LocalFact, names: &mut AddressNames) -> RawFact {
         let mut r = RawFact::default();
-        let scope = |s: Scope| match s {
-            Scope::Iptables => 0,
-            Scope::Ipvs => IPVS_SCOPE,
-            Scope::Nft { generation } => {
-                // Named by position among the known generations (stable within a version).
-                1 + GENERATIONS
-                    .iter()
-                    .position(|g| *g == generation)
-                    .unwrap_or(GENERATIONS.len() - 1) as u64
-            }
-        };
+        let scope = scope_number;
         let s = |id: u32| u64::from(id);
         match f.subject {
             SubjectOf::Service { service } => r.extend(&[0, s(service)]),
@@ -608,18 +625,8 @@ impl RawFact {
                 Err(damaged("a name index out of range"))
             }
         };
-        let scope = |v: u64| -> Result<Scope, SummaryError> {
-            if v == 0 {
-                return Ok(Scope::Iptables);
-            }
-            if v == IPVS_SCOPE {
-                return Ok(Scope::Ipvs);
-            }
-            let generation = GENERATIONS
-                .get(v as usize - 1)
-                .ok_or_else(|| damaged("an unknown nftables layout"))?;
-            Ok(Scope::Nft { generation })
-        };
+        let scope =
+            |v: u64| scope_of_number(v).ok_or_else(|| damaged("an unknown nftables layout"));
         let f = &n[1..value_at];
         let subject = match kind {
             0 => SubjectOf::Service {

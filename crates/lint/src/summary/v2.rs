@@ -26,8 +26,8 @@
 //! are chunked apart, and lines (which differ between nodes with the order of their rules)
 //! live in members of their own, inflated only for the facts a report shows.
 
-use super::{FORMAT, GENERATIONS, IPVS_SCOPE, Merged, NodeDoc, SummaryError, merged};
-use crate::diff::facts::{Scope, SubjectOf, ValueOf};
+use super::{FORMAT, Merged, NodeDoc, SummaryError, merged, scope_number, scope_of_number};
+use crate::diff::facts::{SubjectOf, ValueOf};
 use crate::diff::group::{LocalFactOf, NodeFacts, NodeInfo};
 use crate::diff::{Expected, NodeBackend};
 use crate::kube::AddressKind;
@@ -549,16 +549,7 @@ fn decode_fact<'t>(fields: &[&'t str], part: Part) -> Option<ChunkFact<'t>> {
     fn name(f: Option<&str>) -> Option<Cow<'_, str>> {
         unescape(f?)
     }
-    let scope = |f: Option<&str>| -> Option<Scope> {
-        let v: u64 = f?.parse().ok()?;
-        Some(match v {
-            0 => Scope::Iptables,
-            IPVS_SCOPE => Scope::Ipvs,
-            v => Scope::Nft {
-                generation: GENERATIONS.get(usize::try_from(v).ok()?.checked_sub(1)?)?,
-            },
-        })
-    };
+    let scope = |f: Option<&str>| scope_of_number(f?.parse().ok()?);
     let subject = match kind {
         0 => SubjectOf::Service {
             service: name(next())?,
@@ -809,16 +800,6 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
         for &n in names {
             out.push('\t');
             put_name(out, text(n));
-        }
-    };
-    let scope_number = |s: Scope| match s {
-        Scope::Iptables => 0,
-        Scope::Ipvs => IPVS_SCOPE,
-        Scope::Nft { generation: g } => {
-            1 + GENERATIONS
-                .iter()
-                .position(|k| *k == g)
-                .unwrap_or(GENERATIONS.len() - 1) as u64
         }
     };
     match f.subject {
