@@ -18,6 +18,17 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).expect(path)
 }
 
+/// The node names of a `diff --format json` report, in order.
+fn node_names(out: &std::process::Output) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_str(&stdout(out)).expect("JSON");
+    doc["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
 /// A fresh folder for one test.
 fn scratch(test: &str) -> PathBuf {
     let dir =
@@ -187,14 +198,7 @@ fn a_subfolder_of_several_dumps_is_skipped_not_a_node() {
     let folder = format!("{}/", dir.display());
     let out = rulelint(&["diff", &folder, "--format", "json"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
-    let names: Vec<&str> = doc["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .map(|n| n["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["node-a", "node-b"]);
+    assert_eq!(node_names(&out), ["node-a", "node-b"]);
     assert!(
         stderr(&out).contains("ipv6`: it holds 2 iptables-save dumps"),
         "{}",
@@ -233,13 +237,6 @@ fn linked_dumps_in_a_folder_are_read_as_a_mounted_config_map_shows_them() {
     let folder = format!("{}/", dir.display());
     let out = rulelint(&["diff", &folder, "--format", "json"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
-    let names: Vec<&str> = doc["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .map(|n| n["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["node-a", "node-b"]);
+    assert_eq!(node_names(&out), ["node-a", "node-b"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
