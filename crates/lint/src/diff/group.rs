@@ -152,8 +152,7 @@ impl Collected<'_> {
         let built;
         if node.backend == NodeBackend::Iptables {
             collect_iptables_services(node, 0, &mut facts);
-            services = Some(located(node, &facts));
-            facts.clear();
+            services = Some(located(node, std::mem::take(&mut facts)));
         }
         if node.backend != NodeBackend::Iptables || options.catalog {
             // An iptables node's catalogue is built on demand when the caller did not.
@@ -168,7 +167,7 @@ impl Collected<'_> {
             };
             let mut from_catalog = Vec::new();
             collect_catalog(entries, 0, true, &mut from_catalog);
-            catalog = Some(located(node, &from_catalog));
+            catalog = Some(located(node, from_catalog));
         }
         if node.backend.has_iptables() {
             collect_iptables_chains(node, 0, options.digests, &mut facts);
@@ -179,8 +178,7 @@ impl Collected<'_> {
         if let Some(generation) = node.nft_generation {
             collect_nft_chains(node, 0, generation, &mut facts);
         }
-        let chains = located(node, &facts);
-        drop(facts);
+        let chains = located(node, facts);
         then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
@@ -196,10 +194,11 @@ impl Collected<'_> {
     }
 }
 
-/// Facts with the line that shows each in the node's dump.
-fn located<'r>(node: &Node<'_>, facts: &[Fact<'r>]) -> Vec<LocalFactOf<&'r str>> {
+/// Facts with the line that shows each in the node's dump. Made in the facts' own memory (a
+/// `Vec` collected from its `into_iter` reuses it), not beside it.
+fn located<'r>(node: &Node<'_>, facts: Vec<Fact<'r>>) -> Vec<LocalFactOf<&'r str>> {
     facts
-        .iter()
+        .into_iter()
         .map(|f| {
             let line = match (f.rule, f.chain) {
                 (Some(rule), _) => Some(node.rule_line(rule)),
@@ -706,44 +705,77 @@ impl std::hash::Hasher for Mixed {
     }
 }
 
-/// A table of distinct things, each with an id.
+/// A table of distinct things, each with an id. The hash table holds ids only, the things
+/// once in `list`: a second copy as hash-map keys would double the table (a 1M-chain dump's
+/// names and subjects).
 #[derive(Debug)]
 struct Table<T> {
     list: Vec<T>,
-    ids: std::collections::HashMap<T, u32, std::hash::BuildHasherDefault<Mixed>>,
+    ids: hashbrown::HashTable<u32>,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
         Table {
             list: Vec::new(),
-            ids: Default::default(),
+            ids: hashbrown::HashTable::new(),
         }
     }
 }
 
-impl<T: Clone + Eq + std::hash::Hash> Table<T> {
-    fn id(&mut self, t: T) -> u32 {
-        if let Some(&id) = self.ids.get(&t) {
-            return id;
-        }
+/// The hash a [`Table`] files a thing under.
+fn table_hash<Q: std::hash::Hash + ?Sized>(q: &Q) -> u64 {
+    use std::hash::BuildHasher;
+    std::hash::BuildHasherDefault::<Mixed>::default().hash_one(q)
+}
+
+impl<T: Eq + std::hash::Hash> Table<T> {
+    /// The id of the thing hashed `hash` that `is` picks out, if the table holds it.
+    fn find(&self, hash: u64, is: impl Fn(&T) -> bool) -> Option<u32> {
+        self.ids
+            .find(hash, |&id| is(&self.list[id as usize]))
+            .copied()
+    }
+
+    /// Adds `t`, new, hashed `hash`; its id.
+    fn add(&mut self, hash: u64, t: T) -> u32 {
         let id = self.list.len() as u32;
-        self.list.push(t.clone());
-        self.ids.insert(t, id);
+        self.list.push(t);
+        let list = &self.list;
+        self.ids
+            .insert_unique(hash, id, |&id| table_hash(&list[id as usize]));
         id
+    }
+
+    /// Room for `more` things without growing.
+    fn reserve(&mut self, more: usize) {
+        let list = &self.list;
+        self.ids.reserve(more, |&id| table_hash(&list[id as usize]));
+    }
+
+    fn id(&mut self, t: T) -> u32 {
+        let hash = table_hash(&t);
+        match self.find(hash, |x| *x == t) {
+            Some(id) => id,
+            None => self.add(hash, t),
+        }
     }
 }
 
 impl Table<Box<str>> {
     /// The id of a name, copied only when new.
     fn id_str(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        // `Box<str>` hashes as the `str` it holds.
+        let hash = table_hash(s);
+        match self.find(hash, |x| **x == *s) {
+            Some(id) => id,
+            None => self.add(hash, s.into()),
         }
-        let id = self.list.len() as u32;
-        self.list.push(s.into());
-        self.ids.insert(s.into(), id);
-        id
+    }
+
+    /// The id of a name the table holds.
+    fn get_str(&self, s: &str) -> Option<u32> {
+        self.find(table_hash(s), |x| **x == *s)
     }
 }
 
@@ -1145,8 +1177,8 @@ impl Group {
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
         let more = list.len().saturating_sub(self.subjects.list.len());
-        self.subjects.ids.reserve(more);
-        self.strings.ids.reserve(more / 2);
+        self.subjects.reserve(more);
+        self.strings.reserve(more / 2);
         let list: Vec<LocalFact> = list
             .into_iter()
             .map(|f| f.map(|s| self.strings.id_str(s)))
@@ -1341,7 +1373,7 @@ impl Group {
             super::ipvs::ServiceKeys::new(
                 &self.subjects.list,
                 |id| self.text(id),
-                |name| self.strings.ids.get(name).copied(),
+                |name| self.strings.get_str(name),
                 infos.iter().any(|n| !n.backend.has_ipvs()),
             )
         });
