@@ -9,7 +9,7 @@
 //! them once it knows every node.
 
 use super::facts::{
-    Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
+    EachFact, Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
     collect_iptables_chains, collect_iptables_services, collect_nft_chains,
 };
 use super::node_local::{Expected, address_in};
@@ -104,7 +104,8 @@ impl NodeFacts {
             let mut strings = Strings::default();
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
-            let chains = strings.own(collected.chains);
+            let mut chains = Vec::new();
+            chain_facts(node, options, |f| chains.push(f.map(|s| strings.id(s))));
             // The endpoint facts name most pod IPs the node DNATs to; keep the others.
             let named: FxHashSet<IpAddr> = services
                 .iter()
@@ -133,13 +134,13 @@ impl NodeFacts {
     }
 }
 
-/// A node's facts as collected, their names borrowed from the node: what [`NodeFacts`] owns,
-/// or what [`Group::insert_node`] takes in without copying the names first.
+/// A node's Service-level facts as collected, their names borrowed from the node: what
+/// [`NodeFacts`] owns, or what [`Group::insert_node`] takes in without copying the names
+/// first. Chain facts, as many as the dump has chains, are not held: see [`chain_facts`].
 struct Collected<'r> {
     info: NodeInfo,
     services: Option<Vec<LocalFactOf<&'r str>>>,
     catalog: Option<Vec<LocalFactOf<&'r str>>>,
-    chains: Vec<LocalFactOf<&'r str>>,
 }
 
 impl Collected<'_> {
@@ -169,16 +170,6 @@ impl Collected<'_> {
             collect_catalog(entries, 0, true, &mut from_catalog);
             catalog = Some(located(node, from_catalog));
         }
-        if node.backend.has_iptables() {
-            collect_iptables_chains(node, 0, options.digests, &mut facts);
-            if node.backend.has_ipvs() {
-                super::ipvs::rescope(&mut facts);
-            }
-        }
-        if let Some(generation) = node.nft_generation {
-            collect_nft_chains(node, 0, generation, &mut facts);
-        }
-        let chains = located(node, facts);
         then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
@@ -189,31 +180,57 @@ impl Collected<'_> {
             },
             services,
             catalog,
-            chains,
         })
+    }
+}
+
+/// The chain-level facts of a node (chains, policies, hook jumps, digests), each located and
+/// handed to `emit` as it is found: a dump of a million chains never has them all in a list.
+fn chain_facts<'r>(
+    node: &'r Node<'_>,
+    options: FactOptions,
+    mut emit: impl FnMut(LocalFactOf<&'r str>),
+) {
+    if node.backend.has_iptables() {
+        let ipvs = node.backend.has_ipvs();
+        let mut each = EachFact(|mut f: Fact<'r>| {
+            if ipvs {
+                super::ipvs::rescope(std::slice::from_mut(&mut f));
+            }
+            emit(locate(node, f));
+        });
+        collect_iptables_chains(node, 0, options.digests, &mut each);
+    }
+    if let Some(generation) = node.nft_generation {
+        collect_nft_chains(
+            node,
+            0,
+            generation,
+            &mut EachFact(|f| emit(locate(node, f))),
+        );
     }
 }
 
 /// Facts with the line that shows each in the node's dump. Made in the facts' own memory (a
 /// `Vec` collected from its `into_iter` reuses it), not beside it.
 fn located<'r>(node: &Node<'_>, facts: Vec<Fact<'r>>) -> Vec<LocalFactOf<&'r str>> {
-    facts
-        .into_iter()
-        .map(|f| {
-            let line = match (f.rule, f.chain) {
-                (Some(rule), _) => Some(node.rule_line(rule)),
-                (None, Some(chain)) => node.chain_line(chain),
-                (None, None) => f.line,
-            };
-            LocalFactOf {
-                subject: f.subject,
-                value: f.value,
-                line: line.unwrap_or(0),
-                by_rule: f.rule.is_some(),
-                expected: f.expected,
-            }
-        })
-        .collect()
+    facts.into_iter().map(|f| locate(node, f)).collect()
+}
+
+/// A fact with the line that shows it in the node's dump.
+fn locate<'r>(node: &Node<'_>, f: Fact<'r>) -> LocalFactOf<&'r str> {
+    let line = match (f.rule, f.chain) {
+        (Some(rule), _) => Some(node.rule_line(rule)),
+        (None, Some(chain)) => node.chain_line(chain),
+        (None, None) => f.line,
+    };
+    LocalFactOf {
+        subject: f.subject,
+        value: f.value,
+        line: line.unwrap_or(0),
+        by_rule: f.rule.is_some(),
+        expected: f.expected,
+    }
 }
 
 /// The destination an endpoint fact names.
@@ -848,32 +865,45 @@ impl Follow {
         let mut out = Vec::with_capacity(items.size_hint().0);
         let mut cursor = 0usize;
         for item in items {
-            let id = match self.ids.get(cursor) {
-                Some(&id) if table.holds(id, &item) => {
-                    cursor += 1;
-                    id
-                }
-                _ => {
-                    let id = table.lookup(item);
-                    if let Some(&p) = self.positions.get(id as usize)
-                        && p != u32::MAX
-                    {
-                        cursor = p as usize + 1;
-                    }
-                    id
-                }
-            };
-            out.push(id);
+            out.push(self.id_of(table, item, &mut cursor));
         }
         if self.ids.is_empty() && !out.is_empty() {
-            let size = out.iter().max().map_or(0, |&m| m as usize + 1);
-            self.positions = vec![u32::MAX; size];
-            for (p, &id) in out.iter().enumerate().rev() {
-                self.positions[id as usize] = p as u32;
-            }
-            self.ids.clone_from(&out);
+            self.remember(out.clone());
         }
         out
+    }
+
+    /// The id of one item of a list in `table`, `cursor` where the list is along the first
+    /// one (0 at its start).
+    fn id_of<I, T: Lookup<I>>(&self, table: &mut T, item: I, cursor: &mut usize) -> u32 {
+        match self.ids.get(*cursor) {
+            Some(&id) if table.holds(id, &item) => {
+                *cursor += 1;
+                id
+            }
+            _ => {
+                let id = table.lookup(item);
+                if let Some(&p) = self.positions.get(id as usize)
+                    && p != u32::MAX
+                {
+                    *cursor = p as usize + 1;
+                }
+                id
+            }
+        }
+    }
+
+    /// Takes `ids` as the first list, when none was given before.
+    fn remember(&mut self, ids: Vec<u32>) {
+        if !self.ids.is_empty() || ids.is_empty() {
+            return;
+        }
+        let size = ids.iter().max().map_or(0, |&m| m as usize + 1);
+        self.positions = vec![u32::MAX; size];
+        for (p, &id) in ids.iter().enumerate().rev() {
+            self.positions[id as usize] = p as u32;
+        }
+        self.ids = ids;
     }
 }
 
@@ -951,7 +981,7 @@ impl Group {
             let stored = Stored {
                 services: c.services.map(|l| self.pack_named(SERVICES, l)),
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
-                chains: self.pack_named(CHAINS, c.chains),
+                chains: self.pack_chains(node, options),
                 chunked: None,
                 // All of them: parsing the endpoint facts' addresses to leave those out
                 // costs more than holding them for one comparison.
@@ -1204,10 +1234,54 @@ impl Group {
                 expected: f.expected,
             })
             .collect();
-        if self.references[kind].entries.is_empty() {
-            self.references[kind] = Reference::new(entries.clone());
+        self.pack_entries(kind, entries)
+    }
+
+    /// [`Group::pack_named`] of a node's chain facts, each turned into ids as it is collected:
+    /// the node costs its entries (16 bytes a fact) while it is packed, not a list of facts.
+    fn pack_chains(&mut self, node: &Node<'_>, options: FactOptions) -> Packed {
+        // The first node sizes the tables (a guess from its chains: nodes share most facts).
+        let chains = node.set.chains.len() + node.nft_chains.len();
+        let more = chains.saturating_sub(self.subjects.list.len());
+        self.subjects.reserve(more);
+        self.strings.reserve(more / 2);
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut cursor = 0usize;
+        let Group {
+            strings,
+            subjects,
+            values,
+            follow,
+            ..
+        } = self;
+        let follow = &follow[CHAINS];
+        // Names, subjects and values get their ids in the order `pack_named` gives them.
+        chain_facts(node, options, |f| {
+            let f = f.map(|s| strings.id_str(s));
+            entries.push(Entry {
+                subject: follow.id_of(subjects, f.subject, &mut cursor),
+                value: values.id(f.value),
+                line: f.line,
+                by_rule: f.by_rule,
+                expected: f.expected,
+            });
+        });
+        if self.follow[CHAINS].ids.is_empty() {
+            self.follow[CHAINS].remember(entries.iter().map(|e| e.subject).collect());
         }
-        self.references[kind].pack(kind, &entries)
+        self.pack_entries(CHAINS, entries)
+    }
+
+    /// A node's entries of a list of `kind`, packed against the first node's (which they are
+    /// when no node came before).
+    fn pack_entries(&mut self, kind: usize, entries: Vec<Entry>) -> Packed {
+        let reference = &mut self.references[kind];
+        if reference.entries.is_empty() {
+            // The first node's entries become the reference, not a copy of them.
+            *reference = Reference::new(entries);
+            return reference.pack(kind, &reference.entries);
+        }
+        reference.pack(kind, &entries)
     }
 
     /// The facts of a node's list.
