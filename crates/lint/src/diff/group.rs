@@ -1451,39 +1451,57 @@ impl Group {
                 infos.iter().any(|n| !n.backend.has_ipvs()),
             )
         });
-        let map: Vec<u32> = self
-            .subjects
-            .list
-            .iter()
-            .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
-                None => u32::MAX,
-                Some(s) => match s {
-                    SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
-                    SubjectOf::ServiceChain { .. }
-                        if reading.by_catalog && !reading.one_backend =>
-                    {
-                        u32::MAX
-                    }
-                    SubjectOf::Address {
-                        service,
-                        kind: AddressKind::LoadBalancerIp,
-                        address,
-                        protocol,
-                        port,
-                    } if reading.by_catalog && !reading.one_backend => {
-                        canonical.id(SubjectOf::Address {
+        // Most readings keep every subject as it is: then the group's own table is the
+        // canonical one, not copied (a 1M-chain pair's subjects are tens of MB).
+        let identity = ipvs.is_none()
+            && (!reading.by_catalog || reading.one_backend)
+            && (reading.rule_digests
+                || !self
+                    .subjects
+                    .list
+                    .iter()
+                    .any(|s| matches!(s, SubjectOf::ChainRules { .. })));
+        let map: Vec<u32> = if identity {
+            (0..self.subjects.list.len() as u32).collect()
+        } else {
+            self.subjects
+                .list
+                .iter()
+                .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
+                    None => u32::MAX,
+                    Some(s) => match s {
+                        SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
+                        SubjectOf::ServiceChain { .. }
+                            if reading.by_catalog && !reading.one_backend =>
+                        {
+                            u32::MAX
+                        }
+                        SubjectOf::Address {
                             service,
-                            kind: AddressKind::ExternalIp,
+                            kind: AddressKind::LoadBalancerIp,
                             address,
                             protocol,
                             port,
-                        })
-                    }
-                    s => canonical.id(s),
-                },
-            })
-            .collect();
-        let subject_count = canonical.list.len();
+                        } if reading.by_catalog && !reading.one_backend => {
+                            canonical.id(SubjectOf::Address {
+                                service,
+                                kind: AddressKind::ExternalIp,
+                                address,
+                                protocol,
+                                port,
+                            })
+                        }
+                        s => canonical.id(s),
+                    },
+                })
+                .collect()
+        };
+        let canonical: &[SubjectOf<u32>] = if identity {
+            &self.subjects.list
+        } else {
+            &canonical.list
+        };
+        let subject_count = canonical.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
             None => true,
@@ -1594,7 +1612,7 @@ impl Group {
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
-            let subject = canonical.list[c];
+            let subject = canonical[c];
             let scope = subject.scope();
             let compared_count = *compared_counts
                 .entry(scope)
@@ -1655,7 +1673,7 @@ impl Group {
                 }
             }
         }
-        let subject_of = |c: u32| canonical.list[c as usize].map(|s| self.text(s));
+        let subject_of = |c: u32| canonical[c as usize].map(|s| self.text(s));
         // (Service port, node) for every node that lacks a Service port some other node has.
         let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
         for (c, entries) in &gathered {
