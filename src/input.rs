@@ -102,9 +102,17 @@ fn read_limited(path: &str, limit: u64) -> Result<Input, String> {
         String::from("<stdin>")
     } else {
         let mut file = File::open(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-        if file.metadata().is_ok_and(|m| m.len() > limit) {
+        let known = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        if known.is_some_and(|len| len > limit) {
             return Err(too_big(path, "holds"));
         }
+        // Sized once from the file's length: a buffer grown by doubling peaks near twice it.
+        // (`take` hides the length from `read_to_end`; a pipe reports none.)
+        bytes.reserve_exact(known.unwrap_or(0) as usize);
         file.by_ref()
             .take(limit + 1)
             .read_to_end(&mut bytes)

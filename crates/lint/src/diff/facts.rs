@@ -320,6 +320,28 @@ pub struct Reading {
     pub one_backend: bool,
 }
 
+/// Where collected facts go: a list, or (through [`EachFact`]) a function that takes each as it
+/// is found, so that a million chain facts need not be held at once.
+pub(super) trait FactSink<'r> {
+    /// Takes one fact.
+    fn push(&mut self, fact: Fact<'r>);
+}
+
+impl<'r> FactSink<'r> for Vec<Fact<'r>> {
+    fn push(&mut self, fact: Fact<'r>) {
+        Vec::push(self, fact);
+    }
+}
+
+/// A [`FactSink`] that hands each fact to a function.
+pub(super) struct EachFact<F>(pub F);
+
+impl<'r, F: FnMut(Fact<'r>)> FactSink<'r> for EachFact<F> {
+    fn push(&mut self, fact: Fact<'r>) {
+        (self.0)(fact);
+    }
+}
+
 /// Collects the facts of one node, in no particular order.
 pub fn collect<'r>(node: &'r Node<'_>, index: u32, reading: Reading, out: &mut Vec<Fact<'r>>) {
     if reading.by_catalog {
@@ -483,7 +505,7 @@ pub(super) fn collect_iptables_chains<'r>(
     node: &'r Node<'_>,
     index: u32,
     rule_digests: bool,
-    out: &mut Vec<Fact<'r>>,
+    out: &mut impl FactSink<'r>,
 ) {
     let set = node.set;
     let model = &node.model;
@@ -730,7 +752,7 @@ pub(super) fn collect_nft_chains<'r>(
     node: &'r Node<'_>,
     index: u32,
     generation: &'static str,
-    out: &mut Vec<Fact<'r>>,
+    out: &mut impl FactSink<'r>,
 ) {
     let scope = Scope::Nft { generation };
     for chain in node.nft_chains.iter() {

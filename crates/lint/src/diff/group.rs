@@ -9,7 +9,7 @@
 //! them once it knows every node.
 
 use super::facts::{
-    Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
+    EachFact, Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
     collect_iptables_chains, collect_iptables_services, collect_nft_chains,
 };
 use super::node_local::{Expected, address_in};
@@ -107,7 +107,8 @@ impl NodeFacts {
             let mut strings = Strings::default();
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
-            let chains = strings.own(collected.chains);
+            let mut chains = Vec::new();
+            chain_facts(node, options, |f| chains.push(f.map(|s| strings.id(s))));
             // The endpoint facts name most pod IPs the node DNATs to; keep the others.
             let named: FxHashSet<IpAddr> = services
                 .iter()
@@ -136,13 +137,13 @@ impl NodeFacts {
     }
 }
 
-/// A node's facts as collected, their names borrowed from the node: what [`NodeFacts`] owns,
-/// or what [`Group::insert_node`] takes in without copying the names first.
+/// A node's Service-level facts as collected, their names borrowed from the node: what
+/// [`NodeFacts`] owns, or what [`Group::insert_node`] takes in without copying the names
+/// first. Chain facts, as many as the dump has chains, are not held: see [`chain_facts`].
 struct Collected<'r> {
     info: NodeInfo,
     services: Option<Vec<LocalFactOf<&'r str>>>,
     catalog: Option<Vec<LocalFactOf<&'r str>>>,
-    chains: Vec<LocalFactOf<&'r str>>,
 }
 
 impl Collected<'_> {
@@ -155,8 +156,7 @@ impl Collected<'_> {
         let built;
         if node.backend == NodeBackend::Iptables {
             collect_iptables_services(node, 0, &mut facts);
-            services = Some(located(node, &facts));
-            facts.clear();
+            services = Some(located(node, std::mem::take(&mut facts)));
         }
         if node.backend != NodeBackend::Iptables || options.catalog {
             // An iptables node's catalogue is built on demand when the caller did not.
@@ -171,19 +171,8 @@ impl Collected<'_> {
             };
             let mut from_catalog = Vec::new();
             collect_catalog(entries, 0, true, &mut from_catalog);
-            catalog = Some(located(node, &from_catalog));
+            catalog = Some(located(node, from_catalog));
         }
-        if node.backend.has_iptables() {
-            collect_iptables_chains(node, 0, options.digests, &mut facts);
-            if node.backend.has_ipvs() {
-                super::ipvs::rescope(&mut facts);
-            }
-        }
-        if let Some(generation) = node.nft_generation {
-            collect_nft_chains(node, 0, generation, &mut facts);
-        }
-        let chains = located(node, &facts);
-        drop(facts);
         then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
@@ -195,30 +184,57 @@ impl Collected<'_> {
             },
             services,
             catalog,
-            chains,
         })
     }
 }
 
-/// Facts with the line that shows each in the node's dump.
-fn located<'r>(node: &Node<'_>, facts: &[Fact<'r>]) -> Vec<LocalFactOf<&'r str>> {
-    facts
-        .iter()
-        .map(|f| {
-            let line = match (f.rule, f.chain) {
-                (Some(rule), _) => Some(node.rule_line(rule)),
-                (None, Some(chain)) => node.chain_line(chain),
-                (None, None) => f.line,
-            };
-            LocalFactOf {
-                subject: f.subject,
-                value: f.value,
-                line: line.unwrap_or(0),
-                by_rule: f.rule.is_some(),
-                expected: f.expected,
+/// The chain-level facts of a node (chains, policies, hook jumps, digests), each located and
+/// handed to `emit` as it is found: a dump of a million chains never has them all in a list.
+fn chain_facts<'r>(
+    node: &'r Node<'_>,
+    options: FactOptions,
+    mut emit: impl FnMut(LocalFactOf<&'r str>),
+) {
+    if node.backend.has_iptables() {
+        let ipvs = node.backend.has_ipvs();
+        let mut each = EachFact(|mut f: Fact<'r>| {
+            if ipvs {
+                super::ipvs::rescope(std::slice::from_mut(&mut f));
             }
-        })
-        .collect()
+            emit(locate(node, f));
+        });
+        collect_iptables_chains(node, 0, options.digests, &mut each);
+    }
+    if let Some(generation) = node.nft_generation {
+        collect_nft_chains(
+            node,
+            0,
+            generation,
+            &mut EachFact(|f| emit(locate(node, f))),
+        );
+    }
+}
+
+/// Facts with the line that shows each in the node's dump. Made in the facts' own memory (a
+/// `Vec` collected from its `into_iter` reuses it), not beside it.
+fn located<'r>(node: &Node<'_>, facts: Vec<Fact<'r>>) -> Vec<LocalFactOf<&'r str>> {
+    facts.into_iter().map(|f| locate(node, f)).collect()
+}
+
+/// A fact with the line that shows it in the node's dump.
+fn locate<'r>(node: &Node<'_>, f: Fact<'r>) -> LocalFactOf<&'r str> {
+    let line = match (f.rule, f.chain) {
+        (Some(rule), _) => Some(node.rule_line(rule)),
+        (None, Some(chain)) => node.chain_line(chain),
+        (None, None) => f.line,
+    };
+    LocalFactOf {
+        subject: f.subject,
+        value: f.value,
+        line: line.unwrap_or(0),
+        by_rule: f.rule.is_some(),
+        expected: f.expected,
+    }
 }
 
 /// The destination an endpoint fact names.
@@ -710,44 +726,77 @@ impl std::hash::Hasher for Mixed {
     }
 }
 
-/// A table of distinct things, each with an id.
+/// A table of distinct things, each with an id. The hash table holds ids only, the things
+/// once in `list`: a second copy as hash-map keys would double the table (a 1M-chain dump's
+/// names and subjects).
 #[derive(Debug)]
 struct Table<T> {
     list: Vec<T>,
-    ids: std::collections::HashMap<T, u32, std::hash::BuildHasherDefault<Mixed>>,
+    ids: hashbrown::HashTable<u32>,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
         Table {
             list: Vec::new(),
-            ids: Default::default(),
+            ids: hashbrown::HashTable::new(),
         }
     }
 }
 
-impl<T: Clone + Eq + std::hash::Hash> Table<T> {
-    fn id(&mut self, t: T) -> u32 {
-        if let Some(&id) = self.ids.get(&t) {
-            return id;
-        }
+/// The hash a [`Table`] files a thing under.
+fn table_hash<Q: std::hash::Hash + ?Sized>(q: &Q) -> u64 {
+    use std::hash::BuildHasher;
+    std::hash::BuildHasherDefault::<Mixed>::default().hash_one(q)
+}
+
+impl<T: Eq + std::hash::Hash> Table<T> {
+    /// The id of the thing hashed `hash` that `is` picks out, if the table holds it.
+    fn find(&self, hash: u64, is: impl Fn(&T) -> bool) -> Option<u32> {
+        self.ids
+            .find(hash, |&id| is(&self.list[id as usize]))
+            .copied()
+    }
+
+    /// Adds `t`, new, hashed `hash`; its id.
+    fn add(&mut self, hash: u64, t: T) -> u32 {
         let id = self.list.len() as u32;
-        self.list.push(t.clone());
-        self.ids.insert(t, id);
+        self.list.push(t);
+        let list = &self.list;
+        self.ids
+            .insert_unique(hash, id, |&id| table_hash(&list[id as usize]));
         id
+    }
+
+    /// Room for `more` things without growing.
+    fn reserve(&mut self, more: usize) {
+        let list = &self.list;
+        self.ids.reserve(more, |&id| table_hash(&list[id as usize]));
+    }
+
+    fn id(&mut self, t: T) -> u32 {
+        let hash = table_hash(&t);
+        match self.find(hash, |x| *x == t) {
+            Some(id) => id,
+            None => self.add(hash, t),
+        }
     }
 }
 
 impl Table<Box<str>> {
     /// The id of a name, copied only when new.
     fn id_str(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        // `Box<str>` hashes as the `str` it holds.
+        let hash = table_hash(s);
+        match self.find(hash, |x| **x == *s) {
+            Some(id) => id,
+            None => self.add(hash, s.into()),
         }
-        let id = self.list.len() as u32;
-        self.list.push(s.into());
-        self.ids.insert(s.into(), id);
-        id
+    }
+
+    /// The id of a name the table holds.
+    fn get_str(&self, s: &str) -> Option<u32> {
+        self.find(table_hash(s), |x| **x == *s)
     }
 }
 
@@ -820,32 +869,45 @@ impl Follow {
         let mut out = Vec::with_capacity(items.size_hint().0);
         let mut cursor = 0usize;
         for item in items {
-            let id = match self.ids.get(cursor) {
-                Some(&id) if table.holds(id, &item) => {
-                    cursor += 1;
-                    id
-                }
-                _ => {
-                    let id = table.lookup(item);
-                    if let Some(&p) = self.positions.get(id as usize)
-                        && p != u32::MAX
-                    {
-                        cursor = p as usize + 1;
-                    }
-                    id
-                }
-            };
-            out.push(id);
+            out.push(self.id_of(table, item, &mut cursor));
         }
         if self.ids.is_empty() && !out.is_empty() {
-            let size = out.iter().max().map_or(0, |&m| m as usize + 1);
-            self.positions = vec![u32::MAX; size];
-            for (p, &id) in out.iter().enumerate().rev() {
-                self.positions[id as usize] = p as u32;
-            }
-            self.ids.clone_from(&out);
+            self.remember(out.clone());
         }
         out
+    }
+
+    /// The id of one item of a list in `table`, `cursor` where the list is along the first
+    /// one (0 at its start).
+    fn id_of<I, T: Lookup<I>>(&self, table: &mut T, item: I, cursor: &mut usize) -> u32 {
+        match self.ids.get(*cursor) {
+            Some(&id) if table.holds(id, &item) => {
+                *cursor += 1;
+                id
+            }
+            _ => {
+                let id = table.lookup(item);
+                if let Some(&p) = self.positions.get(id as usize)
+                    && p != u32::MAX
+                {
+                    *cursor = p as usize + 1;
+                }
+                id
+            }
+        }
+    }
+
+    /// Takes `ids` as the first list, when none was given before.
+    fn remember(&mut self, ids: Vec<u32>) {
+        if !self.ids.is_empty() || ids.is_empty() {
+            return;
+        }
+        let size = ids.iter().max().map_or(0, |&m| m as usize + 1);
+        self.positions = vec![u32::MAX; size];
+        for (p, &id) in ids.iter().enumerate().rev() {
+            self.positions[id as usize] = p as u32;
+        }
+        self.ids = ids;
     }
 }
 
@@ -924,7 +986,7 @@ impl Group {
             let stored = Stored {
                 services: c.services.map(|l| self.pack_named(SERVICES, l)),
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
-                chains: self.pack_named(CHAINS, c.chains),
+                chains: self.pack_chains(node, options),
                 chunked: None,
                 // All of them: parsing the endpoint facts' addresses to leave those out
                 // costs more than holding them for one comparison.
@@ -1150,8 +1212,8 @@ impl Group {
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
         let more = list.len().saturating_sub(self.subjects.list.len());
-        self.subjects.ids.reserve(more);
-        self.strings.ids.reserve(more / 2);
+        self.subjects.reserve(more);
+        self.strings.reserve(more / 2);
         let list: Vec<LocalFact> = list
             .into_iter()
             .map(|f| f.map(|s| self.strings.id_str(s)))
@@ -1177,10 +1239,54 @@ impl Group {
                 expected: f.expected,
             })
             .collect();
-        if self.references[kind].entries.is_empty() {
-            self.references[kind] = Reference::new(entries.clone());
+        self.pack_entries(kind, entries)
+    }
+
+    /// [`Group::pack_named`] of a node's chain facts, each turned into ids as it is collected:
+    /// the node costs its entries (16 bytes a fact) while it is packed, not a list of facts.
+    fn pack_chains(&mut self, node: &Node<'_>, options: FactOptions) -> Packed {
+        // The first node sizes the tables (a guess from its chains: nodes share most facts).
+        let chains = node.set.chains.len() + node.nft_chains.len();
+        let more = chains.saturating_sub(self.subjects.list.len());
+        self.subjects.reserve(more);
+        self.strings.reserve(more / 2);
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut cursor = 0usize;
+        let Group {
+            strings,
+            subjects,
+            values,
+            follow,
+            ..
+        } = self;
+        let follow = &follow[CHAINS];
+        // Names, subjects and values get their ids in the order `pack_named` gives them.
+        chain_facts(node, options, |f| {
+            let f = f.map(|s| strings.id_str(s));
+            entries.push(Entry {
+                subject: follow.id_of(subjects, f.subject, &mut cursor),
+                value: values.id(f.value),
+                line: f.line,
+                by_rule: f.by_rule,
+                expected: f.expected,
+            });
+        });
+        if self.follow[CHAINS].ids.is_empty() {
+            self.follow[CHAINS].remember(entries.iter().map(|e| e.subject).collect());
         }
-        self.references[kind].pack(kind, &entries)
+        self.pack_entries(CHAINS, entries)
+    }
+
+    /// A node's entries of a list of `kind`, packed against the first node's (which they are
+    /// when no node came before).
+    fn pack_entries(&mut self, kind: usize, entries: Vec<Entry>) -> Packed {
+        let reference = &mut self.references[kind];
+        if reference.entries.is_empty() {
+            // The first node's entries become the reference, not a copy of them.
+            *reference = Reference::new(entries);
+            return reference.pack(kind, &reference.entries);
+        }
+        reference.pack(kind, &entries)
     }
 
     /// The facts of a node's list.
@@ -1347,43 +1453,61 @@ impl Group {
             super::ipvs::ServiceKeys::new(
                 &self.subjects.list,
                 |id| self.text(id),
-                |name| self.strings.ids.get(name).copied(),
+                |name| self.strings.get_str(name),
                 infos.iter().any(|n| !n.backend.has_ipvs()),
             )
         });
-        let map: Vec<u32> = self
-            .subjects
-            .list
-            .iter()
-            .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
-                None => u32::MAX,
-                Some(s) => match s {
-                    SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
-                    SubjectOf::ServiceChain { .. }
-                        if reading.by_catalog && !reading.one_backend =>
-                    {
-                        u32::MAX
-                    }
-                    SubjectOf::Address {
-                        service,
-                        kind: AddressKind::LoadBalancerIp,
-                        address,
-                        protocol,
-                        port,
-                    } if reading.by_catalog && !reading.one_backend => {
-                        canonical.id(SubjectOf::Address {
+        // Most readings keep every subject as it is: then the group's own table is the
+        // canonical one, not copied (a 1M-chain pair's subjects are tens of MB).
+        let identity = ipvs.is_none()
+            && (!reading.by_catalog || reading.one_backend)
+            && (reading.rule_digests
+                || !self
+                    .subjects
+                    .list
+                    .iter()
+                    .any(|s| matches!(s, SubjectOf::ChainRules { .. })));
+        let map: Vec<u32> = if identity {
+            (0..self.subjects.list.len() as u32).collect()
+        } else {
+            self.subjects
+                .list
+                .iter()
+                .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
+                    None => u32::MAX,
+                    Some(s) => match s {
+                        SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
+                        SubjectOf::ServiceChain { .. }
+                            if reading.by_catalog && !reading.one_backend =>
+                        {
+                            u32::MAX
+                        }
+                        SubjectOf::Address {
                             service,
-                            kind: AddressKind::ExternalIp,
+                            kind: AddressKind::LoadBalancerIp,
                             address,
                             protocol,
                             port,
-                        })
-                    }
-                    s => canonical.id(s),
-                },
-            })
-            .collect();
-        let subject_count = canonical.list.len();
+                        } if reading.by_catalog && !reading.one_backend => {
+                            canonical.id(SubjectOf::Address {
+                                service,
+                                kind: AddressKind::ExternalIp,
+                                address,
+                                protocol,
+                                port,
+                            })
+                        }
+                        s => canonical.id(s),
+                    },
+                })
+                .collect()
+        };
+        let canonical: &[SubjectOf<u32>] = if identity {
+            &self.subjects.list
+        } else {
+            &canonical.list
+        };
+        let subject_count = canonical.len();
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
             None => !n.services_unknown,
@@ -1494,7 +1618,7 @@ impl Group {
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
-            let subject = canonical.list[c];
+            let subject = canonical[c];
             let scope = subject.scope();
             let compared_count = *compared_counts
                 .entry(scope)
@@ -1555,7 +1679,7 @@ impl Group {
                 }
             }
         }
-        let subject_of = |c: u32| canonical.list[c as usize].map(|s| self.text(s));
+        let subject_of = |c: u32| canonical[c as usize].map(|s| self.text(s));
         // (Service port, node) for every node that lacks a Service port some other node has.
         let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
         for (c, entries) in &gathered {

@@ -52,33 +52,30 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(path) = shortest_cycle(cx, &group) else {
             continue;
         };
-        // `path` holds the jumps in order; the last one leads back to the first chain.
-        let names: Vec<&str> = path
-            .iter()
-            .map(|&(from, _)| set.chain(from).name())
-            .chain(std::iter::once(first.name()))
-            .collect();
+        // `path` holds the jumps in order; the last one leads back to the first chain. Names
+        // and lines are built only for what the finding prints: a loop may hold a million.
+        let name = |i: usize| {
+            path.get(i)
+                .map_or(first.name(), |&(from, _)| set.chain(from).name())
+        };
         // Larger knots hold more cycles; one finding per knot is enough to act on.
         let Some(&(closing_chain, closing_rule)) = path.last() else {
             continue;
         };
         let rule = set.rule(closing_rule);
-        let line = |r: RuleId| cx.line(set.rule(r).get().span.start);
-        let others: Vec<String> = path[..path.len() - 1]
-            .iter()
-            .map(|&(_, r)| line(r).to_string())
-            .collect();
+        let line = |i: usize| cx.line(set.rule(path[i].1).get().span.start).to_string();
+        let others = path.len() - 1;
         let message = if path.len() == 1 {
             format!("chain `{}` jumps to itself", first.name())
         } else {
-            format!("chains loop: {}", shortened(&names, " -> "))
+            format!("chains loop: {}", shortened(path.len() + 1, name, " -> "))
         };
-        let help = if others.is_empty() {
+        let help = if others == 0 {
             "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; remove this jump".to_string()
         } else {
             format!(
                 "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; the other jumps of the loop are on line {}: remove or redirect one of them",
-                shortened(&others, ", ")
+                shortened(others, line, ", ")
             )
         };
         out.push(
@@ -97,28 +94,29 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
 /// chains is still one readable line.
 const NAMED_AT_MOST: usize = 12;
 
-/// `items` joined by `separator`, the middle elided past [`NAMED_AT_MOST`]: the start and the
-/// end of a loop are what a reader needs to find it.
-fn shortened<S: AsRef<str>>(items: &[S], separator: &str) -> String {
-    if items.len() <= NAMED_AT_MOST {
-        return items
-            .iter()
-            .map(AsRef::as_ref)
-            .collect::<Vec<_>>()
-            .join(separator);
-    }
+/// Items `0..count` (given by `item`) joined by `separator`, the middle elided past
+/// [`NAMED_AT_MOST`]: the start and the end of a loop are what a reader needs to find it. Only
+/// the items shown are asked for.
+fn shortened<S: AsRef<str>>(count: usize, item: impl Fn(usize) -> S, separator: &str) -> String {
     let half = NAMED_AT_MOST / 2;
-    let head: Vec<&str> = items[..half].iter().map(AsRef::as_ref).collect();
-    let tail: Vec<&str> = items[items.len() - half..]
-        .iter()
-        .map(AsRef::as_ref)
-        .collect();
-    format!(
-        "{}{separator}... ({} more){separator}{}",
-        head.join(separator),
-        items.len() - 2 * half,
-        tail.join(separator)
-    )
+    let elided = count > NAMED_AT_MOST;
+    let shown: Vec<usize> = if elided {
+        (0..half).chain(count - half..count).collect()
+    } else {
+        (0..count).collect()
+    };
+    let mut out = String::new();
+    for (k, &i) in shown.iter().enumerate() {
+        if k > 0 {
+            out.push_str(separator);
+        }
+        if elided && k == half {
+            out.push_str(&format!("... ({} more)", count - 2 * half));
+            out.push_str(separator);
+        }
+        out.push_str(item(i).as_ref());
+    }
+    out
 }
 
 /// A shortest cycle through the group's first chain, as (chain, jump rule) steps.
