@@ -265,18 +265,27 @@ pub fn diff<'r>(
     b: &'r Node<'_>,
     kube_addresses: &FxHashSet<IpAddr>,
 ) -> Vec<ChainChanges<'r>> {
-    let mut in_b: FxHashMap<(&str, &str), ChainId> = FxHashMap::default();
-    for table in b.set.iter_tables().filter(|t| !t.get().superseded) {
-        for chain in table.chains() {
-            in_b.insert((table.name(), chain.name()), chain.id);
-        }
-    }
+    // b's chains are found through its tables' own name indexes: a map of every chain of b
+    // would cost more than the dump itself on a node of a million chains.
+    let live_b: Vec<_> = b
+        .set
+        .iter_tables()
+        .filter(|t| !t.get().superseded)
+        .collect();
     let mut result = Vec::new();
     for table in a.set.iter_tables().filter(|t| !t.get().superseded) {
+        let same_name: Vec<_> = live_b
+            .iter()
+            .rev()
+            .filter(|t| t.name() == table.name())
+            .collect();
         for chain in table.chains() {
-            let Some(&other) = in_b.get(&(table.name(), chain.name())) else {
+            // The last live table of that name that has the chain, as a map filled in order
+            // would keep.
+            let Some(other) = same_name.iter().find_map(|t| t.chain(chain.name())) else {
                 continue;
             };
+            let other = other.id;
             if same_text(chain, b.set.chain(other)) {
                 continue;
             }
