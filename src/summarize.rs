@@ -8,7 +8,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use rulelint_lint::diff::FactOptions;
 use rulelint_lint::summary;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
 /// Runs `rulelint summarize DUMP [-o FILE] [--node NAME]`.
 pub fn run(
@@ -47,6 +47,13 @@ pub fn run(
     if format_version == summary::v2::VERSION {
         let bytes = summary::v2::write(&facts);
         match output {
+            // As gzip does: compressed bytes would only garble a terminal.
+            None | Some("-") if std::io::stdout().is_terminal() => {
+                eprintln!(
+                    "rulelint: a summary is compressed: give `-o NODE.sum.gz`, or redirect the output (`> NODE.sum.gz`)"
+                );
+                return Ok(EXIT_INPUT);
+            }
             None | Some("-") => out.write_all(&bytes)?,
             Some(path) => {
                 if let Err(e) = std::fs::write(path, &bytes) {

@@ -281,3 +281,30 @@ fn summaries_and_dumps_mixed_give_the_report_of_dumps() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A summary is gzip: like `gzip`, `summarize` does not write it to a terminal, and says how to
+/// save it; piped, it writes it. The terminal is a pseudo-terminal from util-linux's `script`.
+#[test]
+fn summarize_does_not_write_compressed_bytes_to_a_terminal() {
+    let bin = env!("CARGO_BIN_EXE_rulelint");
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/corpus/kube-pairs/small-cluster/iptables.txt"
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &format!("{bin} summarize {dump}"), "/dev/null"])
+        .output()
+        .expect("util-linux `script` runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("a summary is compressed: give `-o NODE.sum.gz`"),
+        "{shown}"
+    );
+    assert!(
+        !out.stdout.contains(&0x1f),
+        "gzip bytes reached the terminal"
+    );
+    let piped = rulelint(&["summarize", dump], None);
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert!(rulelint_lint::summary::v2::is_v2(&piped.stdout));
+}
