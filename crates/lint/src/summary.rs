@@ -40,6 +40,7 @@ use crate::diff::group::{LocalFact, NodeFacts, NodeInfo};
 use crate::kube::AddressKind;
 use crate::nft::kube::NftGeneration;
 use ipnet::IpNet;
+use rulelint_parser::escape_control;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -59,15 +60,17 @@ const IPVS_SCOPE: u64 = 1000;
 /// Why a text is not a summary this version reads.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+// Messages quote the file's text (a field, a fact, serde's "unknown variant `...`"): control
+// characters are escaped so a crafted summary cannot drive the terminal.
 pub enum SummaryError {
     /// Not JSON of the summary's shape.
-    #[error("not a node summary: {0}")]
+    #[error("not a node summary: {}", escape_control(&.0.to_string()))]
     Json(#[from] serde_json::Error),
     /// Another format version.
     #[error("node summary format version {0}, this rulelint reads versions 1 and 2")]
     Version(u32),
     /// A field out of range (an index past the names, an unknown kind).
-    #[error("node summary is damaged: {0}")]
+    #[error("node summary is damaged: {}", escape_control(.0))]
     Damaged(String),
 }
 

@@ -238,6 +238,21 @@ fn a_damaged_summary_is_an_error_not_a_panic() {
     // A version 1 document claiming version 2 is not read as an empty version 2 summary.
     let claims_two = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
     assert!(summary::from_json(&claims_two).is_err());
+    // Messages quote the file: a crafted field cannot reach the terminal as an escape sequence,
+    // whether the shape (serde) or a value (a backend, a fact) is wrong.
+    for crafted in [
+        json.replacen("\"backend\":\"iptables\"", "\"backend\":\"\\u001b[31m\"", 1),
+        json.replacen("\"rules\":", "\"rules\":\"\\u001b[31m\",\"was\":", 1),
+    ] {
+        assert_ne!(crafted, json);
+        let message = summary::from_json(&crafted).unwrap_err().to_string();
+        assert!(!message.contains('\x1b'), "{message}");
+        // Quoted, escaped (serde writes `\u{1b}[31m`, rulelint `\x1b[31m`).
+        assert!(
+            message.contains("1b}[31m") || message.contains("\\x1b[31m"),
+            "{message}"
+        );
+    }
 }
 
 /// The text of a version 2 summary as `zcat` prints it.

@@ -380,8 +380,7 @@ fn read_header(text: &str) -> Result<(NodeInfo, Header), SummaryError> {
 /// summaries read whole).
 pub fn from_text(text: &str) -> Result<NodeFacts, SummaryError> {
     let (head, mut rest) = text.split_once('\n').unwrap_or((text, ""));
-    let (info, header) = read_header(head)?;
-    // Rebuilt as members: one reader for both ways in.
+    // Rebuilt as members: one reader for both ways in (it reads the header).
     let mut bytes = member(Part::Header, &format!("{head}\n"));
     while !rest.is_empty() {
         let part = [Part::Services, Part::Chains, Part::Lines]
@@ -393,7 +392,6 @@ pub fn from_text(text: &str) -> Result<NodeFacts, SummaryError> {
         bytes.extend(member(part, &format!("{}{}", part.tag(), &body[..end])));
         rest = &body[end..];
     }
-    let _ = (info, header);
     Summary::parse(bytes)?.to_facts()
 }
 
