@@ -5,8 +5,10 @@
 
 use super::NftLint;
 use rulelint_nft::{
-    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, Ruleset, Set, SetId, Span, Stmt, TableId,
+    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, RuleId, Ruleset, Set, SetId, Span, Stmt,
+    TableId,
 };
+use std::sync::OnceLock;
 
 /// kube-proxy's table, in families `ip` and `ip6`.
 pub const KUBE_PROXY_TABLE: &str = "kube-proxy";
@@ -43,8 +45,10 @@ pub struct IptablesFacts {
 /// A read-only view of one nft section for the lints.
 pub struct NftContext<'r, 'a> {
     set: &'r Ruleset<'a>,
-    graph: &'r ChainGraph,
+    graph: Graph<'r>,
     iptables: &'r IptablesFacts,
+    // Built on first use by the lints that read it; `OnceLock` so the lints may share threads.
+    walked: OnceLock<Walked<'a>>,
 }
 
 impl<'r, 'a> NftContext<'r, 'a> {
@@ -56,9 +60,29 @@ impl<'r, 'a> NftContext<'r, 'a> {
     ) -> NftContext<'r, 'a> {
         NftContext {
             set,
-            graph,
+            graph: Graph::Built(graph),
             iptables,
+            walked: OnceLock::new(),
         }
+    }
+
+    /// A context that builds the chain graph on first use, so that lints which do not read it
+    /// can run while another thread builds it.
+    pub fn with_lazy_graph(
+        set: &'r Ruleset<'a>,
+        iptables: &'r IptablesFacts,
+    ) -> NftContext<'r, 'a> {
+        NftContext {
+            set,
+            graph: Graph::Lazy(OnceLock::new()),
+            iptables,
+            walked: OnceLock::new(),
+        }
+    }
+
+    /// The one walk over the chains and statements that the lints share (built on first use).
+    pub fn walked(&self) -> &Walked<'a> {
+        self.walked.get_or_init(|| Walked::new(self.set))
     }
 
     /// The ruleset.
@@ -66,9 +90,13 @@ impl<'r, 'a> NftContext<'r, 'a> {
         self.set
     }
 
-    /// The chain graph.
-    pub fn graph(&self) -> &'r ChainGraph {
-        self.graph
+    /// The chain graph (built on first use by a context [`NftContext::with_lazy_graph`]; a
+    /// second thread asking meanwhile waits for it).
+    pub fn graph(&self) -> &ChainGraph {
+        match &self.graph {
+            Graph::Built(graph) => graph,
+            Graph::Lazy(cell) => cell.get_or_init(|| ChainGraph::build(self.set)),
+        }
     }
 
     /// What the iptables part of the file says.
@@ -103,11 +131,11 @@ impl<'r, 'a> NftContext<'r, 'a> {
     /// its chains and sets. Lints that conclude from absence (a chain, a rule, an element) read
     /// only such tables: a cut paste leaves out exactly what they look for.
     pub fn is_complete(&self, table: TableId) -> bool {
-        let t = &self.set.tables[table.index()];
-        !t.is_headerless()
-            && t.closed
-            && t.chains.iter().all(|c| self.chain(*c).closed)
-            && t.sets.iter().all(|s| self.set(*s).closed)
+        self.walked()
+            .complete
+            .get(table.index())
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Whether a table was read from a listing (`nft list ruleset` text or `nft -j` JSON) rather
@@ -152,6 +180,230 @@ impl<'r, 'a> NftContext<'r, 'a> {
         let end = (offset as usize).min(text.len());
         1 + text[..end].iter().filter(|&&b| b == b'\n').count() as u32
     }
+}
+
+/// The chain graph of a context: given, or built on first use.
+enum Graph<'r> {
+    Built(&'r ChainGraph),
+    Lazy(OnceLock<ChainGraph>),
+}
+
+/// Whether a table was read whole (see [`NftContext::is_complete`]).
+fn table_is_complete(set: &Ruleset<'_>, table: TableId) -> bool {
+    let t = &set.tables[table.index()];
+    !t.is_headerless()
+        && t.closed
+        && t.chains.iter().all(|c| set.chains[c.index()].closed)
+        && t.sets.iter().all(|s| set.sets[s.index()].closed)
+}
+
+/// A `dnat to LITERAL` statement of a kube-proxy endpoint chain.
+#[derive(Clone, Copy, Debug)]
+pub struct Dnat<'a> {
+    /// The index of its rule within the chain.
+    pub rule: usize,
+    /// The statement's span.
+    pub span: Span,
+    /// The literal after `dnat to`.
+    pub to: &'a str,
+}
+
+/// An `ip saddr LITERAL` (or `ip6 saddr`, `==`) match of a kube-proxy endpoint chain.
+#[derive(Clone, Copy, Debug)]
+pub struct SaddrMatch<'a> {
+    /// The index of its rule within the chain.
+    pub rule: usize,
+    /// The literal matched.
+    pub address: &'a str,
+}
+
+/// A kube-proxy endpoint chain (`endpoint-HASH-ns/svc/proto/port__IP/PORT`) of a kube-proxy
+/// table, with what its rules hold that the lints read.
+#[derive(Clone, Debug)]
+pub struct EndpointChain<'a> {
+    /// The chain.
+    pub chain: ChainId,
+    /// Its table.
+    pub table: TableId,
+    /// Whether the chain was read to its closing `}`.
+    pub closed: bool,
+    /// The endpoint its name ends in, as written: `(ADDRESS, PORT)` of `__ADDRESS/PORT` (after
+    /// the last `__`, split at the last `/`), not parsed.
+    pub written: Option<(&'a str, &'a str)>,
+    dnats: std::ops::Range<u32>,
+    saddrs: std::ops::Range<u32>,
+}
+
+/// What one walk over the chains and statements of a section found, for the lints that would
+/// otherwise each walk them again (the statements of a 5,000-Service node are tens of
+/// megabytes: each walk costs milliseconds in memory traffic alone).
+#[derive(Debug, Default)]
+pub struct Walked<'a> {
+    /// Per table: read whole ([`NftContext::is_complete`]).
+    complete: Vec<bool>,
+    /// Per chain: one of kube-proxy's per-Service or per-endpoint chains of a kube-proxy table
+    /// ([`is_service_chain`]).
+    service_chain: Vec<bool>,
+    /// The `endpoint-` chains of kube-proxy's tables, in table then chain order.
+    endpoints: Vec<EndpointChain<'a>>,
+    dnats: Vec<Dnat<'a>>,
+    saddrs: Vec<SaddrMatch<'a>>,
+    /// Every rule statement holding an anonymous verdict map (`vmap { ... }`), by chain order.
+    anon_vmaps: Vec<(ChainId, RuleId, u32)>,
+    /// Every rule statement that looks up a map keyed by `numgen` (in a `vmap`, a `dnat to` or
+    /// an assignment), in chain order.
+    numgen_lookups: Vec<(RuleId, u32)>,
+}
+
+impl<'a> Walked<'a> {
+    fn new(set: &Ruleset<'a>) -> Walked<'a> {
+        let mut w = Walked {
+            complete: (0..set.tables.len())
+                .map(|t| table_is_complete(set, TableId(t as u32)))
+                .collect(),
+            service_chain: vec![false; set.chains.len()],
+            ..Walked::default()
+        };
+        let kube: Vec<bool> = set
+            .tables
+            .iter()
+            .map(|t| {
+                t.name == Some(KUBE_PROXY_TABLE)
+                    && matches!(t.family, Some(Family::Ip | Family::Ip6))
+            })
+            .collect();
+        for (c, chain) in set.chains.iter().enumerate() {
+            let id = ChainId(c as u32);
+            let in_kube = kube.get(chain.table.index()).copied().unwrap_or(false);
+            let endpoint = in_kube && chain.name.starts_with("endpoint-");
+            if in_kube && is_service_chain(chain.name) {
+                w.service_chain[c] = true;
+            }
+            let (dnats, saddrs) = (w.dnats.len() as u32, w.saddrs.len() as u32);
+            for (i, &rule_id) in chain.rules.iter().enumerate() {
+                let Some(rule) = set.rules.get(rule_id.index()) else {
+                    continue;
+                };
+                for (s, statement) in set.statements_of(rule).iter().enumerate() {
+                    match &statement.kind {
+                        Stmt::Vmap { key, map } => {
+                            if matches!(map, Expr::Set(_)) {
+                                w.anon_vmaps.push((id, rule_id, s as u32));
+                            }
+                            if matches!(key, Expr::Numgen { .. }) {
+                                w.numgen_lookups.push((rule_id, s as u32));
+                            }
+                        }
+                        Stmt::Nat {
+                            kind, to: Some(to), ..
+                        } => {
+                            if endpoint
+                                && *kind == "dnat"
+                                && let Expr::Literal(to) = to
+                            {
+                                w.dnats.push(Dnat {
+                                    rule: i,
+                                    span: statement.span,
+                                    to,
+                                });
+                            }
+                            if holds_numgen_map(to) {
+                                w.numgen_lookups.push((rule_id, s as u32));
+                            }
+                        }
+                        Stmt::Assign { value, .. } if holds_numgen_map(value) => {
+                            w.numgen_lookups.push((rule_id, s as u32));
+                        }
+                        Stmt::Match {
+                            left:
+                                Expr::Payload {
+                                    proto: "ip" | "ip6",
+                                    field: "saddr",
+                                },
+                            op: None | Some("=="),
+                            right: Expr::Literal(address),
+                        } if endpoint => w.saddrs.push(SaddrMatch {
+                            rule: i,
+                            address,
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            if endpoint {
+                w.endpoints.push(EndpointChain {
+                    chain: id,
+                    table: chain.table,
+                    closed: chain.closed,
+                    written: chain
+                        .name
+                        .rsplit_once("__")
+                        .and_then(|(_, endpoint)| endpoint.rsplit_once('/')),
+                    dnats: dnats..w.dnats.len() as u32,
+                    saddrs: saddrs..w.saddrs.len() as u32,
+                });
+            }
+        }
+        // Chains are in text order, tables' chains too: endpoint chains by table, then text.
+        w.endpoints.sort_by_key(|e| e.table);
+        w
+    }
+
+    /// Whether `chain` is one of kube-proxy's per-Service or per-endpoint chains in a
+    /// kube-proxy table.
+    pub fn is_service_chain(&self, chain: ChainId) -> bool {
+        self.service_chain
+            .get(chain.index())
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The endpoint chains of kube-proxy's tables.
+    pub fn endpoints(&self) -> &[EndpointChain<'a>] {
+        &self.endpoints
+    }
+
+    /// An endpoint chain's `dnat to LITERAL` statements, in order.
+    pub fn dnats(&self, chain: &EndpointChain<'a>) -> &[Dnat<'a>] {
+        self.dnats
+            .get(chain.dnats.start as usize..chain.dnats.end as usize)
+            .unwrap_or(&[])
+    }
+
+    /// An endpoint chain's `ip saddr LITERAL` matches, in order.
+    pub fn saddrs(&self, chain: &EndpointChain<'a>) -> &[SaddrMatch<'a>] {
+        self.saddrs
+            .get(chain.saddrs.start as usize..chain.saddrs.end as usize)
+            .unwrap_or(&[])
+    }
+
+    /// Every rule statement holding an anonymous verdict map: (chain, rule, statement index).
+    pub fn anon_vmaps(&self) -> &[(ChainId, RuleId, u32)] {
+        &self.anon_vmaps
+    }
+
+    /// Every rule statement that looks up a map keyed by `numgen`: (rule, statement index).
+    pub fn numgen_lookups(&self) -> &[(RuleId, u32)] {
+        &self.numgen_lookups
+    }
+}
+
+/// Whether an expression holds a map lookup (`KEY map { ... }`) keyed by `numgen`, within
+/// concatenations and binary operations. An explicit stack: no recursion on input depth.
+fn holds_numgen_map(expr: &Expr<'_>) -> bool {
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Map { key, .. } if matches!(**key, Expr::Numgen { .. }) => return true,
+            Expr::Concat(parts) => stack.extend(parts.iter()),
+            Expr::Binop { left, right, .. } => {
+                stack.push(left);
+                stack.push(right);
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The canonical text of a set or map key: literals as written, concatenations joined with

@@ -2,7 +2,7 @@
 //! sends packets to a chain that does not exist, or to an empty kube-proxy Service chain.
 
 use crate::nft::NftLint;
-use crate::nft::context::{NftContext, NftFindings, is_service_chain};
+use crate::nft::context::{NftContext, NftFindings};
 use crate::registry::Category;
 use rulelint_nft::{
     ChainId, Element, Expr, Node, RuleId, Severity, Stmt, TableId, Value, Verdict, Via,
@@ -56,50 +56,52 @@ the missing part. Empty chains that no element references are `RL457 stale-servi
 
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
+    let walked = cx.walked();
     let kube: Vec<TableId> = cx.kube_proxy_tables().collect();
+    // `holder` names the map only for a finding: most elements are fine.
+    let mut visit = |element: &Element<'_>,
+                     resolved: Option<ChainId>,
+                     kube_table: bool,
+                     holder: &dyn Fn() -> String| {
+        let Some(Value::Verdict(Verdict {
+            kind,
+            target: Some(target),
+        })) = &element.value
+        else {
+            return;
+        };
+        let span = || cx.span_or(target, element.span);
+        match resolved {
+            None => out.push(
+                out.diagnostic(span(), format!("{} {target}: no such chain in this table", kind.as_str()))
+                    .with_label(format!("element of {}", holder()))
+                    .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
+            ),
+            // The graph resolves `target` to the chain of that name in the element's table.
+            Some(c) if kube_table
+                && walked.is_service_chain(c)
+                && cx.chain(c).rules.is_empty() =>
+            {
+                let line = cx.line(cx.chain(c).span.start);
+                out.push_in(
+                    c,
+                    out.diagnostic(span(), format!("{} {target}: the chain is empty, so these packets are not DNATed", kind.as_str()))
+                        .with_label(format!("element of {}; the chain is on line {line}", holder()))
+                        .with_help("kube-proxy removes a map element in the same transaction that flushes its chain: this is a partial sync or a hand edit; restart kube-proxy and check its log for failed nft transactions"),
+                );
+            }
+            Some(_) => {}
+        }
+    };
     // The chain each element goes to, as the graph resolved it (names within the table), by the
     // element's index: no second index of names.
     let mut targets: Vec<Option<ChainId>> = Vec::new();
-    let mut anon: FxHashMap<(RuleId, u32, u32), ChainId> = FxHashMap::default();
     for (t, table) in set.tables.iter().enumerate() {
         let table_id = TableId(t as u32);
         if !cx.is_complete(table_id) {
             continue;
         }
         let kube_table = kube.contains(&table_id);
-        // `holder` names the map only for a finding: most elements are fine.
-        let mut visit = |element: &Element<'_>,
-                         resolved: Option<ChainId>,
-                         holder: &dyn Fn() -> String| {
-            let Some(Value::Verdict(Verdict {
-                kind,
-                target: Some(target),
-            })) = &element.value
-            else {
-                return;
-            };
-            let span = cx.span_or(target, element.span);
-            match resolved {
-                None => out.push(
-                    out.diagnostic(span, format!("{} {target}: no such chain in this table", kind.as_str()))
-                        .with_label(format!("element of {}", holder()))
-                        .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
-                ),
-                Some(c) if kube_table
-                    && is_service_chain(target)
-                    && cx.chain(c).rules.is_empty() =>
-                {
-                    let line = cx.line(cx.chain(c).span.start);
-                    out.push_in(
-                        c,
-                        out.diagnostic(span, format!("{} {target}: the chain is empty, so these packets are not DNATed", kind.as_str()))
-                            .with_label(format!("element of {}; the chain is on line {line}", holder()))
-                            .with_help("kube-proxy removes a map element in the same transaction that flushes its chain: this is a partial sync or a hand edit; restart kube-proxy and check its log for failed nft transactions"),
-                    );
-                }
-                Some(_) => {}
-            }
-        };
         for &s in &table.sets {
             let map = cx.set(s);
             targets.clear();
@@ -113,40 +115,51 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             }
             let holder = || format!("map {}", map.name);
             for (element, resolved) in map.elements.iter().zip(&targets) {
-                visit(element, *resolved, &holder);
+                visit(element, *resolved, kube_table, &holder);
             }
         }
-        for &c in &table.chains {
-            anon.clear();
-            for (to, edge) in cx.graph().edges_from(Node::Chain(c)) {
-                if let (
-                    Node::Chain(target),
-                    Via::AnonElement {
-                        rule,
-                        statement,
-                        element,
-                    },
-                ) = (to, edge.via)
-                {
-                    anon.insert((rule, statement, element), target);
-                }
+    }
+    // Anonymous verdict maps (`vmap { ... }` in a rule), by chain: the context found them.
+    let mut anon: FxHashMap<(RuleId, u32, u32), ChainId> = FxHashMap::default();
+    for by_chain in walked.anon_vmaps().chunk_by(|a, b| a.0 == b.0) {
+        let Some(&(c, _, _)) = by_chain.first() else {
+            continue;
+        };
+        let table = cx.chain(c).table;
+        if !cx.is_complete(table) {
+            continue;
+        }
+        let kube_table = kube.contains(&table);
+        anon.clear();
+        for (to, edge) in cx.graph().edges_from(Node::Chain(c)) {
+            if let (
+                Node::Chain(target),
+                Via::AnonElement {
+                    rule,
+                    statement,
+                    element,
+                },
+            ) = (to, edge.via)
+            {
+                anon.insert((rule, statement, element), target);
             }
-            for &rule_id in &cx.chain(c).rules {
-                let rule = &set.rules[rule_id.index()];
-                for (s, statement) in set.statements_of(rule).iter().enumerate() {
-                    if let Stmt::Vmap {
-                        map: Expr::Set(elements),
-                        ..
-                    } = &statement.kind
-                    {
-                        let holder =
-                            || format!("the verdict map of a rule in {}", cx.chain(c).name);
-                        for (e, element) in elements.iter().enumerate() {
-                            let resolved = anon.get(&(rule_id, s as u32, e as u32)).copied();
-                            visit(element, resolved, &holder);
-                        }
-                    }
-                }
+        }
+        for &(_, rule_id, s) in by_chain {
+            let Some(Stmt::Vmap {
+                map: Expr::Set(elements),
+                ..
+            }) = set
+                .rules
+                .get(rule_id.index())
+                .and_then(|rule| set.statements_of(rule).get(s as usize))
+                .map(|st| &st.kind)
+            else {
+                continue;
+            };
+            let holder = || format!("the verdict map of a rule in {}", cx.chain(c).name);
+            for (e, element) in elements.iter().enumerate() {
+                let resolved = anon.get(&(rule_id, s, e as u32)).copied();
+                visit(element, resolved, kube_table, &holder);
             }
         }
     }

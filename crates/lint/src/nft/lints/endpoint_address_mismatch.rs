@@ -2,9 +2,9 @@
 //! address or port than the one its name was made from.
 
 use crate::nft::NftLint;
-use crate::nft::context::{NftContext, NftFindings};
+use crate::nft::context::{Dnat, NftContext, NftFindings};
 use crate::registry::Category;
-use rulelint_nft::{ChainId, Expr, Ruleset, Severity, Span, Stmt};
+use rulelint_nft::Severity;
 use rulelint_parser::CodeInfo;
 use std::net::IpAddr;
 
@@ -76,74 +76,50 @@ fn dnat_target(to: &str) -> Option<(IpAddr, Option<u16>)> {
     Some((address.parse().ok()?, Some(port.parse().ok()?)))
 }
 
-/// Every `dnat to LITERAL` of a chain: its statement's span and the literal.
-/// The chain's `dnat to LITERAL` statements: (rule index, span, target), in order.
-pub(crate) fn dnats<'r, 'a: 'r>(
-    set: &'r Ruleset<'a>,
-    chain: ChainId,
-) -> impl Iterator<Item = (usize, Span, &'a str)> + 'r {
-    set.rules_of(chain).enumerate().flat_map(|(i, rule)| {
-        set.statements_of(rule)
-            .iter()
-            .filter_map(move |s| match &s.kind {
-                Stmt::Nat {
-                    kind: "dnat",
-                    to: Some(Expr::Literal(to)),
-                    ..
-                } => Some((i, s.span, *to)),
-                _ => None,
-            })
+/// Whether `to` is the `ADDRESS:PORT` that ends the chain name as `__ADDRESS/PORT` (`written`),
+/// as kube-proxy writes both: then they agree without parsing either (IPv4; IPv6 names differ).
+fn same_text(written: Option<(&str, &str)>, to: &str) -> bool {
+    written.is_some_and(|(address, port)| {
+        to.len() == address.len() + 1 + port.len()
+            && to.starts_with(address)
+            && to.as_bytes()[address.len()] == b':'
+            && to.ends_with(port)
     })
 }
 
-/// Whether `to` is the `ADDRESS:PORT` that ends the chain name as `__ADDRESS/PORT`, as
-/// kube-proxy writes both: then they agree without parsing either (IPv4; IPv6 names differ).
-fn same_text(name: &str, to: &str) -> bool {
-    name.rsplit_once("__")
-        .and_then(|(_, endpoint)| endpoint.rsplit_once('/'))
-        .is_some_and(|(address, port)| {
-            to.len() == address.len() + 1 + port.len()
-                && to.starts_with(address)
-                && to.as_bytes()[address.len()] == b':'
-                && to.ends_with(port)
-        })
-}
-
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
-    let set = cx.ruleset();
-    for table in cx.kube_proxy_tables() {
-        for &c in &set.tables[table.index()].chains {
-            let name = cx.chain(c).name;
-            // A chain cut short may end in a half-written address.
-            if !name.starts_with("endpoint-") || !cx.chain(c).closed {
+    let walked = cx.walked();
+    for endpoint in walked.endpoints() {
+        // A chain cut short may end in a half-written address.
+        if !endpoint.closed {
+            continue;
+        }
+        let c = endpoint.chain;
+        for &Dnat { span, to, .. } in walked.dnats(endpoint) {
+            if same_text(endpoint.written, to) {
                 continue;
             }
-            for (_, span, to) in dnats(set, c) {
-                if same_text(name, to) {
-                    continue;
-                }
-                let Some((address, port)) = endpoint_of_name(name) else {
-                    break;
-                };
-                let Some((to_address, to_port)) = dnat_target(to) else {
-                    continue;
-                };
-                let port_differs = matches!((port, to_port), (Some(a), Some(b)) if a != b);
-                if to_address == address && !port_differs {
-                    continue;
-                }
-                let named = match port {
-                    Some(p) if address.is_ipv6() => format!("[{address}]:{p}"),
-                    Some(p) => format!("{address}:{p}"),
-                    None => address.to_string(),
-                };
-                out.push_in(
-                    c,
-                    out.diagnostic(span, format!("endpoint chain for {named} DNATs to {to}"))
-                        .with_label(format!("the chain's name says {named}"))
-                        .with_help("kube-proxy names each endpoint chain after the address it DNATs to: this rule was edited; find who did, and restart kube-proxy to rewrite its table"),
-                );
+            let Some((address, port)) = endpoint_of_name(cx.chain(c).name) else {
+                break;
+            };
+            let Some((to_address, to_port)) = dnat_target(to) else {
+                continue;
+            };
+            let port_differs = matches!((port, to_port), (Some(a), Some(b)) if a != b);
+            if to_address == address && !port_differs {
+                continue;
             }
+            let named = match port {
+                Some(p) if address.is_ipv6() => format!("[{address}]:{p}"),
+                Some(p) => format!("{address}:{p}"),
+                None => address.to_string(),
+            };
+            out.push_in(
+                c,
+                out.diagnostic(span, format!("endpoint chain for {named} DNATs to {to}"))
+                    .with_label(format!("the chain's name says {named}"))
+                    .with_help("kube-proxy names each endpoint chain after the address it DNATs to: this rule was edited; find who did, and restart kube-proxy to rewrite its table"),
+            );
         }
     }
 }

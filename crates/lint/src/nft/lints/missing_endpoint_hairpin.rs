@@ -1,11 +1,11 @@
 //! RL459 missing-endpoint-hairpin: a kube-proxy endpoint chain that DNATs without first
 //! marking the packets its own endpoint sends (a pod reaching itself through its Service).
 
-use super::endpoint_address_mismatch::{dnats, endpoint_of_name};
+use super::endpoint_address_mismatch::endpoint_of_name;
 use crate::nft::NftLint;
-use crate::nft::context::{NftContext, NftFindings};
+use crate::nft::context::{Dnat, NftContext, NftFindings};
 use crate::registry::Category;
-use rulelint_nft::{Expr, Severity, Stmt};
+use rulelint_nft::Severity;
 use rulelint_parser::CodeInfo;
 use std::net::IpAddr;
 
@@ -53,17 +53,8 @@ empty or dangling: `RL451`, `RL457`) are not read.",
     check,
 };
 
-fn saddr_is(expr: &Expr<'_>, right: &Expr<'_>, address: IpAddr) -> bool {
-    let Expr::Payload {
-        proto: "ip" | "ip6",
-        field: "saddr",
-    } = expr
-    else {
-        return false;
-    };
-    let Expr::Literal(text) = right else {
-        return false;
-    };
+/// Whether a matched source literal is `address` (`/32` and `/128` allowed).
+fn saddr_is(text: &str, address: IpAddr) -> bool {
     let host = text
         .strip_suffix("/32")
         .or_else(|| text.strip_suffix("/128"))
@@ -71,79 +62,57 @@ fn saddr_is(expr: &Expr<'_>, right: &Expr<'_>, address: IpAddr) -> bool {
     host.parse::<IpAddr>().is_ok_and(|a| a == address)
 }
 
-/// The address text of an endpoint chain's name: `10.180.0.1` of `...__10.180.0.1/80`.
-fn address_text(name: &str) -> Option<&str> {
-    let slash = name.rfind('/')?;
-    let under = name[..slash].rfind("__")?;
-    Some(&name[under + 2..slash])
-}
-
-/// `ip saddr ADDRESS` (or `/32`, `/128`) with the address written as `written`.
-fn saddr_text_is(expr: &Expr<'_>, right: &Expr<'_>, written: &str) -> bool {
-    let (
-        Expr::Payload {
-            proto: "ip" | "ip6",
-            field: "saddr",
-        },
-        Expr::Literal(text),
-    ) = (expr, right)
-    else {
-        return false;
-    };
+fn saddr_text_is(text: &str, written: &str) -> bool {
     text.strip_prefix(written)
         .is_some_and(|rest| matches!(rest, "" | "/32" | "/128"))
 }
 
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
-    let set = cx.ruleset();
-    for table in cx.kube_proxy_tables() {
-        if !cx.is_complete(table) {
+    let walked = cx.walked();
+    for endpoint in walked.endpoints() {
+        if !cx.is_complete(endpoint.table) {
             continue;
         }
-        for &c in &set.tables[table.index()].chains {
-            let name = cx.chain(c).name;
-            if !name.starts_with("endpoint-") {
-                continue;
-            }
-            let Some((dnat_rule, span, _)) = dnats(set, c).next() else {
-                continue;
-            };
-            let saddrs = || {
-                set.rules_of(c).take(dnat_rule).flat_map(|rule| {
-                    set.statements_of(rule)
-                        .iter()
-                        .filter_map(|s| match &s.kind {
-                            Stmt::Match {
-                                left,
-                                op: None | Some("=="),
-                                right,
-                            } => Some((left, right)),
-                            _ => None,
-                        })
-                })
-            };
-            // kube-proxy writes the address as the name ends in it: equal text needs no parse
-            // of each rule's address (the name's must parse, as `endpoint_of_name` asks).
-            if let Some(written) = address_text(name)
-                && written.parse::<IpAddr>().is_ok()
-                && saddrs().any(|(left, right)| saddr_text_is(left, right, written))
-            {
-                continue;
-            }
-            let Some((address, _)) = endpoint_of_name(name) else {
-                continue;
-            };
-            if saddrs().any(|(left, right)| saddr_is(left, right, address)) {
-                continue;
-            }
-            let family = if address.is_ipv6() { "ip6" } else { "ip" };
-            out.push_in(
-                c,
-                out.diagnostic(span, format!("endpoint {address} is DNATed without `{family} saddr {address}` marking its own traffic for masquerade before it: a pod that reaches itself through the Service gets no answer"))
-                    .with_label(format!("DNAT of {name}"))
-                    .with_help(format!("kube-proxy writes `{family} saddr {address} jump mark-for-masquerade` before the DNAT; restart it to rewrite its table")),
-            );
+        let c = endpoint.chain;
+        let Some(&Dnat {
+            rule: dnat_rule,
+            span,
+            ..
+        }) = walked.dnats(endpoint).first()
+        else {
+            continue;
+        };
+        // The source matches of the rules before the DNAT's.
+        let saddrs = || {
+            walked
+                .saddrs(endpoint)
+                .iter()
+                .take_while(|m| m.rule < dnat_rule)
+                .map(|m| m.address)
+        };
+        // kube-proxy writes the address as the name ends in it: equal text needs no parse
+        // of each rule's address (the name's must parse, as `endpoint_of_name` asks, which
+        // splits the name the same way).
+        if let Some((written, _)) = endpoint.written
+            && written.parse::<IpAddr>().is_ok()
+            && saddrs().any(|text| saddr_text_is(text, written))
+        {
+            continue;
         }
+        let name = cx.chain(c).name;
+        let Some((address, _)) = endpoint_of_name(name) else {
+            continue;
+        };
+        if saddrs().any(|text| saddr_is(text, address)) {
+            continue;
+        }
+        let family = if address.is_ipv6() { "ip6" } else { "ip" };
+        out.push_in(
+            c,
+            out.diagnostic(span, format!("endpoint {address} is DNATed without `{family} saddr {address}` marking its own traffic for masquerade before it: a pod that reaches itself through the Service gets no answer"))
+                .with_label(format!("DNAT of {name}"))
+                .with_help(format!("kube-proxy writes `{family} saddr {address} jump mark-for-masquerade` before the DNAT; restart it to rewrite its table")),
+        );
     }
 }
 

@@ -47,8 +47,12 @@ const NAMED: usize = 8;
 
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
-    for rule in &set.rules {
-        for statement in set.statements_of(rule) {
+    // The context's walk found the statements that look up a map by numgen.
+    for &(rule_id, s) in cx.walked().numgen_lookups() {
+        let Some(rule) = set.rules.get(rule_id.index()) else {
+            continue;
+        };
+        if let Some(statement) = set.statements_of(rule).get(s as usize) {
             let mut lookups = Vec::new();
             match &statement.kind {
                 Stmt::Vmap { key, map } => lookups.push((key, map)),
@@ -84,15 +88,20 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     }
 }
 
+/// The map lookups of an expression, in written order. An explicit stack: no recursion on
+/// input depth.
 fn collect_maps<'e, 'a>(expr: &'e Expr<'a>, out: &mut Vec<(&'e Expr<'a>, &'e Expr<'a>)>) {
-    match expr {
-        Expr::Map { key, map } => out.push((key, map)),
-        Expr::Concat(parts) => parts.iter().for_each(|p| collect_maps(p, out)),
-        Expr::Binop { left, right, .. } => {
-            collect_maps(left, out);
-            collect_maps(right, out);
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Map { key, map } => out.push((key, map)),
+            Expr::Concat(parts) => stack.extend(parts.iter().rev()),
+            Expr::Binop { left, right, .. } => {
+                stack.push(right);
+                stack.push(left);
+            }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -124,8 +133,10 @@ fn report(
         .filter(|i| !seen[*i as usize])
         .map(|i| i + offset)
         .collect();
-    let range = format!("{offset}..{}", offset + n - 1);
+    // Worded only for a finding: most maps have every index.
+    let range = || format!("{offset}..{}", offset + n - 1);
     if !missing.is_empty() {
+        let range = range();
         let mut named: Vec<String> = missing.iter().take(NAMED).map(u64::to_string).collect();
         if missing.len() > NAMED {
             named.push(format!("and {} more", missing.len() - NAMED));
@@ -150,6 +161,7 @@ fn report(
         );
     }
     for (k, element_span) in outside {
+        let range = range();
         out.push_in(
             chain,
             out.diagnostic(

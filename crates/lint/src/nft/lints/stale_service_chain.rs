@@ -2,7 +2,7 @@
 //! references, as kube-proxy leaves them for a while after a Service is deleted.
 
 use crate::nft::NftLint;
-use crate::nft::context::{NftContext, NftFindings, is_service_chain};
+use crate::nft::context::{NftContext, NftFindings};
 use crate::registry::Category;
 use rulelint_nft::Severity;
 use rulelint_parser::CodeInfo;
@@ -45,12 +45,13 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         if !cx.is_complete(table) {
             continue;
         }
+        let walked = cx.walked();
         for &c in &cx.ruleset().tables[table.index()].chains {
+            if !walked.is_service_chain(c) {
+                continue;
+            }
             let chain = cx.chain(c);
-            if !is_service_chain(chain.name)
-                || !chain.rules.is_empty()
-                || cx.graph().jumps_into(c).next().is_some()
-            {
+            if !chain.rules.is_empty() || cx.graph().jumps_into(c).next().is_some() {
                 continue;
             }
             out.push_in(
