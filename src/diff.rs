@@ -4,7 +4,7 @@
 use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, write_json};
 use rulelint_lint::diff::{
-    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, report,
+    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, NodePart, report,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -487,15 +487,13 @@ fn run_whole(
         .map(|_| rulelint_nft::Strings::new())
         .collect();
     let mut inputs: Vec<Option<NodeInput<'_>>> = loaded.iter().map(|_| None).collect();
-    // Each node's facts go into the group from its thread, in whatever order they finish.
-    let group = std::sync::Mutex::new(Group::new(loaded.len()));
-    let read: Vec<Option<Node<'_>>> = std::thread::scope(|scope| {
+    // Each thread packs its node's facts into a part of its own (no lock, no waiting on the
+    // other threads); the parts are merged into one group once all are read.
+    let read: Vec<Option<(Node<'_>, NodePart)>> = std::thread::scope(|scope| {
         let building: Vec<_> = loaded
             .iter()
             .zip(strings.iter_mut().zip(inputs.iter_mut()))
-            .enumerate()
-            .map(|(i, (l, (strings, slot)))| {
-                let group = &group;
+            .map(|(l, (strings, slot))| {
                 scope.spawn(move || {
                     // `Strings` is not `Sync`: each thread holds its own, lent for good.
                     let strings: &rulelint_nft::Strings = strings;
@@ -508,10 +506,8 @@ fn run_whole(
                     let node = Node::from_input(String::new(), input);
                     // An nftables node's catalogue is in its facts; an iptables node's is
                     // added below if the other nodes turn out to need it.
-                    if let Ok(mut group) = group.lock() {
-                        group.insert_node(i, &node, options);
-                    }
-                    Some(node)
+                    let part = NodePart::new(&node, options);
+                    Some((node, part))
                 })
             })
             .collect();
@@ -520,7 +516,18 @@ fn run_whole(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut group = group.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut parts = Vec::with_capacity(read.len());
+    let read: Vec<Option<Node<'_>>> = read
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.map(|(node, part)| {
+                parts.push((i, part));
+                node
+            })
+        })
+        .collect();
+    let mut group = Group::from_parts(loaded.len(), parts);
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
     let mut kept = Vec::with_capacity(read.len());

@@ -37,7 +37,7 @@ use crate::kube::catalog::{Catalog, CatalogService, Origin};
 use crate::nft::kube::{NftKubeModel, NftMode};
 use crate::source::{SectionKind, parse_iptables_sections, sections};
 use facts::{Subject, Value};
-pub use group::{FactOptions, Group, NodeFacts, NodeInfo};
+pub use group::{FactOptions, Group, NodeFacts, NodeInfo, NodePart};
 pub use node_local::Expected;
 use rulelint_parser::{
     ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
@@ -209,7 +209,8 @@ pub struct Node<'a> {
     // comparison needs it: iptables-only comparisons read the iptables model.
     iptables_services: Vec<ServiceEntry<'a>>,
     lines: LineIndex,
-    endpoint_ips: OnceCell<FxHashSet<IpAddr>>,
+    // A lock, not a cell: nodes are shared by the threads of a pair's comparison.
+    endpoint_ips: std::sync::OnceLock<FxHashSet<IpAddr>>,
 }
 
 impl<'a> Node<'a> {
@@ -237,7 +238,7 @@ impl<'a> Node<'a> {
             nft_services: Vec::new(),
             iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),
-            endpoint_ips: OnceCell::new(),
+            endpoint_ips: std::sync::OnceLock::new(),
         }
     }
 
