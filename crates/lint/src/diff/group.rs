@@ -2037,7 +2037,13 @@ mod tests {
         let text = String::from("abcabc");
         let mut names = Names::default();
         let mut seen = SeenNames::default();
-        let cuts = [&text[0..3], &text[3..6], &text[0..2], &text[0..3], &text[0..0]];
+        let cuts = [
+            &text[0..3],
+            &text[3..6],
+            &text[0..2],
+            &text[0..3],
+            &text[0..0],
+        ];
         let ids: Vec<u32> = cuts.iter().map(|c| seen.id(&mut names, c)).collect();
         assert_eq!(ids, [0, 0, 1, 0, 2]);
     }

@@ -552,14 +552,22 @@ impl<'r> Comparison<'r> {
 
     /// Adds the rule level of two nodes from their dumps (`dumps` are the compared nodes, in
     /// order); nothing for other comparisons, or when a node has no iptables chains.
-    pub fn with_rules(mut self, dumps: &'r [Node<'r>]) -> Comparison<'r> {
-        if dumps.len() == 2
+    pub fn with_rules(self, dumps: &'r [Node<'r>]) -> Comparison<'r> {
+        let changes = rule_changes(dumps);
+        self.with_rule_changes(dumps, changes)
+    }
+
+    /// [`Comparison::with_rules`] with the rule level already found by [`rule_changes`] (on
+    /// another thread, while the facts were compared).
+    pub fn with_rule_changes(
+        mut self,
+        dumps: &'r [Node<'r>],
+        changes: Option<Vec<rules::ChainChanges<'r>>>,
+    ) -> Comparison<'r> {
+        if let Some(changes) = changes
             && self.nodes.len() == 2
-            && dumps.iter().all(|n| n.backend.has_iptables())
-            // An IPVS node's iptables part is another mode's: nothing to pair rules with.
-            && dumps[0].backend.has_ipvs() == dumps[1].backend.has_ipvs()
         {
-            self.rules = rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps));
+            self.rules = changes;
             self.dumps = Some(dumps);
         }
         self
@@ -577,6 +585,17 @@ impl<'r> Comparison<'r> {
             None => EMPTY.get_or_init(FxHashSet::default),
         }
     }
+}
+
+/// The rule level of two nodes from their dumps, which [`Comparison::with_rules`] adds; `None`
+/// for other comparisons, or when a node has no iptables chains. Reads the dumps only, so it
+/// can run while the facts are compared.
+pub fn rule_changes<'r>(dumps: &'r [Node<'r>]) -> Option<Vec<rules::ChainChanges<'r>>> {
+    (dumps.len() == 2
+        && dumps.iter().all(|n| n.backend.has_iptables())
+        // An IPVS node's iptables part is another mode's: nothing to pair rules with.
+        && dumps[0].backend.has_ipvs() == dumps[1].backend.has_ipvs())
+    .then(|| rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps)))
 }
 
 /// Compares prepared nodes ([`prepare`]) whose facts are in `group` ([`Group::from_nodes`]):
