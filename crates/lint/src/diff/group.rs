@@ -103,7 +103,7 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// Reduces a node's dump to its facts.
     pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
-        Collected::with(node, options, |collected| {
+        Collected::with(node, options, true, |collected| {
             let mut strings = Strings::default();
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
@@ -149,12 +149,18 @@ struct Collected<'r> {
 impl Collected<'_> {
     /// Collects a node's facts and hands them to `then` (an iptables node's catalogue, when
     /// built here, lives only as long as this call).
-    fn with<R>(node: &Node<'_>, options: FactOptions, then: impl FnOnce(Collected<'_>) -> R) -> R {
+    /// `services_too`: whether to collect an iptables node's Service facts (the model's) here.
+    fn with<R>(
+        node: &Node<'_>,
+        options: FactOptions,
+        services_too: bool,
+        then: impl FnOnce(Collected<'_>) -> R,
+    ) -> R {
         let mut services = None;
         let mut catalog = None;
         let mut facts = Vec::new();
         let built;
-        if node.backend == NodeBackend::Iptables {
+        if node.backend == NodeBackend::Iptables && services_too {
             collect_iptables_services(node, 0, &mut facts);
             services = Some(located(node, std::mem::take(&mut facts)));
         }
@@ -1093,9 +1099,17 @@ impl Group {
         if index >= self.nodes.len() {
             return;
         }
-        Collected::with(node, options, |c| {
+        // An iptables node's Service facts are packed as they are collected.
+        let services = (node.backend == NodeBackend::Iptables).then(|| {
+            let model = &node.model;
+            let expected = 4 * model.services.len() + 2 * model.endpoints.len();
+            self.pack_each(SERVICES, expected, |emit| {
+                collect_iptables_services(node, 0, &mut EachFact(|f| emit(locate(node, f))));
+            })
+        });
+        Collected::with(node, options, false, |c| {
             let stored = Stored {
-                services: c.services.map(|l| self.pack_named(SERVICES, l)),
+                services,
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
                 chains: self.pack_chains(node, options),
                 chunked: None,
@@ -1442,12 +1456,26 @@ impl Group {
     /// [`Group::pack_named`] of a node's chain facts, each turned into ids as it is collected:
     /// the node costs its entries (16 bytes a fact) while it is packed, not a list of facts.
     fn pack_chains(&mut self, node: &Node<'_>, options: FactOptions) -> Packed {
-        // The first node sizes the tables (a guess from its chains: nodes share most facts).
+        // A guess from its chains: nodes share most facts.
         let chains = node.set.chains.len() + node.nft_chains.len();
-        let more = chains.saturating_sub(self.subjects.list.len());
+        self.pack_each(CHAINS, chains, |emit| chain_facts(node, options, emit))
+    }
+
+    /// Packs the facts `facts` hands out one by one as a node's list of `kind`, each turned
+    /// into ids as it comes: the node costs its entries (16 bytes a fact) while it is packed,
+    /// never a list of facts (a million-chain dump's, or a 250k-rule node's Service facts at
+    /// over 100 bytes each). `expected` is about how many there are.
+    fn pack_each<'r>(
+        &mut self,
+        kind: usize,
+        expected: usize,
+        facts: impl FnOnce(&mut dyn FnMut(LocalFactOf<&'r str>)),
+    ) -> Packed {
+        // The first node sizes the tables: nodes of a cluster share most facts.
+        let more = expected.saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut entries: Vec<Entry> = Vec::with_capacity(expected);
         let mut cursor = 0usize;
         let Group {
             strings,
@@ -1456,23 +1484,22 @@ impl Group {
             follow,
             ..
         } = self;
-        let follow = &follow[CHAINS];
-        // Names, subjects and values get their ids in the order `pack_named` gives them.
+        let follow_kind = &follow[kind];
         let mut seen = SeenNames::default();
-        chain_facts(node, options, |f| {
+        facts(&mut |f| {
             let f = f.map(|s| seen.id(strings, s));
             entries.push(Entry {
-                subject: follow.id_of(subjects, f.subject, &mut cursor),
+                subject: follow_kind.id_of(subjects, f.subject, &mut cursor),
                 value: values.id(f.value),
                 line: f.line,
                 by_rule: f.by_rule,
                 expected: f.expected,
             });
         });
-        if self.follow[CHAINS].ids.is_empty() {
-            self.follow[CHAINS].remember(entries.iter().map(|e| e.subject).collect());
+        if self.follow[kind].ids.is_empty() {
+            self.follow[kind].remember(entries.iter().map(|e| e.subject).collect());
         }
-        self.pack_entries(CHAINS, entries)
+        self.pack_entries(kind, entries)
     }
 
     /// A node's entries of a list of `kind`, packed against the first node's (which they are

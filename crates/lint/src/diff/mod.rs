@@ -168,8 +168,8 @@ pub struct ServiceEntry<'a> {
 /// A chain of an nftables section, for chain-level facts.
 #[derive(Clone, Debug)]
 pub struct NftChain<'a> {
-    /// `ip kube-proxy`: family and table name.
-    pub table: String,
+    /// `ip kube-proxy`: family and table name, shared by the table's chains.
+    pub table: std::sync::Arc<str>,
     /// The chain's name.
     pub name: &'a str,
     /// A base chain's policy.
@@ -283,6 +283,9 @@ impl<'a> Node<'a> {
             node.name = name.to_string();
         }
         let mut generation = None;
+        // One entry per chain: sized once (a million-chain section doubled its way there).
+        node.nft_chains
+            .reserve_exact(input.nft.iter().map(|(_, p)| p.ruleset.chains.len()).sum());
         for (offset, parsed) in &input.nft {
             let set = &parsed.ruleset;
             node.nft_rules += set.rules.len();
@@ -296,11 +299,12 @@ impl<'a> Node<'a> {
                 generation.get_or_insert(model.generation.name());
             }
             for table in &set.tables {
-                let table_name = format!(
+                let table_name: std::sync::Arc<str> = format!(
                     "{} {}",
                     table.family_word.unwrap_or("ip"),
                     table.name.unwrap_or("?")
-                );
+                )
+                .into();
                 for &chain in &table.chains {
                     let c = &set.chains[chain.index()];
                     node.nft_chains.push(NftChain {
