@@ -361,7 +361,7 @@ pub fn collect<'r>(node: &'r Node<'_>, index: u32, reading: Reading, out: &mut V
 pub(super) fn collect_iptables_services<'r>(
     node: &'r Node<'_>,
     index: u32,
-    out: &mut Vec<Fact<'r>>,
+    out: &mut impl FactSink<'r>,
 ) {
     let set = node.set;
     let model = &node.model;

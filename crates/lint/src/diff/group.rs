@@ -103,7 +103,7 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// Reduces a node's dump to its facts.
     pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
-        Collected::with(node, options, |collected| {
+        Collected::with(node, options, true, |collected| {
             let mut strings = Strings::default();
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
@@ -149,12 +149,18 @@ struct Collected<'r> {
 impl Collected<'_> {
     /// Collects a node's facts and hands them to `then` (an iptables node's catalogue, when
     /// built here, lives only as long as this call).
-    fn with<R>(node: &Node<'_>, options: FactOptions, then: impl FnOnce(Collected<'_>) -> R) -> R {
+    /// `services_too`: whether to collect an iptables node's Service facts (the model's) here.
+    fn with<R>(
+        node: &Node<'_>,
+        options: FactOptions,
+        services_too: bool,
+        then: impl FnOnce(Collected<'_>) -> R,
+    ) -> R {
         let mut services = None;
         let mut catalog = None;
         let mut facts = Vec::new();
         let built;
-        if node.backend == NodeBackend::Iptables {
+        if node.backend == NodeBackend::Iptables && services_too {
             collect_iptables_services(node, 0, &mut facts);
             services = Some(located(node, std::mem::take(&mut facts)));
         }
@@ -783,21 +789,98 @@ impl<T: Eq + std::hash::Hash> Table<T> {
     }
 }
 
-impl Table<Box<str>> {
+/// Distinct names, each with an id, their text in one buffer: a name costs its bytes and an
+/// end offset, not an allocation of its own (a 1M-chain dump's names are mostly short).
+#[derive(Debug, Default)]
+struct Names {
+    text: String,
+    /// Where each name ends in `text` (it starts where the one before ends).
+    ends: Vec<usize>,
+    ids: hashbrown::HashTable<u32>,
+}
+
+impl Names {
+    /// The name with id `id`.
+    fn get(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.text.get(start..end)
+    }
+
     /// The id of a name, copied only when new.
     fn id_str(&mut self, s: &str) -> u32 {
-        // `Box<str>` hashes as the `str` it holds.
         let hash = table_hash(s);
-        match self.find(hash, |x| **x == *s) {
-            Some(id) => id,
-            None => self.add(hash, s.into()),
+        if let Some(id) = self.find(hash, s) {
+            return id;
         }
+        let id = self.ends.len() as u32;
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        let Names { text, ends, ids } = self;
+        ids.insert_unique(hash, id, |&id| table_hash(name_at(text, ends, id)));
+        id
+    }
+
+    /// Room for `more` names without growing the hash table.
+    fn reserve(&mut self, more: usize) {
+        let Names { text, ends, ids } = self;
+        ids.reserve(more, |&id| table_hash(name_at(text, ends, id)));
+        ends.reserve(more);
     }
 
     /// The id of a name the table holds.
     fn get_str(&self, s: &str) -> Option<u32> {
-        self.find(table_hash(s), |x| **x == *s)
+        self.find(table_hash(s), s)
     }
+
+    fn find(&self, hash: u64, s: &str) -> Option<u32> {
+        self.ids
+            .find(hash, |&id| name_at(&self.text, &self.ends, id) == s)
+            .copied()
+    }
+}
+
+/// The ids of names just looked up, by where the name is in memory: facts of one Service
+/// repeat its name (the same slice of the dump), found here without hashing it. Lives for one
+/// list of facts, while the names it saw are borrowed.
+struct SeenNames {
+    slots: [(usize, usize, u32); 64],
+}
+
+impl Default for SeenNames {
+    fn default() -> Self {
+        SeenNames {
+            slots: [(0, 0, 0); 64],
+        }
+    }
+}
+
+impl SeenNames {
+    fn id(&mut self, names: &mut Names, s: &str) -> u32 {
+        let key = (s.as_ptr() as usize, s.len());
+        let slot = &mut self.slots[(key.0 ^ (key.0 >> 6) ^ key.1) % 64];
+        // A slice at the same address with the same length is the same text (an empty
+        // slot holds a null address, which no name has).
+        if (slot.0, slot.1) == key {
+            return slot.2;
+        }
+        let id = names.id_str(s);
+        *slot = (key.0, key.1, id);
+        id
+    }
+}
+
+/// Name `id` of a [`Names`] by its parts (borrowed apart from its hash table).
+fn name_at<'t>(text: &'t str, ends: &[usize], id: u32) -> &'t str {
+    let i = id as usize;
+    let end = ends.get(i).copied().unwrap_or(0);
+    let start = if i == 0 {
+        0
+    } else {
+        ends.get(i - 1).copied().unwrap_or(0)
+    };
+    text.get(start..end).unwrap_or("")
 }
 
 /// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
@@ -805,7 +888,7 @@ impl Table<Box<str>> {
 pub struct Group {
     infos: Vec<NodeInfo>,
     nodes: Vec<Option<Stored>>,
-    strings: Table<Box<str>>,
+    strings: Names,
     subjects: Table<SubjectOf<u32>>,
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
@@ -825,9 +908,9 @@ trait Lookup<I> {
     fn lookup(&mut self, item: I) -> u32;
 }
 
-impl Lookup<&String> for Table<Box<str>> {
+impl Lookup<&String> for Names {
     fn holds(&self, id: u32, item: &&String) -> bool {
-        self.list.get(id as usize).is_some_and(|s| **s == ***item)
+        self.get(id) == Some(item.as_str())
     }
     fn lookup(&mut self, item: &String) -> u32 {
         self.id_str(item)
@@ -911,6 +994,40 @@ impl Follow {
     }
 }
 
+/// The ids in `table` of `items`, a list that mostly repeats the table's own in order: each
+/// is checked against the table's next thing before any lookup.
+fn follow_table<T: Eq + std::hash::Hash>(
+    table: &mut Table<T>,
+    items: impl Iterator<Item = T>,
+) -> Vec<u32> {
+    let mut ids = Vec::with_capacity(items.size_hint().0);
+    let mut cursor = 0u32;
+    for item in items {
+        let id = if table.list.get(cursor as usize) == Some(&item) {
+            cursor
+        } else {
+            table.id(item)
+        };
+        cursor = id.saturating_add(1);
+        ids.push(id);
+    }
+    ids
+}
+
+/// One node's facts packed on a thread of its own, without a lock: the nodes of a pair are
+/// reduced at once and merged into one group by [`Group::from_parts`].
+#[derive(Debug)]
+pub struct NodePart(Group);
+
+impl NodePart {
+    /// Reduces a node's dump to its facts: [`Group::insert_node`] into a group of its own.
+    pub fn new(node: &Node<'_>, options: FactOptions) -> NodePart {
+        let mut group = Group::new(1);
+        group.insert_node(0, node, options);
+        NodePart(group)
+    }
+}
+
 impl Group {
     /// A group of `count` nodes, none inserted yet.
     pub fn new(count: usize) -> Group {
@@ -982,9 +1099,17 @@ impl Group {
         if index >= self.nodes.len() {
             return;
         }
-        Collected::with(node, options, |c| {
+        // An iptables node's Service facts are packed as they are collected.
+        let services = (node.backend == NodeBackend::Iptables).then(|| {
+            let model = &node.model;
+            let expected = 4 * model.services.len() + 2 * model.endpoints.len();
+            self.pack_each(SERVICES, expected, |emit| {
+                collect_iptables_services(node, 0, &mut EachFact(|f| emit(locate(node, f))));
+            })
+        });
+        Collected::with(node, options, false, |c| {
             let stored = Stored {
-                services: c.services.map(|l| self.pack_named(SERVICES, l)),
+                services,
                 catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
                 chains: self.pack_chains(node, options),
                 chunked: None,
@@ -995,6 +1120,91 @@ impl Group {
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
         });
+    }
+
+    /// A group of `count` nodes made of parts ([`NodePart`], each one node's facts packed on
+    /// a thread of its own): the first part becomes the group, the others are merged into it
+    /// by following its lists. The same facts as [`Group::insert_node`] of each node.
+    pub fn from_parts(count: usize, parts: Vec<(usize, NodePart)>) -> Group {
+        let mut parts = parts.into_iter().filter(|(i, _)| *i < count);
+        let Some((first, NodePart(mut group))) = parts.next() else {
+            return Group::new(count);
+        };
+        let blank = Group::new(count);
+        let info = std::mem::replace(&mut group.infos, blank.infos)
+            .into_iter()
+            .next();
+        let stored = std::mem::replace(&mut group.nodes, blank.nodes)
+            .into_iter()
+            .next()
+            .flatten();
+        if let Some(info) = info {
+            group.infos[first] = info;
+        }
+        group.nodes[first] = stored;
+        for (index, part) in parts {
+            group.insert_part(index, part);
+        }
+        group
+    }
+
+    /// Takes in node `index` from a part packed on another thread: its names, subjects and
+    /// values get this group's ids (found by walking along this group's lists, which a node
+    /// of the same cluster mostly repeats in order), its facts are packed against this
+    /// group's references.
+    fn insert_part(&mut self, index: usize, part: NodePart) {
+        let NodePart(mut other) = part;
+        if index >= self.nodes.len() {
+            return;
+        }
+        let (Some(Some(stored)), Some(info)) = (other.nodes.pop(), other.infos.pop()) else {
+            return;
+        };
+        let mut names = Vec::with_capacity(other.strings.ends.len());
+        let mut cursor = 0u32;
+        for id in 0..other.strings.ends.len() as u32 {
+            let name = other.strings.get(id).unwrap_or("");
+            let mine = if self.strings.get(cursor) == Some(name) {
+                cursor
+            } else {
+                self.strings.id_str(name)
+            };
+            cursor = mine.saturating_add(1);
+            names.push(mine);
+        }
+        let global = |id: u32| names.get(id as usize).copied().unwrap_or(0);
+        let subjects = follow_table(
+            &mut self.subjects,
+            other.subjects.list.iter().map(|s| s.map(global)),
+        );
+        let values = follow_table(
+            &mut self.values,
+            other.values.list.iter().map(|v| v.map(global)),
+        );
+        let repack = |group: &mut Group, packed: &Packed| -> Packed {
+            let entries: Vec<Entry> = other.references[packed.kind]
+                .unpack(packed)
+                .map(|e| Entry {
+                    subject: subjects.get(e.subject as usize).copied().unwrap_or(0),
+                    value: values.get(e.value as usize).copied().unwrap_or(0),
+                    ..e
+                })
+                .collect();
+            let follow = &mut group.follow[packed.kind];
+            if follow.ids.is_empty() {
+                follow.remember(entries.iter().map(|e| e.subject).collect());
+            }
+            group.pack_entries(packed.kind, entries)
+        };
+        let mine = Stored {
+            services: stored.services.as_ref().map(|p| repack(self, p)),
+            catalog: stored.catalog.as_ref().map(|p| repack(self, p)),
+            chains: repack(self, &stored.chains),
+            chunked: None,
+            extra_endpoint_ips: stored.extra_endpoint_ips,
+        };
+        self.infos[index] = info;
+        self.nodes[index] = Some(mine);
     }
 
     /// Takes in a version 2 summary as node `index`: chunks another node holds too are found
@@ -1214,9 +1424,10 @@ impl Group {
         let more = list.len().saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
+        let mut seen = SeenNames::default();
         let list: Vec<LocalFact> = list
             .into_iter()
-            .map(|f| f.map(|s| self.strings.id_str(s)))
+            .map(|f| f.map(|s| seen.id(&mut self.strings, s)))
             .collect();
         self.pack(kind, list, |id| id)
     }
@@ -1245,12 +1456,26 @@ impl Group {
     /// [`Group::pack_named`] of a node's chain facts, each turned into ids as it is collected:
     /// the node costs its entries (16 bytes a fact) while it is packed, not a list of facts.
     fn pack_chains(&mut self, node: &Node<'_>, options: FactOptions) -> Packed {
-        // The first node sizes the tables (a guess from its chains: nodes share most facts).
+        // A guess from its chains: nodes share most facts.
         let chains = node.set.chains.len() + node.nft_chains.len();
-        let more = chains.saturating_sub(self.subjects.list.len());
+        self.pack_each(CHAINS, chains, |emit| chain_facts(node, options, emit))
+    }
+
+    /// Packs the facts `facts` hands out one by one as a node's list of `kind`, each turned
+    /// into ids as it comes: the node costs its entries (16 bytes a fact) while it is packed,
+    /// never a list of facts (a million-chain dump's, or a 250k-rule node's Service facts at
+    /// over 100 bytes each). `expected` is about how many there are.
+    fn pack_each<'r>(
+        &mut self,
+        kind: usize,
+        expected: usize,
+        facts: impl FnOnce(&mut dyn FnMut(LocalFactOf<&'r str>)),
+    ) -> Packed {
+        // The first node sizes the tables: nodes of a cluster share most facts.
+        let more = expected.saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut entries: Vec<Entry> = Vec::with_capacity(expected);
         let mut cursor = 0usize;
         let Group {
             strings,
@@ -1259,22 +1484,22 @@ impl Group {
             follow,
             ..
         } = self;
-        let follow = &follow[CHAINS];
-        // Names, subjects and values get their ids in the order `pack_named` gives them.
-        chain_facts(node, options, |f| {
-            let f = f.map(|s| strings.id_str(s));
+        let follow_kind = &follow[kind];
+        let mut seen = SeenNames::default();
+        facts(&mut |f| {
+            let f = f.map(|s| seen.id(strings, s));
             entries.push(Entry {
-                subject: follow.id_of(subjects, f.subject, &mut cursor),
+                subject: follow_kind.id_of(subjects, f.subject, &mut cursor),
                 value: values.id(f.value),
                 line: f.line,
                 by_rule: f.by_rule,
                 expected: f.expected,
             });
         });
-        if self.follow[CHAINS].ids.is_empty() {
-            self.follow[CHAINS].remember(entries.iter().map(|e| e.subject).collect());
+        if self.follow[kind].ids.is_empty() {
+            self.follow[kind].remember(entries.iter().map(|e| e.subject).collect());
         }
-        self.pack_entries(CHAINS, entries)
+        self.pack_entries(kind, entries)
     }
 
     /// A node's entries of a list of `kind`, packed against the first node's (which they are
@@ -1374,7 +1599,7 @@ impl Group {
     }
 
     fn text(&self, id: u32) -> &str {
-        self.strings.list.get(id as usize).map_or("", |s| s)
+        self.strings.get(id).unwrap_or("")
     }
 
     fn value(&self, id: u32) -> Value<'_> {
@@ -1791,7 +2016,7 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Follow, Lookup, Table};
+    use super::{Follow, Lookup, Names, SeenNames, Table, follow_table};
 
     /// Walking along the first list gives the ids plain lookups give, whatever the next
     /// lists insert, drop, repeat or reorder.
@@ -1804,8 +2029,8 @@ mod tests {
             &["e", "d", "c", "b", "a", "a"],
             &["y", "b", "c", "z", "e", "a"],
         ];
-        let mut followed: Table<Box<str>> = Table::default();
-        let mut plain: Table<Box<str>> = Table::default();
+        let mut followed = Names::default();
+        let mut plain = Names::default();
         let mut follow = Follow::default();
         for list in lists {
             let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
@@ -1813,6 +2038,57 @@ mod tests {
             let expected: Vec<u32> = owned.iter().map(|s| plain.lookup(s)).collect();
             assert_eq!(ids, expected, "{list:?}");
         }
-        assert_eq!(followed.list, plain.list);
+        assert_eq!(followed.text, plain.text);
+        assert_eq!(followed.ends, plain.ends);
+    }
+
+    /// Names keep their text apart however they are cut: each id reads back its name.
+    #[test]
+    fn names_read_back_and_are_found_once() {
+        let mut names = Names::default();
+        let words = ["ab", "", "a", "b", "ab", "abc", "", "bc"];
+        let ids: Vec<u32> = words.iter().map(|w| names.id_str(w)).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 0, 4, 1, 5]);
+        for (w, id) in words.iter().zip(&ids) {
+            assert_eq!(names.get(*id), Some(*w));
+            assert_eq!(names.get_str(w), Some(*id));
+        }
+        assert_eq!(names.get(6), None);
+        assert_eq!(names.get_str("ba"), None);
+    }
+
+    /// The same text at two places gets one id; the memo never confuses two texts that share
+    /// an address (a prefix) but not a length.
+    #[test]
+    fn seen_names_give_the_ids_of_lookups() {
+        let text = String::from("abcabc");
+        let mut names = Names::default();
+        let mut seen = SeenNames::default();
+        let cuts = [
+            &text[0..3],
+            &text[3..6],
+            &text[0..2],
+            &text[0..3],
+            &text[0..0],
+        ];
+        let ids: Vec<u32> = cuts.iter().map(|c| seen.id(&mut names, c)).collect();
+        assert_eq!(ids, [0, 0, 1, 0, 2]);
+    }
+
+    /// Following a table's own list gives the ids of plain lookups.
+    #[test]
+    fn following_a_table_gives_the_ids_of_lookups() {
+        let mut table: Table<u32> = Table::default();
+        for t in [5, 6, 7, 8] {
+            table.id(t);
+        }
+        let mut plain = Table::default();
+        for t in [5, 6, 7, 8] {
+            plain.id(t);
+        }
+        let items = [5, 9, 7, 8, 6, 6, 10];
+        let ids = follow_table(&mut table, items.into_iter());
+        let expected: Vec<u32> = items.iter().map(|&t| plain.id(t)).collect();
+        assert_eq!(ids, expected);
     }
 }

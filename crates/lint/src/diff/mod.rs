@@ -37,7 +37,7 @@ use crate::kube::catalog::{Catalog, CatalogService, Origin};
 use crate::nft::kube::{NftKubeModel, NftMode};
 use crate::source::{SectionKind, parse_iptables_sections, sections};
 use facts::{Subject, Value};
-pub use group::{FactOptions, Group, NodeFacts, NodeInfo};
+pub use group::{FactOptions, Group, NodeFacts, NodeInfo, NodePart};
 pub use node_local::Expected;
 use rulelint_parser::{
     ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
@@ -168,8 +168,8 @@ pub struct ServiceEntry<'a> {
 /// A chain of an nftables section, for chain-level facts.
 #[derive(Clone, Debug)]
 pub struct NftChain<'a> {
-    /// `ip kube-proxy`: family and table name.
-    pub table: String,
+    /// `ip kube-proxy`: family and table name, shared by the table's chains.
+    pub table: std::sync::Arc<str>,
     /// The chain's name.
     pub name: &'a str,
     /// A base chain's policy.
@@ -209,7 +209,8 @@ pub struct Node<'a> {
     // comparison needs it: iptables-only comparisons read the iptables model.
     iptables_services: Vec<ServiceEntry<'a>>,
     lines: LineIndex,
-    endpoint_ips: OnceCell<FxHashSet<IpAddr>>,
+    // A lock, not a cell: nodes are shared by the threads of a pair's comparison.
+    endpoint_ips: std::sync::OnceLock<FxHashSet<IpAddr>>,
 }
 
 impl<'a> Node<'a> {
@@ -237,7 +238,7 @@ impl<'a> Node<'a> {
             nft_services: Vec::new(),
             iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),
-            endpoint_ips: OnceCell::new(),
+            endpoint_ips: std::sync::OnceLock::new(),
         }
     }
 
@@ -282,6 +283,9 @@ impl<'a> Node<'a> {
             node.name = name.to_string();
         }
         let mut generation = None;
+        // One entry per chain: sized once (a million-chain section doubled its way there).
+        node.nft_chains
+            .reserve_exact(input.nft.iter().map(|(_, p)| p.ruleset.chains.len()).sum());
         for (offset, parsed) in &input.nft {
             let set = &parsed.ruleset;
             node.nft_rules += set.rules.len();
@@ -295,11 +299,12 @@ impl<'a> Node<'a> {
                 generation.get_or_insert(model.generation.name());
             }
             for table in &set.tables {
-                let table_name = format!(
+                let table_name: std::sync::Arc<str> = format!(
                     "{} {}",
                     table.family_word.unwrap_or("ip"),
                     table.name.unwrap_or("?")
-                );
+                )
+                .into();
                 for &chain in &table.chains {
                     let c = &set.chains[chain.index()];
                     node.nft_chains.push(NftChain {
@@ -551,14 +556,22 @@ impl<'r> Comparison<'r> {
 
     /// Adds the rule level of two nodes from their dumps (`dumps` are the compared nodes, in
     /// order); nothing for other comparisons, or when a node has no iptables chains.
-    pub fn with_rules(mut self, dumps: &'r [Node<'r>]) -> Comparison<'r> {
-        if dumps.len() == 2
+    pub fn with_rules(self, dumps: &'r [Node<'r>]) -> Comparison<'r> {
+        let changes = rule_changes(dumps);
+        self.with_rule_changes(dumps, changes)
+    }
+
+    /// [`Comparison::with_rules`] with the rule level already found by [`rule_changes`] (on
+    /// another thread, while the facts were compared).
+    pub fn with_rule_changes(
+        mut self,
+        dumps: &'r [Node<'r>],
+        changes: Option<Vec<rules::ChainChanges<'r>>>,
+    ) -> Comparison<'r> {
+        if let Some(changes) = changes
             && self.nodes.len() == 2
-            && dumps.iter().all(|n| n.backend.has_iptables())
-            // An IPVS node's iptables part is another mode's: nothing to pair rules with.
-            && dumps[0].backend.has_ipvs() == dumps[1].backend.has_ipvs()
         {
-            self.rules = rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps));
+            self.rules = changes;
             self.dumps = Some(dumps);
         }
         self
@@ -576,6 +589,17 @@ impl<'r> Comparison<'r> {
             None => EMPTY.get_or_init(FxHashSet::default),
         }
     }
+}
+
+/// The rule level of two nodes from their dumps, which [`Comparison::with_rules`] adds; `None`
+/// for other comparisons, or when a node has no iptables chains. Reads the dumps only, so it
+/// can run while the facts are compared.
+pub fn rule_changes<'r>(dumps: &'r [Node<'r>]) -> Option<Vec<rules::ChainChanges<'r>>> {
+    (dumps.len() == 2
+        && dumps.iter().all(|n| n.backend.has_iptables())
+        // An IPVS node's iptables part is another mode's: nothing to pair rules with.
+        && dumps[0].backend.has_ipvs() == dumps[1].backend.has_ipvs())
+    .then(|| rules::diff(&dumps[0], &dumps[1], &kube_addresses(dumps)))
 }
 
 /// Compares prepared nodes ([`prepare`]) whose facts are in `group` ([`Group::from_nodes`]):
