@@ -59,9 +59,28 @@ fn is_word_byte(b: u8) -> bool {
     WORD_BYTES[usize::from(b)]
 }
 
+/// Counts the tokenizer sees for free, so that the parser can size its stores once instead of
+/// growing them by doubling (each doubling copies and faults in the whole store again).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counts {
+    /// Newline tokens.
+    pub lines: usize,
+    /// `{` tokens that end their line (before a comment): block headers, not anonymous sets.
+    pub blocks: usize,
+}
+
 /// Splits `text` into tokens. Unterminated strings are reported and end at the line's end.
 pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Token> {
+    tokenize_counted(text, diagnostics).0
+}
+
+/// [`tokenize`], with the [`Counts`] of what it read.
+pub(crate) fn tokenize_counted(
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Vec<Token>, Counts) {
     let b = text.as_bytes();
+    let mut counts = Counts::default();
     let mut out = Vec::with_capacity(b.len() / 5 + 1);
     let mut i = 0;
     let push = |out: &mut Vec<Token>, kind, start: usize, end: usize| {
@@ -74,8 +93,16 @@ pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Tok
     while i < b.len() {
         let c = b[i];
         match c {
-            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => i += 1,
+            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
+                // Indentation comes in runs (three tabs and five blanks before each element
+                // line): skip the run here rather than once per pass of the outer match.
+                i += 1;
+                while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | 0x0b | 0x0c) {
+                    i += 1;
+                }
+            }
             b'\n' => {
+                counts.lines += 1;
                 push(&mut out, Kind::Newline, i, i + 1);
                 i += 1;
             }
@@ -86,6 +113,14 @@ pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Tok
                     b';' => Kind::Semi,
                     _ => Kind::Comma,
                 };
+                if c == b'{' {
+                    let rest = b[i + 1..]
+                        .iter()
+                        .find(|&&x| !matches!(x, b' ' | b'\t' | b'\r'));
+                    if matches!(rest, None | Some(b'\n' | b'#')) {
+                        counts.blocks += 1;
+                    }
+                }
                 push(&mut out, kind, i, i + 1);
                 i += 1;
             }
@@ -135,7 +170,7 @@ pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Tok
             }
         }
     }
-    out
+    (out, counts)
 }
 
 fn memchr_newline(b: &[u8], from: usize) -> usize {
