@@ -651,7 +651,9 @@ impl<'t, 'a> Cur<'t, 'a> {
         if self.word() != Some(".") {
             return Some(first);
         }
-        let mut items = vec![first];
+        // Concatenations have two or three parts: one allocation, not one plus a regrowth.
+        let mut items = Vec::with_capacity(4);
+        items.push(first);
         while self.word() == Some(".") {
             self.bump();
             items.push(self.selector_binop()?);
@@ -708,30 +710,39 @@ impl<'t, 'a> Cur<'t, 'a> {
     fn rhs(&mut self, lists: bool) -> Option<Expr<'a>> {
         let first = self.rhs_primary()?;
         if self.word() == Some(".") {
-            let mut items = vec![first];
+            let mut items = Vec::with_capacity(4);
+            items.push(first);
             while self.word() == Some(".") {
                 self.bump();
                 items.push(self.rhs_primary()?);
             }
             return Some(Expr::Concat(items));
         }
-        if lists && let Expr::Literal(w) = first {
+        // The vector only once a `,` follows: most right sides are one literal.
+        if lists
+            && let Expr::Literal(w) = first
+            && self.list_continues()
+        {
             let mut words = vec![w];
-            while let (Some(c), Some(n)) = (self.nth(0), self.nth(1))
-                && c.kind == Kind::Comma
-                && c.start == self.last_end()
-                && n.kind == Kind::Word
-                && n.start == c.end
+            while self.list_continues()
+                && let Some(n) = self.nth(1)
             {
                 words.push(self.s(n));
                 self.bump();
                 self.bump();
             }
-            if words.len() > 1 {
-                return Some(Expr::List(words));
-            }
+            return Some(Expr::List(words));
         }
         Some(first)
+    }
+
+    /// Whether `,WORD` written without blanks follows the cursor (a flag list goes on).
+    fn list_continues(&self) -> bool {
+        matches!((self.nth(0), self.nth(1)), (Some(c), Some(n))
+            if c.kind == Kind::Comma
+                && c.start == self.last_end()
+                && n.kind == Kind::Word
+                && n.start == c.end)
     }
 
     /// An expression that may be a selector or a constant, with an optional `map` lookup:
