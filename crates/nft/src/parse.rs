@@ -61,13 +61,18 @@ pub fn parse(text: &str) -> Parsed<'_> {
             diagnostics,
         };
     }
-    let toks = lexer::tokenize(text, &mut diagnostics);
+    let (toks, counts) = lexer::tokenize_counted(text, &mut diagnostics);
+    // Every chain has a header line ending in `{`; a rule is a line that is neither a block's
+    // header nor its `}` (bounds only: element lines make the rules' bound loose).
+    let rules = counts.lines.saturating_sub(2 * counts.blocks);
     let mut p = Parser {
         text,
         toks,
         pos: 0,
         rs: Ruleset {
             text,
+            chains: Vec::with_capacity(counts.blocks),
+            rules: Vec::with_capacity(rules),
             ..Ruleset::default()
         },
         diags: diagnostics,

@@ -13,80 +13,141 @@ use rulelint_parser::{Diagnostic, Span};
 /// How deep anonymous sets and lookups may nest before the rest is kept opaque.
 const MAX_DEPTH: u32 = 16;
 
-const PAYLOAD: &[&str] = &[
-    "ip", "ip6", "tcp", "udp", "udplite", "sctp", "dccp", "th", "icmp", "icmpv6", "igmp", "ether",
-    "vlan", "arp", "ah", "esp", "comp", "dst", "hbh", "frag", "rt", "mh", "rt0", "rt2", "srh",
-    "gre", "geneve", "vxlan", "ipip",
-];
+// The word classes are `matches!` rather than slices searched with `contains`: a match
+// dispatches on length and bytes, where `contains` called memcmp per entry for every word.
+
+/// Protocols whose fields are payload selectors (`ip daddr`, `th dport`).
+fn is_payload(w: &str) -> bool {
+    matches!(
+        w,
+        "ip" | "ip6"
+            | "tcp"
+            | "udp"
+            | "udplite"
+            | "sctp"
+            | "dccp"
+            | "th"
+            | "icmp"
+            | "icmpv6"
+            | "igmp"
+            | "ether"
+            | "vlan"
+            | "arp"
+            | "ah"
+            | "esp"
+            | "comp"
+            | "dst"
+            | "hbh"
+            | "frag"
+            | "rt"
+            | "mh"
+            | "rt0"
+            | "rt2"
+            | "srh"
+            | "gre"
+            | "geneve"
+            | "vxlan"
+            | "ipip"
+    )
+}
 
 /// Meta keys nft also prints without `meta`.
-const BARE_META: &[&str] = &[
-    "mark",
-    "iif",
-    "oif",
-    "iifname",
-    "oifname",
-    "iiftype",
-    "oiftype",
-    "skuid",
-    "skgid",
-    "rtclassid",
-    "pkttype",
-    "cpu",
-    "cgroup",
-    "ibrname",
-    "obrname",
-    "ibriport",
-    "obriport",
-    "nfproto",
-    "l4proto",
-];
+fn is_bare_meta(w: &str) -> bool {
+    matches!(
+        w,
+        "mark"
+            | "iif"
+            | "oif"
+            | "iifname"
+            | "oifname"
+            | "iiftype"
+            | "oiftype"
+            | "skuid"
+            | "skgid"
+            | "rtclassid"
+            | "pkttype"
+            | "cpu"
+            | "cgroup"
+            | "ibrname"
+            | "obrname"
+            | "ibriport"
+            | "obriport"
+            | "nfproto"
+            | "l4proto"
+    )
+}
 
 /// Words that start a statement other than a match.
-const STMT_KEYWORDS: &[&str] = &[
-    "accept",
-    "drop",
-    "continue",
-    "return",
-    "jump",
-    "goto",
-    "reject",
-    "counter",
-    "comment",
-    "dnat",
-    "snat",
-    "masquerade",
-    "redirect",
-    "update",
-    "add",
-    "delete",
-    "log",
-    "limit",
-    "queue",
-    "notrack",
-    "quota",
-    "xt",
-    "tproxy",
-    "dup",
-    "fwd",
-    "synproxy",
-    "flow",
-    "meter",
-];
+fn is_stmt_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "accept"
+            | "drop"
+            | "continue"
+            | "return"
+            | "jump"
+            | "goto"
+            | "reject"
+            | "counter"
+            | "comment"
+            | "dnat"
+            | "snat"
+            | "masquerade"
+            | "redirect"
+            | "update"
+            | "add"
+            | "delete"
+            | "log"
+            | "limit"
+            | "queue"
+            | "notrack"
+            | "quota"
+            | "xt"
+            | "tproxy"
+            | "dup"
+            | "fwd"
+            | "synproxy"
+            | "flow"
+            | "meter"
+    )
+}
 
 /// Statements whose arguments are kept as words.
-const ARG_STATEMENTS: &[&str] = &[
-    "log", "limit", "queue", "notrack", "quota", "xt", "tproxy", "dup", "fwd", "synproxy", "flow",
-    "meter",
-];
+fn is_arg_statement(w: &str) -> bool {
+    matches!(
+        w,
+        "log"
+            | "limit"
+            | "queue"
+            | "notrack"
+            | "quota"
+            | "xt"
+            | "tproxy"
+            | "dup"
+            | "fwd"
+            | "synproxy"
+            | "flow"
+            | "meter"
+    )
+}
 
-const REL_OPS: &[&str] = &[
-    "==", "!=", "<", ">", "<=", ">=", "eq", "ne", "lt", "gt", "le", "ge",
-];
-const BIN_OPS: &[&str] = &[
-    "&", "|", "^", "<<", ">>", "and", "or", "xor", "lshift", "rshift",
-];
-const NAT_FLAGS: &[&str] = &["random", "fully-random", "persistent", "netmap"];
+fn is_rel_op(w: &str) -> bool {
+    matches!(
+        w,
+        "==" | "!=" | "<" | ">" | "<=" | ">=" | "eq" | "ne" | "lt" | "gt" | "le" | "ge"
+    )
+}
+
+fn is_bin_op(w: &str) -> bool {
+    matches!(
+        w,
+        "&" | "|" | "^" | "<<" | ">>" | "and" | "or" | "xor" | "lshift" | "rshift"
+    )
+}
+
+fn is_nat_flag(w: &str) -> bool {
+    matches!(w, "random" | "fully-random" | "persistent" | "netmap")
+}
 
 /// The symbol of an operator nft also accepts as a word (`and`, `eq`): the model holds one
 /// spelling, the one `nft list` prints, so the transaction form kube-proxy writes
@@ -108,13 +169,9 @@ pub(crate) fn operator_symbol(op: &str) -> &str {
     }
 }
 
-fn is_stmt_keyword(w: &str) -> bool {
-    STMT_KEYWORDS.contains(&w)
-}
-
 /// A word where an opaque run stops: the start of a statement nft prints.
 fn is_boundary(w: &str) -> bool {
-    is_stmt_keyword(w) || matches!(w, "meta" | "ct" | "fib" | "numgen") || PAYLOAD.contains(&w)
+    is_stmt_keyword(w) || matches!(w, "meta" | "ct" | "fib" | "numgen") || is_payload(w)
 }
 
 /// The text of a `"..."` string without its quotes (an unterminated one: without the opening).
@@ -347,7 +404,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                     elements,
                 })
             }
-            _ if ARG_STATEMENTS.contains(&w) => {
+            _ if is_arg_statement(w) => {
                 self.bump();
                 let mut args = Vec::new();
                 if w == "xt" {
@@ -384,7 +441,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                         Some(Stmt::Assign { left, value })
                     }
                     op => {
-                        let op = op.filter(|o| REL_OPS.contains(o));
+                        let op = op.filter(|o| is_rel_op(o));
                         if op.is_some() {
                             self.bump();
                         }
@@ -459,7 +516,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             None
         };
         let mut flags = Vec::new();
-        while let Some(f) = self.word().filter(|f| NAT_FLAGS.contains(f)) {
+        while let Some(f) = self.word().filter(|f| is_nat_flag(f)) {
             flags.push(f);
             self.bump();
             match self.peek() {
@@ -496,7 +553,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 let key = self.plain_word()?;
                 Some(Expr::Meta { key, bare: false })
             }
-            _ if BARE_META.contains(&w) => {
+            _ if is_bare_meta(w) => {
                 self.bump();
                 Some(Expr::Meta { key: w, bare: true })
             }
@@ -552,7 +609,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                     offset,
                 })
             }
-            _ if PAYLOAD.contains(&w) => {
+            _ if is_payload(w) => {
                 self.bump();
                 let field = self.plain_word()?;
                 if matches!(field, "vmap" | "map" | "set") {
@@ -572,7 +629,7 @@ impl<'t, 'a> Cur<'t, 'a> {
     }
 
     fn binops(&mut self, e: &mut Expr<'a>) -> Option<()> {
-        while let Some(op) = self.word().filter(|o| BIN_OPS.contains(o)) {
+        while let Some(op) = self.word().filter(|o| is_bin_op(o)) {
             self.bump();
             let right = match self.selector() {
                 Some(s) => s,
@@ -594,7 +651,9 @@ impl<'t, 'a> Cur<'t, 'a> {
         if self.word() != Some(".") {
             return Some(first);
         }
-        let mut items = vec![first];
+        // Concatenations have two or three parts: one allocation, not one plus a regrowth.
+        let mut items = Vec::with_capacity(4);
+        items.push(first);
         while self.word() == Some(".") {
             self.bump();
             items.push(self.selector_binop()?);
@@ -614,7 +673,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 let w = self.s(t);
                 if is_stmt_keyword(w)
                     || matches!(w, "." | ":" | "vmap" | "map" | "set")
-                    || REL_OPS.contains(&w)
+                    || is_rel_op(w)
                 {
                     return None;
                 }
@@ -651,30 +710,39 @@ impl<'t, 'a> Cur<'t, 'a> {
     fn rhs(&mut self, lists: bool) -> Option<Expr<'a>> {
         let first = self.rhs_primary()?;
         if self.word() == Some(".") {
-            let mut items = vec![first];
+            let mut items = Vec::with_capacity(4);
+            items.push(first);
             while self.word() == Some(".") {
                 self.bump();
                 items.push(self.rhs_primary()?);
             }
             return Some(Expr::Concat(items));
         }
-        if lists && let Expr::Literal(w) = first {
+        // The vector only once a `,` follows: most right sides are one literal.
+        if lists
+            && let Expr::Literal(w) = first
+            && self.list_continues()
+        {
             let mut words = vec![w];
-            while let (Some(c), Some(n)) = (self.nth(0), self.nth(1))
-                && c.kind == Kind::Comma
-                && c.start == self.last_end()
-                && n.kind == Kind::Word
-                && n.start == c.end
+            while self.list_continues()
+                && let Some(n) = self.nth(1)
             {
                 words.push(self.s(n));
                 self.bump();
                 self.bump();
             }
-            if words.len() > 1 {
-                return Some(Expr::List(words));
-            }
+            return Some(Expr::List(words));
         }
         Some(first)
+    }
+
+    /// Whether `,WORD` written without blanks follows the cursor (a flag list goes on).
+    fn list_continues(&self) -> bool {
+        matches!((self.nth(0), self.nth(1)), (Some(c), Some(n))
+            if c.kind == Kind::Comma
+                && c.start == self.last_end()
+                && n.kind == Kind::Word
+                && n.start == c.end)
     }
 
     /// An expression that may be a selector or a constant, with an optional `map` lookup:
@@ -720,7 +788,7 @@ impl<'t, 'a> Cur<'t, 'a> {
     /// Elements up to a `}` (not consumed) or the end of the slice. `selectors`: keys may be
     /// expressions (`update @s { ip saddr }`).
     pub fn elements(&mut self, selectors: bool) -> Vec<Element<'a>> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.elements_ahead());
         loop {
             while self.peek().is_some_and(|t| t.kind == Kind::Comma) {
                 self.bump();
@@ -753,6 +821,35 @@ impl<'t, 'a> Cur<'t, 'a> {
         // Anonymous maps of one or two 160-byte elements are common (numgen, one endpoint).
         out.shrink_to_fit();
         out
+    }
+
+    /// How many elements the list at the cursor holds at most (tokens after a `,` at its
+    /// level, and the first), so that a 5,000-element list is sized once rather than copied
+    /// at each doubling; runs of `,` count once, so the size stays within what the tokens
+    /// could fill. One pass over the list; nested sets are passed again per level, at most
+    /// [`MAX_DEPTH`] times.
+    fn elements_ahead(&self) -> usize {
+        let mut depth = 0u32;
+        let mut starts = 0;
+        let mut at_start = true;
+        for t in &self.toks[self.pos..] {
+            match t.kind {
+                Kind::Newline => continue,
+                Kind::Comma if depth == 0 => {
+                    at_start = true;
+                    continue;
+                }
+                Kind::RBrace if depth == 0 => break,
+                Kind::RBrace => depth -= 1,
+                Kind::LBrace => depth += 1,
+                _ => {}
+            }
+            if at_start && depth <= 1 {
+                starts += 1;
+            }
+            at_start = false;
+        }
+        starts
     }
 
     fn invalid_element(&mut self, from: u32, label: &str) {
@@ -848,5 +945,24 @@ impl<'t, 'a> Cur<'t, 'a> {
                 end: self.last_end(),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::tokenize;
+
+    #[test]
+    fn elements_ahead_counts_elements_not_commas() {
+        let text = "a, b,\n { c, d } : x, , ,\ne }, f";
+        let mut diags = Vec::new();
+        let toks = tokenize(text, &mut diags);
+        let cur = Cur::new(text, &toks, &mut diags);
+        // a, b, `{ c, d } : x`, e; the list ends at its `}`.
+        assert_eq!(cur.elements_ahead(), 4);
+        let mut diags = Vec::new();
+        let mut cur = Cur::new(text, &toks, &mut diags);
+        assert_eq!(cur.elements(false).len(), 4);
     }
 }
