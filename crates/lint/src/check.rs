@@ -122,7 +122,10 @@ fn run_lints(
     order.sort_by_key(|&i| needs_model(lints[i]));
     let build_model = order.iter().any(|&i| needs_model(lints[i]));
     let next = AtomicUsize::new(0);
-    let work = |builds_model: bool| {
+    let work = |builds_model: bool, reads_dnats: bool| {
+        if reads_dnats {
+            cx.read_endpoint_dnats();
+        }
         if builds_model {
             cx.kube();
         }
@@ -138,8 +141,12 @@ fn run_lints(
     };
     let mut results: Vec<Vec<Diagnostic>> = vec![Vec::new(); lints.len()];
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(|| work(false))).collect();
-        let mut done = work(build_model);
+        // The first helper reads the endpoints' DNAT rules while this thread builds the rest
+        // of the model.
+        let helpers: Vec<_> = (1..threads)
+            .map(|t| scope.spawn(move || work(false, build_model && t == 1)))
+            .collect();
+        let mut done = work(build_model, false);
         for helper in helpers {
             match helper.join() {
                 Ok(d) => done.extend(d),

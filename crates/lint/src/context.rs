@@ -1,7 +1,7 @@
 //! What a lint sees: a read-only view of one parsed dump and its chain graph, and the sink its
 //! findings go to.
 
-use crate::kube::KubeModel;
+use crate::kube::{EndpointDnats, KubeModel};
 use crate::registry::Lint;
 use rulelint_parser::{
     ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind,
@@ -18,6 +18,7 @@ pub struct LintContext<'r, 'a> {
     // and the one that asks first builds these while the other waits.
     lines: OnceLock<LineIndex>,
     kube: OnceLock<KubeModel<'a>>,
+    endpoint_dnats: OnceLock<EndpointDnats<'a>>,
 }
 
 impl<'r, 'a> LintContext<'r, 'a> {
@@ -28,6 +29,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             graph,
             lines: OnceLock::new(),
             kube: OnceLock::new(),
+            endpoint_dnats: OnceLock::new(),
         }
     }
 
@@ -43,8 +45,20 @@ impl<'r, 'a> LintContext<'r, 'a> {
 
     /// What kube-proxy and kubelet wrote, read once and shared by the Kubernetes lints.
     pub fn kube(&self) -> &KubeModel<'a> {
-        self.kube
-            .get_or_init(|| KubeModel::build(self.set, self.graph))
+        self.kube.get_or_init(|| {
+            KubeModel::build_with(self.set, || {
+                self.endpoint_dnats
+                    .get_or_init(|| EndpointDnats::read(self.set))
+            })
+        })
+    }
+
+    /// Reads the endpoints' DNAT rules for [`kube`](Self::kube) ahead of it: a second thread
+    /// calls this while the first builds the rest of the model, which then waits for it (or,
+    /// when this was never called, reads them itself).
+    pub(crate) fn read_endpoint_dnats(&self) {
+        self.endpoint_dnats
+            .get_or_init(|| EndpointDnats::read(self.set));
     }
 
     /// Whether the Kubernetes model was built (tests of the lint runner's schedule).

@@ -433,6 +433,53 @@ fn plain_ipv4_key(text: &str) -> Option<u64> {
     None
 }
 
+/// What the DNAT rule of each `KUBE-SEP-*` chain of nat says, in chain order. It is the part
+/// of the model that reads the most rules (one endpoint chain per two or three nat rules), and
+/// it depends on nothing else the model reads: on two threads it is read on one while the
+/// other builds the rest (`LintContext::kube`).
+pub(crate) struct EndpointDnats<'a>(Vec<EndpointDnat<'a>>);
+
+impl<'a> EndpointDnats<'a> {
+    /// Reads the DNAT of every endpoint chain of the nat table in effect.
+    pub(crate) fn read(set: &Ruleset<'a>) -> EndpointDnats<'a> {
+        let Some(nat) = table(set, TableKind::Nat) else {
+            return EndpointDnats(Vec::new());
+        };
+        EndpointDnats(
+            nat.chains()
+                .filter(|c| is_endpoint_chain(c.name()))
+                .map(|c| EndpointDnat::read(c, set.family))
+                .collect(),
+        )
+    }
+}
+
+/// One endpoint chain's DNAT: the [`Endpoint`] fields that come from it.
+struct EndpointDnat<'a> {
+    chain: ChainId,
+    rule: Option<RuleId>,
+    destination: Option<&'a str>,
+    sound: bool,
+    destination_key: Option<u64>,
+}
+
+impl<'a> EndpointDnat<'a> {
+    fn read(chain: ChainRef<'_, 'a>, family: Option<Family>) -> EndpointDnat<'a> {
+        let rule = chain
+            .rules()
+            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"));
+        let (destination, sound, destination_key) =
+            rule.map_or((None, false, None), |rule| dnat_read_keyed(rule, family));
+        EndpointDnat {
+            chain: chain.id,
+            rule: rule.map(|r| r.id),
+            destination,
+            sound,
+            destination_key,
+        }
+    }
+}
+
 /// No entry in a dense per-chain table.
 const NONE: u32 = u32::MAX;
 
@@ -450,7 +497,20 @@ impl<'a> KubeModel<'a> {
     /// The chain graph is taken for the callers' convenience and future use; the model reads
     /// each rule's resolved target chain directly.
     pub fn build(set: &Ruleset<'a>, _graph: &ChainGraph) -> KubeModel<'a> {
-        Builder::new(set).build()
+        let dnats = EndpointDnats::read(set);
+        Builder::new(set).build(|| &dnats)
+    }
+
+    /// [`build`](Self::build) with the endpoints' DNAT rules read by `dnats`, which another
+    /// thread may be reading meanwhile (`LintContext::kube`): it is called last.
+    pub(crate) fn build_with<'d>(
+        set: &Ruleset<'a>,
+        dnats: impl FnOnce() -> &'d EndpointDnats<'a>,
+    ) -> KubeModel<'a>
+    where
+        'a: 'd,
+    {
+        Builder::new(set).build(dnats)
     }
 
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
@@ -521,7 +581,10 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    fn build(mut self) -> KubeModel<'a> {
+    fn build<'d>(mut self, dnats: impl FnOnce() -> &'d EndpointDnats<'a>) -> KubeModel<'a>
+    where
+        'a: 'd,
+    {
         if let Some(nat) = self.nat {
             self.read_nat_chains(nat);
             for name in ["KUBE-SERVICES", "KUBE-NODEPORTS"] {
@@ -543,6 +606,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             }
         }
         let layout = self.layout();
+        self.add_dnats(dnats());
         KubeModel {
             layout,
             services: self.services,
@@ -627,27 +691,44 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
+    /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
-        let mut endpoint = Endpoint {
+        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
+        self.endpoints.push(Endpoint {
             chain: chain.id,
             dnat: None,
             destination: None,
             sound: false,
             destination_key: None,
-        };
-        if let Some(rule) = chain
-            .rules()
-            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"))
+        });
+    }
+
+    /// Fills in each endpoint's DNAT. `dnats` lists the same chains in the same order (both
+    /// walk the nat table in effect); were it ever to differ, each DNAT is read here instead.
+    fn add_dnats(&mut self, dnats: &EndpointDnats<'a>) {
+        let read_here;
+        let dnats = if dnats.0.len() == self.endpoints.len()
+            && dnats
+                .0
+                .iter()
+                .zip(&self.endpoints)
+                .all(|(d, e)| d.chain == e.chain)
         {
-            endpoint.dnat = Some(rule.id);
-            (
-                endpoint.destination,
-                endpoint.sound,
-                endpoint.destination_key,
-            ) = dnat_read_keyed(rule, self.set.family);
+            &dnats.0
+        } else {
+            read_here = self
+                .endpoints
+                .iter()
+                .map(|e| EndpointDnat::read(self.set.chain(e.chain), self.set.family))
+                .collect::<Vec<_>>();
+            &read_here
+        };
+        for (endpoint, dnat) in self.endpoints.iter_mut().zip(dnats) {
+            endpoint.dnat = dnat.rule;
+            endpoint.destination = dnat.destination;
+            endpoint.sound = dnat.sound;
+            endpoint.destination_key = dnat.destination_key;
         }
-        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
-        self.endpoints.push(endpoint);
     }
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
