@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 /// It is `Sync`: lints may run on several threads over one context.
 pub struct LintContext<'r, 'a> {
     set: &'r Ruleset<'a>,
-    graph: &'r ChainGraph,
+    /// Given by the caller, or built by the first lint (or lint thread) that asks for it.
+    given_graph: Option<&'r ChainGraph>,
+    graph: OnceLock<ChainGraph>,
     // `OnceLock`, not `OnceCell`: the lints of one dump may run on two threads (`crate::check`),
     // and the one that asks first builds these while the other waits.
     lines: OnceLock<LineIndex>,
@@ -26,7 +28,21 @@ impl<'r, 'a> LintContext<'r, 'a> {
     pub fn new(set: &'r Ruleset<'a>, graph: &'r ChainGraph) -> LintContext<'r, 'a> {
         LintContext {
             set,
-            graph,
+            given_graph: Some(graph),
+            graph: OnceLock::new(),
+            lines: OnceLock::new(),
+            kube: OnceLock::new(),
+            endpoint_dnats: OnceLock::new(),
+        }
+    }
+
+    /// A context whose chain graph is built when a lint first asks for it: on two threads the
+    /// Kubernetes model (which does not read the graph) is built meanwhile (`crate::check`).
+    pub(crate) fn with_graph_on_demand(set: &'r Ruleset<'a>) -> LintContext<'r, 'a> {
+        LintContext {
+            set,
+            given_graph: None,
+            graph: OnceLock::new(),
             lines: OnceLock::new(),
             kube: OnceLock::new(),
             endpoint_dnats: OnceLock::new(),
@@ -39,8 +55,11 @@ impl<'r, 'a> LintContext<'r, 'a> {
     }
 
     /// The chain graph.
-    pub fn graph(&self) -> &'r ChainGraph {
-        self.graph
+    pub fn graph(&self) -> &ChainGraph {
+        match self.given_graph {
+            Some(graph) => graph,
+            None => self.graph.get_or_init(|| ChainGraph::build(self.set)),
+        }
     }
 
     /// What kube-proxy and kubelet wrote, read once and shared by the Kubernetes lints.

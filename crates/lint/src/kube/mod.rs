@@ -1116,7 +1116,7 @@ fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
             Some("statistic") if !seen_probability => {
                 if let Some(o) = m.options().find(|o| o.name() == "--probability") {
                     seen_probability = true;
-                    probability = o.args().next().unwrap_or("").parse().ok();
+                    probability = parse_probability(o.args().next().unwrap_or(""));
                 }
             }
             Some("recent") if !affinity => {
@@ -1127,6 +1127,28 @@ fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
     }
     (probability, affinity)
 }
+
+/// A `--probability` value as `str::parse::<f64>` reads it. kube-proxy writes `0.` and ten
+/// digits, read here as digits / 10^n: both are exact in an f64 up to 15 digits, and one IEEE
+/// division is rounded correctly, as `parse` is, so the result is the same (this runs once per
+/// endpoint jump). Any other form goes to `parse`.
+fn parse_probability(text: &str) -> Option<f64> {
+    if let Some(digits) = text.strip_prefix("0.")
+        && (1..=15).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        let mantissa = digits
+            .bytes()
+            .fold(0u64, |m, b| m * 10 + u64::from(b - b'0'));
+        return Some(mantissa as f64 / POWERS_OF_TEN[digits.len()]);
+    }
+    text.parse().ok()
+}
+
+/// 10^0 to 10^15, each exact in an f64.
+const POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
 
 fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {
     ServiceAddress {

@@ -318,3 +318,50 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         Some((0x0af4_0105 << 16) | 8080)
     );
 }
+
+/// The fast read of kube-proxy's `--probability` values gives the same f64, bit for bit, as
+/// `str::parse`, and leaves every other form to it.
+#[test]
+fn probability_agrees_with_str_parse() {
+    let same = |text: &str| {
+        let fast = parse_probability(text).map(f64::to_bits);
+        let general = text.parse::<f64>().ok().map(f64::to_bits);
+        assert_eq!(fast, general, "{text:?}");
+    };
+    for text in [
+        "0.5000000000",
+        "0.3333333333",
+        "0.0000000001",
+        "0.9999999999",
+        "0.1",
+        "0.",
+        "0.000000000000000",
+        "0.123456789012345",
+        "0.1234567890123456",
+        "1.0",
+        "0.5e1",
+        "-0.5",
+        "0.5 ",
+        "0.x",
+        "",
+        "nan",
+    ] {
+        same(text);
+    }
+    // kube-proxy's form for every endpoint count it balances (1/n written with ten digits),
+    // and digit strings of every length from a fixed-seed generator.
+    for n in 1..5000u32 {
+        same(&format!("{:.10}", 1.0 / f64::from(n)));
+    }
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..200_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 16) as usize + 1;
+        let digits: String = (0..len)
+            .map(|i| char::from(b'0' + ((seed >> (i * 4)) % 10) as u8))
+            .collect();
+        same(&format!("0.{digits}"));
+    }
+}
