@@ -797,12 +797,12 @@ impl<'r, 'a> Builder<'r, 'a> {
             else {
                 continue;
             };
-            let rule = self.set.rule(rule);
-            let named = rule_service_name(rule);
+            let facts = DispatchFacts::read(self.set.rule(rule));
+            let named = facts.named.as_ref().map(|(_, role)| *role);
             let kind = if node_ports {
                 AddressKind::NodePort
             } else {
-                match (chain_kind, named.as_ref().map(|(_, r)| *r)) {
+                match (chain_kind, named) {
                     (_, Some(CommentRole::ClusterIp)) => AddressKind::ClusterIp,
                     (_, Some(CommentRole::LoadBalancerIp)) | (ServiceChainKind::Firewall, _) => {
                         AddressKind::LoadBalancerIp
@@ -811,12 +811,13 @@ impl<'r, 'a> Builder<'r, 'a> {
                     _ => AddressKind::ClusterIp,
                 }
             };
-            if let Some((name, _)) = named
+            let address = facts.address(kind, rule);
+            if let Some((name, _)) = facts.named
                 && self.services[i].name.is_none()
             {
                 self.name_service(i, name);
             }
-            self.services[i].addresses.push(address(rule, kind));
+            self.services[i].addresses.push(address);
         }
         self.jumps = jumps;
     }
@@ -1085,7 +1086,11 @@ pub fn is_kube_proxy_chain(name: &str) -> bool {
 }
 
 fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
-    let raw = rule.option(Some("comment"), &["--comment"])?.value;
+    comment_service_name(rule.option(Some("comment"), &["--comment"])?.value)
+}
+
+/// A kube-proxy comment's Service name and role, from the `--comment` value as written.
+fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
     // kube-proxy's comments are one quoted text without escapes: borrow it rather than go
     // through `unquote`'s character-wise checks (this runs for every kube-proxy chain).
     let inner = raw
@@ -1149,6 +1154,86 @@ fn parse_probability(text: &str) -> Option<f64> {
 const POWERS_OF_TEN: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 ];
+
+/// What a dispatch rule says, read in one walk over its matches: its comment's Service name
+/// and the fields of its [`ServiceAddress`]. Each is the first option of its kind, as
+/// [`rule_service_name`] and [`address`] read them one by one (pinned by a test).
+struct DispatchFacts<'a> {
+    named: Option<(Cow<'a, str>, CommentRole)>,
+    address: Option<IpNet>,
+    protocol: Option<&'a str>,
+    port: Option<PortRange>,
+}
+
+impl<'a> DispatchFacts<'a> {
+    fn read(rule: RuleRef<'_, 'a>) -> DispatchFacts<'a> {
+        let mut comment = None;
+        let mut destination = None;
+        let mut protocol = None;
+        let mut ports = None;
+        for m in rule.matches() {
+            let module = m.module();
+            for o in m.options() {
+                let name = o.name();
+                let slot = match module {
+                    None => match name {
+                        "-d" | "--destination" => &mut destination,
+                        "-p" | "--protocol" => &mut protocol,
+                        _ => continue,
+                    },
+                    Some(module) => match name {
+                        "--comment" if module == "comment" => &mut comment,
+                        "--dport"
+                        | "--destination-port"
+                        | "--dports"
+                        | "--destination-ports"
+                        | "--ports" => &mut ports,
+                        _ => continue,
+                    },
+                };
+                if slot.is_none() {
+                    *slot = Some((o.negated(), o.args().next().unwrap_or("")));
+                }
+            }
+        }
+        DispatchFacts {
+            named: comment.and_then(|(_, raw)| comment_service_name(raw)),
+            // As `RuleRef::destination`: an unreadable first `-d` is no address.
+            address: destination
+                .filter(|&(negated, _)| !negated)
+                .and_then(|(_, text)| rulelint_parser::views::parse_address(text).ok()),
+            protocol: protocol
+                .filter(|&(negated, _)| !negated)
+                .map(|(_, text)| text),
+            // As `RuleRef::destination_ports`: one port or range, every part readable.
+            port: ports
+                .filter(|&(negated, _)| !negated)
+                .and_then(|(_, text)| single_port(text)),
+        }
+    }
+
+    fn address(&self, kind: AddressKind, rule: RuleId) -> ServiceAddress<'a> {
+        ServiceAddress {
+            kind,
+            address: self.address,
+            protocol: self.protocol,
+            port: self.port,
+            rule,
+        }
+    }
+}
+
+/// A `--dport`-style value that is one port or range (a list of one), as `destination_ports`
+/// with a single value reads it; a list of several, or any unreadable part, is none.
+fn single_port(text: &str) -> Option<PortRange> {
+    let mut parts = text.split(',');
+    let first = PortRange::parse(parts.next()?)?;
+    // `destination_ports` gives none when any part is unreadable, and more than one is no port.
+    match parts.next() {
+        None => Some(first),
+        Some(_) => None,
+    }
+}
 
 fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {
     ServiceAddress {

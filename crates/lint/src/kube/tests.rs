@@ -365,3 +365,28 @@ fn probability_agrees_with_str_parse() {
         same(&format!("0.{digits}"));
     }
 }
+
+#[test]
+fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
+    let rules = [
+        "-A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport 80 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m comment --comment \"a/b:c\" -m comment --comment \"d/e:f cluster IP\" -d 10.0.0.1 -d 10.0.0.2 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES ! -d 10.0.0.1/32 ! -p udp -m tcp ! --dport 80 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -d bad.example -p tcp -m multiport --dports 80,443 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -d fd00::1/128 -p 6 -m multiport --dports 8000:8080 -m tcp --dport 9 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport nope -m udp --dport 53 -m comment --comment \"x\\\"y\" -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport 80, -m comment --comment 'ns/n:p external IP' -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -j KUBE-SVC-X",
+    ];
+    for line in rules {
+        let text = format!("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n{line}\nCOMMIT\n");
+        let parsed = parse(&text);
+        let rule = parsed.ruleset.iter_rules().next().unwrap();
+        let facts = DispatchFacts::read(rule);
+        let one_by_one = address(rule, AddressKind::ClusterIp);
+        let together = facts.address(AddressKind::ClusterIp, rule.id);
+        assert_eq!(format!("{together:?}"), format!("{one_by_one:?}"), "{line}");
+        assert_eq!(facts.named, rule_service_name(rule), "{line}");
+    }
+}
