@@ -4,7 +4,7 @@ use crate::context::{Findings, LintContext};
 use crate::known::{Owner, owner};
 use crate::kube::owners::known_chain;
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, Severity};
+use rulelint_parser::{CodeInfo, RuleRef, Severity};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -59,7 +59,16 @@ If you add your own unconditional DROP to such a chain on purpose, allow it in `
 };
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
+    let bare = |rule: RuleRef<'_, '_>| {
+        let facts = cx.target_facts(rule.id);
+        !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional()
+    };
     for chain in cx.chains() {
+        // Most chains hold no bare DROP or REJECT: the rules' shared facts say so before the
+        // chain's name is read.
+        if !chain.rules().any(bare) {
+            continue;
+        }
         let name = chain.name();
         let Some(owner) = owner(name) else {
             continue;
@@ -70,13 +79,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if known_chain(name).is_some_and(|k| k.drops_by_design) {
             continue;
         }
-        for rule in chain.rules() {
-            // Read once per dump for every rule (most of a large node's jump to a chain and
-            // are known from the parse, without reading the target's text).
-            let facts = cx.target_facts(rule.id);
-            if facts.is_goto() || !facts.is_drop_or_reject() || !facts.unconditional() {
-                continue;
-            }
+        for rule in chain.rules().filter(|&rule| bare(rule)) {
             let Some(target) = rule.target() else {
                 continue;
             };
