@@ -12,8 +12,8 @@ const MISSING_COMMIT: &str = rulelint_parser::codes::MISSING_COMMIT.code;
 /// Checks a parsed dump: its parser diagnostics and every enabled lint's findings, with the
 /// configuration's severities and allowed chains applied, sorted by position then code.
 pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
-    let graph = ChainGraph::build(&parsed.ruleset);
-    check_with_graph(parsed, &graph, config)
+    let cx = LintContext::with_graph_on_demand(&parsed.ruleset);
+    check_in(parsed, &cx, config, lint_threads(&parsed.ruleset))
 }
 
 /// [`check`] with a graph the caller already built from `parsed.ruleset`.
@@ -48,6 +48,21 @@ pub fn check_with_graph_on(
     config: &Config,
     threads: usize,
 ) -> Vec<Diagnostic> {
+    check_in(
+        parsed,
+        &LintContext::new(&parsed.ruleset, graph),
+        config,
+        threads,
+    )
+}
+
+/// [`check_with_graph_on`] over a context of `parsed.ruleset`.
+fn check_in(
+    parsed: &Parsed<'_>,
+    cx: &LintContext<'_, '_>,
+    config: &Config,
+    threads: usize,
+) -> Vec<Diagnostic> {
     let set = &parsed.ruleset;
     let mut out = Vec::with_capacity(parsed.diagnostics.len());
     out.extend(
@@ -57,7 +72,6 @@ pub fn check_with_graph_on(
             .filter(|d| !allowed(config, set, d))
             .filter_map(|d| at_configured_level(config, d)),
     );
-    let cx = LintContext::new(set, graph);
     let enabled: Vec<(&'static Lint, Severity, bool)> = LINTS
         .iter()
         .filter_map(|&lint| {
@@ -65,7 +79,7 @@ pub fn check_with_graph_on(
         })
         .collect();
     let lints: Vec<&'static Lint> = enabled.iter().map(|&(lint, _, _)| lint).collect();
-    let found = run_lints(&cx, &lints, threads);
+    let found = run_lints(cx, &lints, threads);
     for ((_, severity, overridden), found) in enabled.iter().zip(found) {
         for mut d in found {
             if allowed(config, set, &d) {
@@ -122,7 +136,13 @@ fn run_lints(
     order.sort_by_key(|&i| needs_model(lints[i]));
     let build_model = order.iter().any(|&i| needs_model(lints[i]));
     let next = AtomicUsize::new(0);
-    let work = |builds_model: bool| {
+    let work = |builds_model: bool, helps_model: bool| {
+        if helps_model {
+            // The graph (when built on demand) and the endpoints' DNAT rules, while the first
+            // thread builds the rest of the model, which reads neither.
+            cx.graph();
+            cx.read_endpoint_dnats();
+        }
         if builds_model {
             cx.kube();
         }
@@ -138,8 +158,10 @@ fn run_lints(
     };
     let mut results: Vec<Vec<Diagnostic>> = vec![Vec::new(); lints.len()];
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(|| work(false))).collect();
-        let mut done = work(build_model);
+        let helpers: Vec<_> = (1..threads)
+            .map(|t| scope.spawn(move || work(false, build_model && t == 1)))
+            .collect();
+        let mut done = work(build_model, false);
         for helper in helpers {
             match helper.join() {
                 Ok(d) => done.extend(d),
@@ -307,6 +329,13 @@ mod tests {
                     let many = check_with_graph_on(&parsed, &graph, config, threads);
                     assert_eq!(format!("{one:?}"), format!("{many:?}"), "{threads} threads");
                 }
+                // `check` builds the graph on demand (on the second thread for a large dump).
+                let on_demand = check(&parsed, config);
+                assert_eq!(
+                    format!("{one:?}"),
+                    format!("{on_demand:?}"),
+                    "graph on demand"
+                );
             }
         }
         assert!(found > 150, "{found}");

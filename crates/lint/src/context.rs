@@ -1,11 +1,11 @@
 //! What a lint sees: a read-only view of one parsed dump and its chain graph, and the sink its
 //! findings go to.
 
-use crate::kube::KubeModel;
+use crate::kube::{EndpointDnats, KubeModel};
 use crate::registry::Lint;
 use rulelint_parser::{
-    ChainGraph, ChainRef, Diagnostic, LineIndex, RuleOp, RuleRef, Ruleset, Span, TableKind,
-    TableRef,
+    ChainGraph, ChainId, ChainRef, Diagnostic, LineIndex, RuleId, RuleOp, RuleRef, Ruleset, Span,
+    TableKind, TableRef,
 };
 use std::sync::OnceLock;
 
@@ -13,11 +13,15 @@ use std::sync::OnceLock;
 /// It is `Sync`: lints may run on several threads over one context.
 pub struct LintContext<'r, 'a> {
     set: &'r Ruleset<'a>,
-    graph: &'r ChainGraph,
+    /// Given by the caller, or built by the first lint (or lint thread) that asks for it.
+    given_graph: Option<&'r ChainGraph>,
+    graph: OnceLock<ChainGraph>,
     // `OnceLock`, not `OnceCell`: the lints of one dump may run on two threads (`crate::check`),
     // and the one that asks first builds these while the other waits.
     lines: OnceLock<LineIndex>,
     kube: OnceLock<KubeModel<'a>>,
+    endpoint_dnats: OnceLock<EndpointDnats<'a>>,
+    target_facts: OnceLock<Vec<TargetFacts>>,
 }
 
 impl<'r, 'a> LintContext<'r, 'a> {
@@ -25,9 +29,26 @@ impl<'r, 'a> LintContext<'r, 'a> {
     pub fn new(set: &'r Ruleset<'a>, graph: &'r ChainGraph) -> LintContext<'r, 'a> {
         LintContext {
             set,
-            graph,
+            given_graph: Some(graph),
+            graph: OnceLock::new(),
             lines: OnceLock::new(),
             kube: OnceLock::new(),
+            endpoint_dnats: OnceLock::new(),
+            target_facts: OnceLock::new(),
+        }
+    }
+
+    /// A context whose chain graph is built when a lint first asks for it: on two threads the
+    /// Kubernetes model (which does not read the graph) is built meanwhile (`crate::check`).
+    pub(crate) fn with_graph_on_demand(set: &'r Ruleset<'a>) -> LintContext<'r, 'a> {
+        LintContext {
+            set,
+            given_graph: None,
+            graph: OnceLock::new(),
+            lines: OnceLock::new(),
+            kube: OnceLock::new(),
+            endpoint_dnats: OnceLock::new(),
+            target_facts: OnceLock::new(),
         }
     }
 
@@ -37,20 +58,43 @@ impl<'r, 'a> LintContext<'r, 'a> {
     }
 
     /// The chain graph.
-    pub fn graph(&self) -> &'r ChainGraph {
-        self.graph
+    pub fn graph(&self) -> &ChainGraph {
+        match self.given_graph {
+            Some(graph) => graph,
+            None => self.graph.get_or_init(|| ChainGraph::build(self.set)),
+        }
     }
 
     /// What kube-proxy and kubelet wrote, read once and shared by the Kubernetes lints.
     pub fn kube(&self) -> &KubeModel<'a> {
-        self.kube
-            .get_or_init(|| KubeModel::build(self.set, self.graph))
+        self.kube.get_or_init(|| {
+            KubeModel::build_with(self.set, || {
+                self.endpoint_dnats
+                    .get_or_init(|| EndpointDnats::read(self.set))
+            })
+        })
+    }
+
+    /// Reads the endpoints' DNAT rules for [`kube`](Self::kube) ahead of it: a second thread
+    /// calls this while the first builds the rest of the model, which then waits for it (or,
+    /// when this was never called, reads them itself).
+    pub(crate) fn read_endpoint_dnats(&self) {
+        self.endpoint_dnats
+            .get_or_init(|| EndpointDnats::read(self.set));
     }
 
     /// Whether the Kubernetes model was built (tests of the lint runner's schedule).
     #[cfg(test)]
     pub(crate) fn kube_built(&self) -> bool {
         self.kube.get().is_some()
+    }
+
+    /// What a rule's target does, read once for every rule and shared by the lints that walk
+    /// every rule (`RL301`, `RL303`, `RL401`, `RL403`, `RL413`): each of them used to read every
+    /// rule's target text itself.
+    pub fn target_facts(&self, rule: RuleId) -> TargetFacts {
+        self.target_facts
+            .get_or_init(|| TargetFacts::read_all(self.set))[rule.index()]
     }
 
     /// The tables that are in effect: all but those a later block of the same table replaces
@@ -116,6 +160,103 @@ impl<'r, 'a> LintContext<'r, 'a> {
     }
 }
 
+/// What a rule's target does, as the lints that walk every rule ask it: whether it ends the
+/// walk through the chain, and for the rules that may, whether they match every packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetFacts(u8);
+
+impl TargetFacts {
+    const GOTO: u8 = 1;
+    /// `ACCEPT`, `DROP`, `REJECT` or `RETURN`.
+    const VERDICT: u8 = 2;
+    /// `MASQUERADE`, `SNAT`, `DNAT`, `REDIRECT` or `NETMAP`: terminating in nat.
+    const NAT: u8 = 4;
+    const DROP_OR_REJECT: u8 = 8;
+    /// No match but comments; read only for the rules with one of the bits above.
+    const UNCONDITIONAL: u8 = 16;
+
+    /// The facts of one rule, as [`RuleRef::target`] and [`RuleRef::is_unconditional`] give them.
+    pub fn of(rule: RuleRef<'_, '_>) -> TargetFacts {
+        let Some(target) = rule.target() else {
+            return TargetFacts(0);
+        };
+        let mut bits = if target.is_goto() { Self::GOTO } else { 0 };
+        bits |= Self::name_bits(target.name());
+        TargetFacts::with_match_bit(rule, bits)
+    }
+
+    fn name_bits(name: &str) -> u8 {
+        match name {
+            "DROP" | "REJECT" => Self::VERDICT | Self::DROP_OR_REJECT,
+            "ACCEPT" | "RETURN" => Self::VERDICT,
+            "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" | "NETMAP" => Self::NAT,
+            _ => 0,
+        }
+    }
+
+    fn with_match_bit(rule: RuleRef<'_, '_>, bits: u8) -> TargetFacts {
+        if bits != 0 && rule.is_unconditional() {
+            TargetFacts(bits | Self::UNCONDITIONAL)
+        } else {
+            TargetFacts(bits)
+        }
+    }
+
+    /// Every rule's facts, in rule order. A jump to a chain (most rules of a large node) names
+    /// that chain, so its target text is read only when the chain is named like a verdict or a
+    /// NAT target (nearly never): the chain ids so named are found once per table.
+    fn read_all(set: &Ruleset<'_>) -> Vec<TargetFacts> {
+        let mut named_like_targets: Vec<ChainId> = Vec::new();
+        for table in set.iter_tables() {
+            for name in [
+                "ACCEPT",
+                "DROP",
+                "REJECT",
+                "RETURN",
+                "MASQUERADE",
+                "SNAT",
+                "DNAT",
+                "REDIRECT",
+                "NETMAP",
+            ] {
+                named_like_targets.extend(table.chain(name).map(|c| c.id));
+            }
+        }
+        set.iter_rules()
+            .map(|rule| match rule.target_chain() {
+                Some(to) if !named_like_targets.contains(&to) => {
+                    // No verdict, no NAT: only a goto may end the walk.
+                    let goto = rule.target().is_some_and(|t| t.is_goto());
+                    TargetFacts::with_match_bit(rule, if goto { Self::GOTO } else { 0 })
+                }
+                _ => TargetFacts::of(rule),
+            })
+            .collect()
+    }
+
+    /// A `-g` goto.
+    pub fn is_goto(self) -> bool {
+        self.0 & Self::GOTO != 0
+    }
+
+    /// `DROP` or `REJECT` (jumped to, or gone to).
+    pub fn is_drop_or_reject(self) -> bool {
+        self.0 & Self::DROP_OR_REJECT != 0
+    }
+
+    /// Whether the target ends the walk through the chain for the packets the rule matches:
+    /// `ACCEPT`, `DROP`, `REJECT`, `RETURN`, a goto, and in nat (`nat`) its NAT targets.
+    pub fn ends_walk(self, nat: bool) -> bool {
+        self.0 & (Self::GOTO | Self::VERDICT) != 0 || (nat && self.0 & Self::NAT != 0)
+    }
+
+    /// Whether the rule has no match but comments. Known only for the rules whose target may
+    /// end the walk (a goto, a verdict, a NAT target); false for the others.
+    pub fn unconditional(self) -> bool {
+        self.0 & Self::UNCONDITIONAL != 0
+    }
+}
+
 /// Whether the order of a chain's rules as written is the order the kernel holds them in: true
 /// for plain `-A` appends, false once `-I`, `-D` or `-R` (restore input) rearrange them.
 pub fn written_in_order(chain: ChainRef<'_, '_>) -> bool {
@@ -148,5 +289,58 @@ impl<'s> Findings<'s> {
     /// Records a finding.
     pub fn push(&mut self, diagnostic: Diagnostic) {
         self.out.push(diagnostic);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::unreachable_rule::ends_walk_in;
+    use rulelint_dumpgen::{Shape, generate};
+
+    /// Every rule's shared facts equal what the rule's own target and matches say.
+    fn assert_facts_match_rules(text: &str) {
+        let parsed = rulelint_parser::parse(text);
+        let set = &parsed.ruleset;
+        let graph = ChainGraph::build(set);
+        let cx = LintContext::new(set, &graph);
+        let mut checked = 0;
+        for rule in set.iter_rules() {
+            let facts = cx.target_facts(rule.id);
+            assert_eq!(
+                facts,
+                TargetFacts::of(rule),
+                "{}",
+                set.text(rule.get().span)
+            );
+            let name = rule.target().map(|t| t.name());
+            assert_eq!(facts.is_goto(), rule.target().is_some_and(|t| t.is_goto()));
+            assert_eq!(
+                facts.is_drop_or_reject(),
+                name.is_some_and(crate::known::is_drop_or_reject)
+            );
+            for nat in [false, true] {
+                assert_eq!(facts.ends_walk(nat), ends_walk_in(rule, nat));
+            }
+            if facts.ends_walk(true) || facts.is_drop_or_reject() {
+                assert_eq!(facts.unconditional(), rule.is_unconditional());
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "no rule that ends the walk");
+    }
+
+    #[test]
+    fn target_facts_read_once_equal_each_rule_read_alone() {
+        assert_facts_match_rules(
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:DROP - [0:0]\n:X - [0:0]\n\
+             -A INPUT -j DROP\n-A INPUT -g DROP\n-A INPUT -g X\n-A INPUT -j X\n-A INPUT -p tcp -j REJECT\n\
+             -A INPUT -m comment --comment \"c\" -j ACCEPT\n-A INPUT -j LOG\n-A INPUT -s 10.0.0.0/8\n\
+             -A X -m comment --comment \"x\" -j RETURN\n-A X -j DNAT --to-destination 10.0.0.1\nCOMMIT\n\
+             *nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:MASQUERADE - [0:0]\n\
+             -A POSTROUTING -j MASQUERADE\n-A POSTROUTING -g MASQUERADE\n-A POSTROUTING -o eth0 -j SNAT --to-source 1.2.3.4\n\
+             -A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.1:80\n-A MASQUERADE -j NETMAP --to 10.0.0.0/8\nCOMMIT\n",
+        );
+        assert_facts_match_rules(&generate(&Shape::with_rule_target(3_000)));
     }
 }

@@ -433,6 +433,53 @@ fn plain_ipv4_key(text: &str) -> Option<u64> {
     None
 }
 
+/// What the DNAT rule of each `KUBE-SEP-*` chain of nat says, in chain order. It is the part
+/// of the model that reads the most rules (one endpoint chain per two or three nat rules), and
+/// it depends on nothing else the model reads: on two threads it is read on one while the
+/// other builds the rest (`LintContext::kube`).
+pub(crate) struct EndpointDnats<'a>(Vec<EndpointDnat<'a>>);
+
+impl<'a> EndpointDnats<'a> {
+    /// Reads the DNAT of every endpoint chain of the nat table in effect.
+    pub(crate) fn read(set: &Ruleset<'a>) -> EndpointDnats<'a> {
+        let Some(nat) = table(set, TableKind::Nat) else {
+            return EndpointDnats(Vec::new());
+        };
+        EndpointDnats(
+            nat.chains()
+                .filter(|c| is_endpoint_chain(c.name()))
+                .map(|c| EndpointDnat::read(c, set.family))
+                .collect(),
+        )
+    }
+}
+
+/// One endpoint chain's DNAT: the [`Endpoint`] fields that come from it.
+struct EndpointDnat<'a> {
+    chain: ChainId,
+    rule: Option<RuleId>,
+    destination: Option<&'a str>,
+    sound: bool,
+    destination_key: Option<u64>,
+}
+
+impl<'a> EndpointDnat<'a> {
+    fn read(chain: ChainRef<'_, 'a>, family: Option<Family>) -> EndpointDnat<'a> {
+        let rule = chain
+            .rules()
+            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"));
+        let (destination, sound, destination_key) =
+            rule.map_or((None, false, None), |rule| dnat_read_keyed(rule, family));
+        EndpointDnat {
+            chain: chain.id,
+            rule: rule.map(|r| r.id),
+            destination,
+            sound,
+            destination_key,
+        }
+    }
+}
+
 /// No entry in a dense per-chain table.
 const NONE: u32 = u32::MAX;
 
@@ -450,7 +497,20 @@ impl<'a> KubeModel<'a> {
     /// The chain graph is taken for the callers' convenience and future use; the model reads
     /// each rule's resolved target chain directly.
     pub fn build(set: &Ruleset<'a>, _graph: &ChainGraph) -> KubeModel<'a> {
-        Builder::new(set).build()
+        let dnats = EndpointDnats::read(set);
+        Builder::new(set).build(|| &dnats)
+    }
+
+    /// [`build`](Self::build) with the endpoints' DNAT rules read by `dnats`, which another
+    /// thread may be reading meanwhile (`LintContext::kube`): it is called last.
+    pub(crate) fn build_with<'d>(
+        set: &Ruleset<'a>,
+        dnats: impl FnOnce() -> &'d EndpointDnats<'a>,
+    ) -> KubeModel<'a>
+    where
+        'a: 'd,
+    {
+        Builder::new(set).build(dnats)
     }
 
     /// The Service port a service chain (`KUBE-SVC/SVL/EXT/FW-*`) belongs to.
@@ -521,7 +581,10 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    fn build(mut self) -> KubeModel<'a> {
+    fn build<'d>(mut self, dnats: impl FnOnce() -> &'d EndpointDnats<'a>) -> KubeModel<'a>
+    where
+        'a: 'd,
+    {
         if let Some(nat) = self.nat {
             self.read_nat_chains(nat);
             for name in ["KUBE-SERVICES", "KUBE-NODEPORTS"] {
@@ -543,6 +606,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             }
         }
         let layout = self.layout();
+        self.add_dnats(dnats());
         KubeModel {
             layout,
             services: self.services,
@@ -627,27 +691,44 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
+    /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
-        let mut endpoint = Endpoint {
+        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
+        self.endpoints.push(Endpoint {
             chain: chain.id,
             dnat: None,
             destination: None,
             sound: false,
             destination_key: None,
-        };
-        if let Some(rule) = chain
-            .rules()
-            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"))
+        });
+    }
+
+    /// Fills in each endpoint's DNAT. `dnats` lists the same chains in the same order (both
+    /// walk the nat table in effect); were it ever to differ, each DNAT is read here instead.
+    fn add_dnats(&mut self, dnats: &EndpointDnats<'a>) {
+        let read_here;
+        let dnats = if dnats.0.len() == self.endpoints.len()
+            && dnats
+                .0
+                .iter()
+                .zip(&self.endpoints)
+                .all(|(d, e)| d.chain == e.chain)
         {
-            endpoint.dnat = Some(rule.id);
-            (
-                endpoint.destination,
-                endpoint.sound,
-                endpoint.destination_key,
-            ) = dnat_read_keyed(rule, self.set.family);
+            &dnats.0
+        } else {
+            read_here = self
+                .endpoints
+                .iter()
+                .map(|e| EndpointDnat::read(self.set.chain(e.chain), self.set.family))
+                .collect::<Vec<_>>();
+            &read_here
+        };
+        for (endpoint, dnat) in self.endpoints.iter_mut().zip(dnats) {
+            endpoint.dnat = dnat.rule;
+            endpoint.destination = dnat.destination;
+            endpoint.sound = dnat.sound;
+            endpoint.destination_key = dnat.destination_key;
         }
-        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
-        self.endpoints.push(endpoint);
     }
 
     fn read_service_chain(&mut self, i: usize, kind: ServiceChainKind, chain: ChainRef<'r, 'a>) {
@@ -716,12 +797,12 @@ impl<'r, 'a> Builder<'r, 'a> {
             else {
                 continue;
             };
-            let rule = self.set.rule(rule);
-            let named = rule_service_name(rule);
+            let facts = DispatchFacts::read(self.set.rule(rule));
+            let named = facts.named.as_ref().map(|(_, role)| *role);
             let kind = if node_ports {
                 AddressKind::NodePort
             } else {
-                match (chain_kind, named.as_ref().map(|(_, r)| *r)) {
+                match (chain_kind, named) {
                     (_, Some(CommentRole::ClusterIp)) => AddressKind::ClusterIp,
                     (_, Some(CommentRole::LoadBalancerIp)) | (ServiceChainKind::Firewall, _) => {
                         AddressKind::LoadBalancerIp
@@ -730,12 +811,13 @@ impl<'r, 'a> Builder<'r, 'a> {
                     _ => AddressKind::ClusterIp,
                 }
             };
-            if let Some((name, _)) = named
+            let address = facts.address(kind, rule);
+            if let Some((name, _)) = facts.named
                 && self.services[i].name.is_none()
             {
                 self.name_service(i, name);
             }
-            self.services[i].addresses.push(address(rule, kind));
+            self.services[i].addresses.push(address);
         }
         self.jumps = jumps;
     }
@@ -1004,7 +1086,11 @@ pub fn is_kube_proxy_chain(name: &str) -> bool {
 }
 
 fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
-    let raw = rule.option(Some("comment"), &["--comment"])?.value;
+    comment_service_name(rule.option(Some("comment"), &["--comment"])?.value)
+}
+
+/// A kube-proxy comment's Service name and role, from the `--comment` value as written.
+fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
     // kube-proxy's comments are one quoted text without escapes: borrow it rather than go
     // through `unquote`'s character-wise checks (this runs for every kube-proxy chain).
     let inner = raw
@@ -1035,7 +1121,7 @@ fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
             Some("statistic") if !seen_probability => {
                 if let Some(o) = m.options().find(|o| o.name() == "--probability") {
                     seen_probability = true;
-                    probability = o.args().next().unwrap_or("").parse().ok();
+                    probability = parse_probability(o.args().next().unwrap_or(""));
                 }
             }
             Some("recent") if !affinity => {
@@ -1045,6 +1131,108 @@ fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
         }
     }
     (probability, affinity)
+}
+
+/// A `--probability` value as `str::parse::<f64>` reads it. kube-proxy writes `0.` and ten
+/// digits, read here as digits / 10^n: both are exact in an f64 up to 15 digits, and one IEEE
+/// division is rounded correctly, as `parse` is, so the result is the same (this runs once per
+/// endpoint jump). Any other form goes to `parse`.
+fn parse_probability(text: &str) -> Option<f64> {
+    if let Some(digits) = text.strip_prefix("0.")
+        && (1..=15).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        let mantissa = digits
+            .bytes()
+            .fold(0u64, |m, b| m * 10 + u64::from(b - b'0'));
+        return Some(mantissa as f64 / POWERS_OF_TEN[digits.len()]);
+    }
+    text.parse().ok()
+}
+
+/// 10^0 to 10^15, each exact in an f64.
+const POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// What a dispatch rule says, read in one walk over its matches: its comment's Service name
+/// and the fields of its [`ServiceAddress`]. Each is the first option of its kind, as
+/// [`rule_service_name`] and [`address`] read them one by one (pinned by a test).
+struct DispatchFacts<'a> {
+    named: Option<(Cow<'a, str>, CommentRole)>,
+    address: Option<IpNet>,
+    protocol: Option<&'a str>,
+    port: Option<PortRange>,
+}
+
+impl<'a> DispatchFacts<'a> {
+    fn read(rule: RuleRef<'_, 'a>) -> DispatchFacts<'a> {
+        let mut comment = None;
+        let mut destination = None;
+        let mut protocol = None;
+        let mut ports = None;
+        for m in rule.matches() {
+            let module = m.module();
+            for o in m.options() {
+                let name = o.name();
+                let slot = match module {
+                    None => match name {
+                        "-d" | "--destination" => &mut destination,
+                        "-p" | "--protocol" => &mut protocol,
+                        _ => continue,
+                    },
+                    Some(module) => match name {
+                        "--comment" if module == "comment" => &mut comment,
+                        "--dport"
+                        | "--destination-port"
+                        | "--dports"
+                        | "--destination-ports"
+                        | "--ports" => &mut ports,
+                        _ => continue,
+                    },
+                };
+                if slot.is_none() {
+                    *slot = Some((o.negated(), o.args().next().unwrap_or("")));
+                }
+            }
+        }
+        DispatchFacts {
+            named: comment.and_then(|(_, raw)| comment_service_name(raw)),
+            // As `RuleRef::destination`: an unreadable first `-d` is no address.
+            address: destination
+                .filter(|&(negated, _)| !negated)
+                .and_then(|(_, text)| rulelint_parser::views::parse_address(text).ok()),
+            protocol: protocol
+                .filter(|&(negated, _)| !negated)
+                .map(|(_, text)| text),
+            // As `RuleRef::destination_ports`: one port or range, every part readable.
+            port: ports
+                .filter(|&(negated, _)| !negated)
+                .and_then(|(_, text)| single_port(text)),
+        }
+    }
+
+    fn address(&self, kind: AddressKind, rule: RuleId) -> ServiceAddress<'a> {
+        ServiceAddress {
+            kind,
+            address: self.address,
+            protocol: self.protocol,
+            port: self.port,
+            rule,
+        }
+    }
+}
+
+/// A `--dport`-style value that is one port or range (a list of one), as `destination_ports`
+/// with a single value reads it; a list of several, or any unreadable part, is none.
+fn single_port(text: &str) -> Option<PortRange> {
+    let mut parts = text.split(',');
+    let first = PortRange::parse(parts.next()?)?;
+    // `destination_ports` gives none when any part is unreadable, and more than one is no port.
+    match parts.next() {
+        None => Some(first),
+        Some(_) => None,
+    }
 }
 
 fn address<'a>(rule: RuleRef<'_, 'a>, kind: AddressKind) -> ServiceAddress<'a> {

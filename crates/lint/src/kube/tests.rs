@@ -318,3 +318,75 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         Some((0x0af4_0105 << 16) | 8080)
     );
 }
+
+/// The fast read of kube-proxy's `--probability` values gives the same f64, bit for bit, as
+/// `str::parse`, and leaves every other form to it.
+#[test]
+fn probability_agrees_with_str_parse() {
+    let same = |text: &str| {
+        let fast = parse_probability(text).map(f64::to_bits);
+        let general = text.parse::<f64>().ok().map(f64::to_bits);
+        assert_eq!(fast, general, "{text:?}");
+    };
+    for text in [
+        "0.5000000000",
+        "0.3333333333",
+        "0.0000000001",
+        "0.9999999999",
+        "0.1",
+        "0.",
+        "0.000000000000000",
+        "0.123456789012345",
+        "0.1234567890123456",
+        "1.0",
+        "0.5e1",
+        "-0.5",
+        "0.5 ",
+        "0.x",
+        "",
+        "nan",
+    ] {
+        same(text);
+    }
+    // kube-proxy's form for every endpoint count it balances (1/n written with ten digits),
+    // and digit strings of every length from a fixed-seed generator.
+    for n in 1..5000u32 {
+        same(&format!("{:.10}", 1.0 / f64::from(n)));
+    }
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..200_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 16) as usize + 1;
+        let digits: String = (0..len)
+            .map(|i| char::from(b'0' + ((seed >> (i * 4)) % 10) as u8))
+            .collect();
+        same(&format!("0.{digits}"));
+    }
+}
+
+#[test]
+fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
+    let rules = [
+        "-A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport 80 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m comment --comment \"a/b:c\" -m comment --comment \"d/e:f cluster IP\" -d 10.0.0.1 -d 10.0.0.2 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES ! -d 10.0.0.1/32 ! -p udp -m tcp ! --dport 80 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -d bad.example -p tcp -m multiport --dports 80,443 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -d fd00::1/128 -p 6 -m multiport --dports 8000:8080 -m tcp --dport 9 -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport nope -m udp --dport 53 -m comment --comment \"x\\\"y\" -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport 80, -m comment --comment 'ns/n:p external IP' -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -m tcp --dport -j KUBE-SVC-X",
+        "-A KUBE-SERVICES -j KUBE-SVC-X",
+    ];
+    for line in rules {
+        let text = format!("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n{line}\nCOMMIT\n");
+        let parsed = parse(&text);
+        let rule = parsed.ruleset.iter_rules().next().unwrap();
+        let facts = DispatchFacts::read(rule);
+        let one_by_one = address(rule, AddressKind::ClusterIp);
+        let together = facts.address(AddressKind::ClusterIp, rule.id);
+        assert_eq!(format!("{together:?}"), format!("{one_by_one:?}"), "{line}");
+        assert_eq!(facts.named, rule_service_name(rule), "{line}");
+    }
+}

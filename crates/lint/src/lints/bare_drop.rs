@@ -1,10 +1,10 @@
 //! RL401 bare-drop: a DROP or REJECT that lost its match, in a chain whose owner never writes one.
 
 use crate::context::{Findings, LintContext};
-use crate::known::{Owner, is_drop_or_reject, owner};
+use crate::known::{Owner, owner};
 use crate::kube::owners::known_chain;
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, Severity};
+use rulelint_parser::{CodeInfo, RuleRef, Severity};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -59,8 +59,16 @@ If you add your own unconditional DROP to such a chain on purpose, allow it in `
 };
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
-    let mut verdict_chains = (None, [None; 2]);
+    let bare = |rule: RuleRef<'_, '_>| {
+        let facts = cx.target_facts(rule.id);
+        !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional()
+    };
     for chain in cx.chains() {
+        // Most chains hold no bare DROP or REJECT: the rules' shared facts say so before the
+        // chain's name is read.
+        if !chain.rules().any(bare) {
+            continue;
+        }
         let name = chain.name();
         let Some(owner) = owner(name) else {
             continue;
@@ -71,30 +79,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if known_chain(name).is_some_and(|k| k.drops_by_design) {
             continue;
         }
-        // The chains of this table named like the verdicts (nearly always none), looked up
-        // once per table.
-        let table = chain.table();
-        if verdict_chains.0 != Some(table.id) {
-            verdict_chains = (
-                Some(table.id),
-                ["DROP", "REJECT"].map(|n| table.chain(n).map(|c| c.id)),
-            );
-        }
-        for rule in chain.rules() {
-            // A jump to a chain (most rules of a large node) is known from the parse, without
-            // reading the target's text: it is a verdict here only for a chain named like one.
-            if let Some(to) = rule.target_chain()
-                && !verdict_chains.1.contains(&Some(to))
-            {
-                continue;
-            }
+        for rule in chain.rules().filter(|&rule| bare(rule)) {
             let Some(target) = rule.target() else {
                 continue;
             };
             let verdict = target.name();
-            if target.is_goto() || !is_drop_or_reject(verdict) || !rule.is_unconditional() {
-                continue;
-            }
             let help = if name == "KUBE-FIREWALL" && verdict == "DROP" {
                 "kubelet and kube-proxy write `-m mark --mark 0x8000/0x8000 -j DROP` here; the mark match was lost, which happens when two iptables versions rewrite the same rules (kubernetes#112477): delete this rule, restart kubelet and kube-proxy, and align the iptables version of the host and the containers".to_string()
             } else {

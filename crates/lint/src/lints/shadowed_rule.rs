@@ -5,7 +5,7 @@ use crate::context::{Findings, LintContext, written_in_order};
 use crate::known::owner;
 use crate::lints::duplicate_rule::rule_hash;
 use crate::lints::shadowed_hook_jump::is_hook_jump;
-use crate::lints::unreachable_rule::{ends_every_walk, ends_walk_in};
+use crate::lints::unreachable_rule::ends_every_walk;
 use crate::matchset::{Addresses, Changes, MatchSet};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, RuleRef, Severity, TableKind};
@@ -355,7 +355,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         index.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * count;
         for (i, rule) in chain.rules().enumerate() {
-            let is_final = ends_walk_in(rule, nat);
+            let is_final = cx.target_facts(rule.id).ends_walk(nat);
             // Nothing to compare with, and nothing to file: a rule that is not final, or the
             // last rule (a kube-proxy endpoint chain's DNAT).
             if index.rules.is_empty() && (!is_final || i + 1 == count) {
@@ -373,7 +373,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 }
             }
             // Everything after this is RL301's.
-            if ends_every_walk(rule, nat) {
+            if ends_every_walk(cx, rule, nat) {
                 break;
             }
             if is_final && set.exact {

@@ -3,7 +3,7 @@
 use crate::context::{Findings, LintContext};
 use crate::known::is_extension_target;
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, Severity};
+use rulelint_parser::{CodeInfo, Severity, TableId};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -51,11 +51,22 @@ table's built-in chains (kube-proxy's `--noflush` input), whose chains may alrea
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let set = cx.ruleset();
+    // Whether each table is checked, decided once per table rather than per rule: the rules
+    // with an extension target (most of a large node's DNATs) come table by table.
+    let mut checked: Option<(TableId, bool)> = None;
     for &id in cx.graph().non_chain_targets() {
         let rule = set.rule(id);
         let chain = rule.chain();
         let table = chain.table();
-        if table.get().superseded || !cx.is_complete(table) {
+        let in_effect_and_complete = match checked {
+            Some((seen, answer)) if seen == table.id => answer,
+            _ => {
+                let answer = !table.get().superseded && cx.is_complete(table);
+                checked = Some((table.id, answer));
+                answer
+            }
+        };
+        if !in_effect_and_complete {
             continue;
         }
         let Some(target) = rule.target() else {

@@ -74,8 +74,10 @@ fn is_nat_target(name: &str) -> bool {
 
 /// Whether the rule, of a chain in the nat table when `nat`, ends the walk through its chain
 /// for every packet that reaches it. `RL303 shadowed-rule` stops at the same rule.
-pub(crate) fn ends_every_walk(rule: RuleRef<'_, '_>, nat: bool) -> bool {
-    ends_walk_in(rule, nat) && rule.is_unconditional()
+pub(crate) fn ends_every_walk(cx: &LintContext<'_, '_>, rule: RuleRef<'_, '_>, nat: bool) -> bool {
+    // The same as `ends_walk_in(rule, nat) && rule.is_unconditional()`, read once per dump.
+    let facts = cx.target_facts(rule.id);
+    facts.ends_walk(nat) && facts.unconditional()
 }
 
 /// What a terminating rule does, for the message: `rejects`, "goes to `X` with".
@@ -114,7 +116,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(terminal) = rules
             .by_ref()
             .take(count - 1)
-            .find(|&r| ends_every_walk(r, nat))
+            .find(|&r| ends_every_walk(cx, r, nat))
         else {
             continue;
         };

@@ -2,7 +2,7 @@
 //! owner always writes on it.
 
 use crate::context::{Findings, LintContext};
-use crate::known::{is_drop_or_reject, owner};
+use crate::known::owner;
 use crate::kube::Generation;
 use crate::kube::names::{CommentRole, comments, option_anywhere, service_comment};
 use crate::registry::{Category, Lint};
@@ -532,8 +532,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 continue;
             }
             // A DROP or REJECT with no match at all in an owned chain is RL401's.
-            if is_drop_or_reject(target) && rule.is_unconditional() && owner(chain.name()).is_some()
-            {
+            let facts = cx.target_facts(rule.id);
+            if facts.is_drop_or_reject() && facts.unconditional() && owner(chain.name()).is_some() {
                 continue;
             }
             // A rule with every match that the known rules of its target need lost nothing,
