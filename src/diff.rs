@@ -4,8 +4,7 @@
 use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, write_json};
 use rulelint_lint::diff::{
-    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, NodePart, report,
-    rule_changes,
+    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, report, rule_changes,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -488,13 +487,19 @@ fn run_whole(
         .map(|_| rulelint_nft::Strings::new())
         .collect();
     let mut inputs: Vec<Option<NodeInput<'_>>> = loaded.iter().map(|_| None).collect();
-    // Each thread packs its node's facts into a part of its own (no lock, no waiting on the
-    // other threads); the parts are merged into one group once all are read.
-    let read: Vec<Option<(Node<'_>, NodePart)>> = std::thread::scope(|scope| {
+    // Each thread packs its node's facts into the one group as soon as it is read: the
+    // first node in sizes the tables, the others find most of their names and subjects in
+    // them by following its lists, so a second set of tables (a million names and subjects
+    // for a 1M-chain dump) is never built. Parsing, most of the work, still runs on every
+    // core; only packing waits for the lock.
+    let group = std::sync::Mutex::new(Group::new(loaded.len()));
+    let read: Vec<Option<Node<'_>>> = std::thread::scope(|scope| {
+        let group = &group;
         let building: Vec<_> = loaded
             .iter()
             .zip(strings.iter_mut().zip(inputs.iter_mut()))
-            .map(|(l, (strings, slot))| {
+            .enumerate()
+            .map(|(i, (l, (strings, slot)))| {
                 scope.spawn(move || {
                     // `Strings` is not `Sync`: each thread holds its own, lent for good.
                     let strings: &rulelint_nft::Strings = strings;
@@ -507,8 +512,11 @@ fn run_whole(
                     let node = Node::from_input(String::new(), input);
                     // An nftables node's catalogue is in its facts; an iptables node's is
                     // added below if the other nodes turn out to need it.
-                    let part = NodePart::new(&node, options);
-                    Some((node, part))
+                    group
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert_node(i, &node, options);
+                    Some(node)
                 })
             })
             .collect();
@@ -517,17 +525,9 @@ fn run_whole(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut parts = Vec::with_capacity(read.len());
-    let read: Vec<Option<Node<'_>>> = read
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            r.map(|(node, part)| {
-                parts.push((i, part));
-                node
-            })
-        })
-        .collect();
+    let mut group = group
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // A file found in a folder that holds no dump (a README, notes) is skipped; a file named
     // on the command line must be a dump.
     let mut kept = Vec::with_capacity(read.len());
@@ -568,11 +568,10 @@ fn run_whole(
     }
     let paths: Vec<&str> = kept_loaded.iter().map(|l| l.name.as_str()).collect();
     // The rule level reads the dumps only: it is found on a thread of its own while the
-    // parts are merged and the facts compared.
+    // facts are compared.
     let status = std::thread::scope(|scope| {
         let nodes = &nodes;
         let rules = scope.spawn(|| rule_changes(nodes));
-        let mut group = Group::from_parts(loaded.len(), parts);
         for (&i, node) in kept.iter().zip(nodes) {
             if mixed && node.backend == NodeBackend::Iptables {
                 let options = FactOptions {

@@ -1,7 +1,7 @@
 //! The many-node diff from facts: whatever order nodes are read in, on however many threads,
 //! and whether from dumps or from summaries, the report is the same byte for byte.
 
-use rulelint_lint::diff::{FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, NodePart};
+use rulelint_lint::diff::{FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput};
 use rulelint_lint::diff::{compare, prepare, report};
 use rulelint_lint::summary;
 use std::path::{Path, PathBuf};
@@ -154,8 +154,10 @@ fn thread_count_and_read_order_change_no_byte() {
     assert!(compared >= 10, "only {compared} group reports compared");
 }
 
+/// As `rulelint diff` reads dumps: each node packed into one locked group by a thread of its
+/// own, whichever comes first sizing the tables the others follow.
 #[test]
-fn parts_packed_apart_and_merged_in_any_order_give_the_report_of_one_group() {
+fn nodes_packed_by_threads_into_one_group_in_any_order_give_the_report_of_one_group() {
     let mut compared = 0;
     for (case, dumps) in cases() {
         let expected = whole(&dumps);
@@ -167,22 +169,28 @@ fn parts_packed_apart_and_merged_in_any_order_give_the_report_of_one_group() {
         };
         for seed in [0, 3, 42] {
             let order = shuffled(nodes.len(), seed);
-            let parts: Vec<(usize, NodePart)> = std::thread::scope(|scope| {
-                let packing: Vec<_> = order
-                    .iter()
-                    .map(|&i| {
-                        let node = &nodes[i];
-                        scope.spawn(move || (i, NodePart::new(node, options)))
-                    })
-                    .collect();
-                packing.into_iter().map(|h| h.join().unwrap()).collect()
+            let group = Mutex::new(Group::new(nodes.len()));
+            std::thread::scope(|scope| {
+                for &i in &order {
+                    let (node, group) = (&nodes[i], &group);
+                    scope.spawn(move || group.lock().unwrap().insert_node(i, node, options));
+                }
             });
-            let group = Group::from_parts(nodes.len(), parts);
-            assert!(group.missing().is_empty(), "{case}");
-            let got = rendered(&group.compare().with_rules(&nodes), &dumps);
-            assert_eq!(got.0, expected.0, "{case}: text, parts in order {order:?}");
-            assert_eq!(got.1, expected.1, "{case}: JSON, parts in order {order:?}");
-            compared += 1;
+            // The threads' order is the scheduler's; the same order inserted in turn is not.
+            let mut in_turn = Group::new(nodes.len());
+            for &i in &order {
+                in_turn.insert_node(i, &nodes[i], options);
+            }
+            for (how, group) in [
+                ("threads", group.into_inner().unwrap()),
+                ("in turn", in_turn),
+            ] {
+                assert!(group.missing().is_empty(), "{case}");
+                let got = rendered(&group.compare().with_rules(&nodes), &dumps);
+                assert_eq!(got.0, expected.0, "{case}: text, {how}, order {order:?}");
+                assert_eq!(got.1, expected.1, "{case}: JSON, {how}, order {order:?}");
+                compared += 1;
+            }
         }
     }
     assert!(compared >= 10, "only {compared} reports compared");

@@ -310,7 +310,10 @@ struct Reference {
 }
 
 impl Reference {
-    fn new(entries: Vec<Entry>) -> Reference {
+    fn new(mut entries: Vec<Entry>) -> Reference {
+        // Collected into a guessed capacity (doubled when the guess was a little short),
+        // then held for the whole comparison.
+        entries.shrink_to_fit();
         let size = entries
             .iter()
             .map(|e| e.subject as usize + 1)
@@ -994,40 +997,6 @@ impl Follow {
     }
 }
 
-/// The ids in `table` of `items`, a list that mostly repeats the table's own in order: each
-/// is checked against the table's next thing before any lookup.
-fn follow_table<T: Eq + std::hash::Hash>(
-    table: &mut Table<T>,
-    items: impl Iterator<Item = T>,
-) -> Vec<u32> {
-    let mut ids = Vec::with_capacity(items.size_hint().0);
-    let mut cursor = 0u32;
-    for item in items {
-        let id = if table.list.get(cursor as usize) == Some(&item) {
-            cursor
-        } else {
-            table.id(item)
-        };
-        cursor = id.saturating_add(1);
-        ids.push(id);
-    }
-    ids
-}
-
-/// One node's facts packed on a thread of its own, without a lock: the nodes of a pair are
-/// reduced at once and merged into one group by [`Group::from_parts`].
-#[derive(Debug)]
-pub struct NodePart(Group);
-
-impl NodePart {
-    /// Reduces a node's dump to its facts: [`Group::insert_node`] into a group of its own.
-    pub fn new(node: &Node<'_>, options: FactOptions) -> NodePart {
-        let mut group = Group::new(1);
-        group.insert_node(0, node, options);
-        NodePart(group)
-    }
-}
-
 impl Group {
     /// A group of `count` nodes, none inserted yet.
     pub fn new(count: usize) -> Group {
@@ -1120,91 +1089,6 @@ impl Group {
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
         });
-    }
-
-    /// A group of `count` nodes made of parts ([`NodePart`], each one node's facts packed on
-    /// a thread of its own): the first part becomes the group, the others are merged into it
-    /// by following its lists. The same facts as [`Group::insert_node`] of each node.
-    pub fn from_parts(count: usize, parts: Vec<(usize, NodePart)>) -> Group {
-        let mut parts = parts.into_iter().filter(|(i, _)| *i < count);
-        let Some((first, NodePart(mut group))) = parts.next() else {
-            return Group::new(count);
-        };
-        let blank = Group::new(count);
-        let info = std::mem::replace(&mut group.infos, blank.infos)
-            .into_iter()
-            .next();
-        let stored = std::mem::replace(&mut group.nodes, blank.nodes)
-            .into_iter()
-            .next()
-            .flatten();
-        if let Some(info) = info {
-            group.infos[first] = info;
-        }
-        group.nodes[first] = stored;
-        for (index, part) in parts {
-            group.insert_part(index, part);
-        }
-        group
-    }
-
-    /// Takes in node `index` from a part packed on another thread: its names, subjects and
-    /// values get this group's ids (found by walking along this group's lists, which a node
-    /// of the same cluster mostly repeats in order), its facts are packed against this
-    /// group's references.
-    fn insert_part(&mut self, index: usize, part: NodePart) {
-        let NodePart(mut other) = part;
-        if index >= self.nodes.len() {
-            return;
-        }
-        let (Some(Some(stored)), Some(info)) = (other.nodes.pop(), other.infos.pop()) else {
-            return;
-        };
-        let mut names = Vec::with_capacity(other.strings.ends.len());
-        let mut cursor = 0u32;
-        for id in 0..other.strings.ends.len() as u32 {
-            let name = other.strings.get(id).unwrap_or("");
-            let mine = if self.strings.get(cursor) == Some(name) {
-                cursor
-            } else {
-                self.strings.id_str(name)
-            };
-            cursor = mine.saturating_add(1);
-            names.push(mine);
-        }
-        let global = |id: u32| names.get(id as usize).copied().unwrap_or(0);
-        let subjects = follow_table(
-            &mut self.subjects,
-            other.subjects.list.iter().map(|s| s.map(global)),
-        );
-        let values = follow_table(
-            &mut self.values,
-            other.values.list.iter().map(|v| v.map(global)),
-        );
-        let repack = |group: &mut Group, packed: &Packed| -> Packed {
-            let entries: Vec<Entry> = other.references[packed.kind]
-                .unpack(packed)
-                .map(|e| Entry {
-                    subject: subjects.get(e.subject as usize).copied().unwrap_or(0),
-                    value: values.get(e.value as usize).copied().unwrap_or(0),
-                    ..e
-                })
-                .collect();
-            let follow = &mut group.follow[packed.kind];
-            if follow.ids.is_empty() {
-                follow.remember(entries.iter().map(|e| e.subject).collect());
-            }
-            group.pack_entries(packed.kind, entries)
-        };
-        let mine = Stored {
-            services: stored.services.as_ref().map(|p| repack(self, p)),
-            catalog: stored.catalog.as_ref().map(|p| repack(self, p)),
-            chains: repack(self, &stored.chains),
-            chunked: None,
-            extra_endpoint_ips: stored.extra_endpoint_ips,
-        };
-        self.infos[index] = info;
-        self.nodes[index] = Some(mine);
     }
 
     /// Takes in a version 2 summary as node `index`: chunks another node holds too are found
@@ -1475,7 +1359,9 @@ impl Group {
         let more = expected.saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
-        let mut entries: Vec<Entry> = Vec::with_capacity(expected);
+        // A little over the guess: a guess a few facts short (a 1M-chain dump's built-in
+        // chains) would double the list.
+        let mut entries: Vec<Entry> = Vec::with_capacity(expected + expected / 64 + 64);
         let mut cursor = 0usize;
         let Group {
             strings,
@@ -2016,7 +1902,7 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Follow, Lookup, Names, SeenNames, Table, follow_table};
+    use super::{Follow, Lookup, Names, SeenNames};
 
     /// Walking along the first list gives the ids plain lookups give, whatever the next
     /// lists insert, drop, repeat or reorder.
@@ -2073,22 +1959,5 @@ mod tests {
         ];
         let ids: Vec<u32> = cuts.iter().map(|c| seen.id(&mut names, c)).collect();
         assert_eq!(ids, [0, 0, 1, 0, 2]);
-    }
-
-    /// Following a table's own list gives the ids of plain lookups.
-    #[test]
-    fn following_a_table_gives_the_ids_of_lookups() {
-        let mut table: Table<u32> = Table::default();
-        for t in [5, 6, 7, 8] {
-            table.id(t);
-        }
-        let mut plain = Table::default();
-        for t in [5, 6, 7, 8] {
-            plain.id(t);
-        }
-        let items = [5, 9, 7, 8, 6, 6, 10];
-        let ids = follow_table(&mut table, items.into_iter());
-        let expected: Vec<u32> = items.iter().map(|&t| plain.id(t)).collect();
-        assert_eq!(ids, expected);
     }
 }
