@@ -171,15 +171,38 @@ struct Outcome {
     recorded: Vec<BaselineEntry>,
 }
 
-/// Reads, checks and reduces one file. Runs on a worker thread.
+/// Reads, checks and reduces one file. Runs on a worker thread. With `skip_drop` (the only
+/// file of the run) the text and its parsed model are left to the process exit instead of
+/// being freed one node at a time: a 5,000-Service node spends about 6% of its time there.
 fn check_one(
     options: &Options,
     config: &Config,
     baseline: Option<&Baseline>,
     entry: &folders::Entry,
     input: Result<(input::Input, Vec<input::Part>), String>,
+    skip_drop: bool,
 ) -> Outcome {
-    let mut outcome = Outcome {
+    let (input, parts) = match input {
+        Ok(i) => i,
+        Err(message) => {
+            let mut outcome = empty_outcome();
+            outcome.unreadable = Some(message);
+            return outcome;
+        }
+    };
+    // Each file is split into its iptables-save and nftables sections, each read and linted by
+    // its own parser; a pure iptables-save file takes exactly the iptables path.
+    let mut checked = check_source(&input.text, config);
+    let outcome = reduce(options, baseline, entry, &input, &parts, &mut checked);
+    if skip_drop {
+        std::mem::forget(checked);
+        std::mem::forget(input);
+    }
+    outcome
+}
+
+fn empty_outcome() -> Outcome {
+    Outcome {
         unreadable: None,
         no_content: false,
         file: LocatedFile {
@@ -189,17 +212,19 @@ fn check_one(
         rendered: String::new(),
         split: Vec::new(),
         recorded: Vec::new(),
-    };
-    let (input, parts) = match input {
-        Ok(i) => i,
-        Err(message) => {
-            outcome.unreadable = Some(message);
-            return outcome;
-        }
-    };
-    // Each file is split into its iptables-save and nftables sections, each read and linted by
-    // its own parser; a pure iptables-save file takes exactly the iptables path.
-    let mut checked = check_source(&input.text, config);
+    }
+}
+
+/// One checked file's findings as the run reports them: baseline applied, rendered, located.
+fn reduce(
+    options: &Options,
+    baseline: Option<&Baseline>,
+    entry: &folders::Entry,
+    input: &input::Input,
+    parts: &[input::Part],
+    checked: &mut rulelint_lint::source::CheckedSource<'_>,
+) -> Outcome {
+    let mut outcome = empty_outcome();
     outcome.file.path.clone_from(&input.name);
     outcome.no_content = checked.has_no_content();
     if outcome.no_content && entry.from_folder {
@@ -223,10 +248,10 @@ fn check_one(
         // One node in several files: findings go back into their files.
         if options.format == Format::Human && !options.statistics {
             outcome.rendered =
-                crate::node_files::render(&diagnostics, &input.text, &parts, options.color);
+                crate::node_files::render(&diagnostics, &input.text, parts, options.color);
         }
-        let union = LocatedFile::new(input.name, ruleset, diagnostics);
-        outcome.split = crate::node_files::split(union, &input.text, &parts);
+        let union = LocatedFile::new(input.name.clone(), ruleset, diagnostics);
+        outcome.split = crate::node_files::split(union, &input.text, parts);
         return outcome;
     }
     if options.format == Format::Human && !options.statistics && !diagnostics.is_empty() {
@@ -243,7 +268,7 @@ fn check_one(
             outcome.rendered.push('\n');
         }
     }
-    outcome.file = LocatedFile::new(input.name, ruleset, diagnostics);
+    outcome.file = LocatedFile::new(input.name.clone(), ruleset, diagnostics);
     outcome
 }
 
@@ -295,6 +320,9 @@ fn check_all(
     let mut files: Vec<LocatedFile> = Vec::with_capacity(entries.len());
     let mut rendered: Vec<String> = Vec::new();
     let mut recorded = Baseline::new();
+    // One file: its model lives until the process exits anyway; with more, each is freed so
+    // that memory stays bounded by the files in flight.
+    let skip_drop = entries.len() == 1;
     in_order(
         entries.len(),
         jobs(options, entries.len()),
@@ -314,7 +342,7 @@ fn check_all(
                 }
                 None => input::read(&entry.path).map(|i| (i, Vec::new())),
             };
-            check_one(options, config, baseline, entry, input)
+            check_one(options, config, baseline, entry, input, skip_drop)
         },
         |i, outcome| {
             let entry = &entries[i];

@@ -20,7 +20,7 @@
 //! - `reject` with its family's default spelled out (`with icmp port-unreachable`, `icmpx`,
 //!   `icmpv6`) is plain `reject`.
 
-use crate::model::{Element, Expr, Ruleset, Stmt, Value};
+use crate::model::{Element, Expr, Nat, Ruleset, Stmt, Value};
 use serde_json::{Map, Value as Json, json};
 
 /// The listed content of `set`: equal for two rulesets `nft` would list the same.
@@ -223,15 +223,12 @@ fn expr(e: &Expr<'_>) -> String {
             Some(d) => format!("ct {d} {key}"),
             None => format!("ct {key}"),
         },
-        Expr::Fib { flags, result } => format!("fib {} {result}", flags.join(" . ")),
-        Expr::Numgen {
-            mode,
-            modulus,
-            offset,
-        } => format!(
-            "numgen {mode} mod {} offset {}",
-            literal(modulus),
-            literal(offset.unwrap_or("0"))
+        Expr::Fib(fib) => format!("fib {} {}", fib.flags.join(" . "), fib.result),
+        Expr::Numgen(numgen) => format!(
+            "numgen {} mod {} offset {}",
+            numgen.mode,
+            literal(numgen.modulus),
+            literal(numgen.offset.unwrap_or("0"))
         ),
         Expr::Binop { op, left, right } => {
             format!("({} {} {})", expr(left), binop(op), expr(right))
@@ -330,13 +327,14 @@ fn stmt(s: &Stmt<'_>) -> String {
             _ => "counter".to_string(),
         },
         Stmt::Comment(c) => format!("comment {c:?}"),
-        Stmt::Nat {
-            kind,
-            family,
-            spec,
-            to,
-            flags,
-        } => {
+        Stmt::Nat(nat) => {
+            let Nat {
+                kind,
+                family,
+                spec,
+                to,
+                flags,
+            } = &**nat;
             let mut flags: Vec<&str> = flags.clone();
             flags.sort_unstable();
             format!(

@@ -21,8 +21,9 @@
 
 use crate::codes;
 use crate::model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset, Set,
-    SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
+    RuleId, Ruleset, Set, SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict,
+    VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
@@ -1172,16 +1173,16 @@ fn expr<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Expr<'a>> {
                     dir: v.str_of("dir"),
                     key: v.str_of("key")?,
                 },
-                "fib" => Expr::Fib {
+                "fib" => Expr::Fib(Box::new(Fib {
                     flags: v.get("flags").map(J::words).unwrap_or_default(),
                     result: v.str_of("result")?,
-                },
-                "numgen" => Expr::Numgen {
+                })),
+                "numgen" => Expr::Numgen(Box::new(Numgen {
                     mode: v.str_of("mode")?,
                     modulus: v.str_of("mod")?,
                     // `nft` lists `offset 0` as no offset.
                     offset: v.str_of("offset").filter(|o| *o != "0"),
-                },
+                })),
                 "concat" => match v {
                     J::Arr(items) => Expr::Concat(
                         items
@@ -1345,13 +1346,13 @@ fn nat<'a>(strings: &'a Strings, kind: &'a str, v: &J<'a>) -> Option<Stmt<'a>> {
             Some(Expr::Literal(strings.alloc(&text)))
         }
     };
-    Some(Stmt::Nat {
+    Some(Stmt::Nat(Box::new(Nat {
         kind,
         family: v.str_of("family"),
         spec: Vec::new(),
         to,
         flags: v.get("flags").map(J::words).unwrap_or_default(),
-    })
+    })))
 }
 
 /// `{"log": {"prefix": "in: ", "level": "info"}}` as the text's `log prefix "in: " level info`.

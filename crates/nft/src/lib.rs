@@ -62,9 +62,9 @@ pub use form::{Form, detect_form, parse_any};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use json::{Strings, parse_json};
 pub use model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Object, Priority, Rule, RuleId, Ruleset,
-    STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange, Stmt, Table, TableId, Value,
-    Verdict, VerdictKind, standard_priority,
+    BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
+    RuleId, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange, Stmt, Table,
+    TableId, Value, Verdict, VerdictKind, standard_priority,
 };
 pub use parse::{Parsed, parse};
 pub use print::print;

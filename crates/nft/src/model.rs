@@ -422,22 +422,11 @@ pub enum Expr<'a> {
         /// The key.
         key: &'a str,
     },
-    /// `fib daddr type`, `fib saddr . iif oif`.
-    Fib {
-        /// `saddr`, `daddr`, `mark`, `iif`, `oif`.
-        flags: Vec<&'a str>,
-        /// `type`, `oif`, `oifname`.
-        result: &'a str,
-    },
-    /// `numgen random mod 2 [offset N]`.
-    Numgen {
-        /// `random` / `inc`.
-        mode: &'a str,
-        /// The modulus.
-        modulus: &'a str,
-        /// `offset N`.
-        offset: Option<&'a str>,
-    },
+    /// `fib daddr type`, `fib saddr . iif oif` (out of line: rare, and it would make every
+    /// expression larger).
+    Fib(Box<Fib<'a>>),
+    /// `numgen random mod 2 [offset N]` (out of line: one per Service at most).
+    Numgen(Box<Numgen<'a>>),
     /// `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b`.
     Binop {
         /// The operator as written.
@@ -456,6 +445,26 @@ pub enum Expr<'a> {
         /// The map (`@name` or `{ ... }`).
         map: Box<Expr<'a>>,
     },
+}
+
+/// `fib daddr type`: [`Expr::Fib`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Fib<'a> {
+    /// `saddr`, `daddr`, `mark`, `iif`, `oif`.
+    pub flags: Vec<&'a str>,
+    /// `type`, `oif`, `oifname`.
+    pub result: &'a str,
+}
+
+/// `numgen random mod 2 [offset N]`: [`Expr::Numgen`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Numgen<'a> {
+    /// `random` / `inc`.
+    pub mode: &'a str,
+    /// The modulus.
+    pub modulus: &'a str,
+    /// `offset N`.
+    pub offset: Option<&'a str>,
 }
 
 /// A rule: statements in order ([`Ruleset::statements_of`]).
@@ -550,19 +559,9 @@ pub enum Stmt<'a> {
     },
     /// `comment "..."` (without quotes).
     Comment(&'a str),
-    /// `dnat`, `snat`, `masquerade`, `redirect`.
-    Nat {
-        /// Which.
-        kind: &'a str,
-        /// `ip`/`ip6` after the keyword.
-        family: Option<&'a str>,
-        /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
-        spec: Vec<&'a str>,
-        /// The `to` expression.
-        to: Option<Expr<'a>>,
-        /// `fully-random`, `persistent`, `random`.
-        flags: Vec<&'a str>,
-    },
+    /// `dnat`, `snat`, `masquerade`, `redirect` (out of line: its words and target would make
+    /// every statement larger).
+    Nat(Box<Nat<'a>>),
     /// `update @set { ... }`, `add @set { ... }`, `delete @set { ... }`.
     SetUpdate {
         /// `update` / `add` / `delete`.
@@ -587,6 +586,21 @@ pub enum Stmt<'a> {
     },
 }
 
+/// `dnat to 10.0.0.1:80`, `masquerade random`: [`Stmt::Nat`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Nat<'a> {
+    /// Which.
+    pub kind: &'a str,
+    /// `ip`/`ip6` after the keyword.
+    pub family: Option<&'a str>,
+    /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
+    pub spec: Vec<&'a str>,
+    /// The `to` expression.
+    pub to: Option<Expr<'a>>,
+    /// `fully-random`, `persistent`, `random`.
+    pub flags: Vec<&'a str>,
+}
+
 impl Stmt<'_> {
     /// A short name of the statement's kind, for summaries.
     pub fn kind_name(&self) -> &'static str {
@@ -598,7 +612,7 @@ impl Stmt<'_> {
             Stmt::Reject { .. } => "reject",
             Stmt::Counter { .. } => "counter",
             Stmt::Comment(_) => "comment",
-            Stmt::Nat { .. } => "nat",
+            Stmt::Nat(_) => "nat",
             Stmt::SetUpdate { .. } => "set_update",
             Stmt::Keyword { .. } => "keyword",
             Stmt::Opaque { .. } => "opaque",
@@ -746,6 +760,29 @@ fn strip(v: &mut serde_json::Value) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Lints walk every statement and element: their size is most of the memory they load.
+    /// Rare parts (`fib`, `numgen`, NAT statements) are boxed so that the common ones stay small.
+    #[test]
+    fn statements_expressions_and_elements_stay_small() {
+        let sizes = [
+            ("Expr", size_of::<Expr<'_>>()),
+            ("Stmt", size_of::<Stmt<'_>>()),
+            ("Statement", size_of::<Statement<'_>>()),
+            ("Element", size_of::<Element<'_>>()),
+        ];
+        assert_eq!(
+            sizes,
+            [
+                ("Expr", 40),
+                ("Stmt", 96),
+                ("Statement", 104),
+                ("Element", 128)
+            ]
+        );
+    }
+
     /// The model of a listing with a million chains is mostly its chains: keep one small.
     #[test]
     fn a_chain_stays_small() {

@@ -2,7 +2,9 @@
 //! one line, handles as `# handle N`). Reading the output gives a ruleset with the same
 //! content ([`Ruleset::same_content`]); a headerless fragment prints as top-level blocks.
 
-use crate::model::{Chain, Element, Expr, Ruleset, Set, Statement, Stmt, Table, Value, Verdict};
+use crate::model::{
+    Chain, Element, Expr, Nat, Ruleset, Set, Statement, Stmt, Table, Value, Verdict,
+};
 use std::fmt::Write;
 
 /// Prints `set` as `nft list ruleset` text.
@@ -244,13 +246,14 @@ fn stmt(out: &mut String, s: &Stmt<'_>) {
         Stmt::Comment(c) => {
             let _ = write!(out, "comment \"{c}\"");
         }
-        Stmt::Nat {
-            kind,
-            family,
-            spec,
-            to,
-            flags,
-        } => {
+        Stmt::Nat(nat) => {
+            let Nat {
+                kind,
+                family,
+                spec,
+                to,
+                flags,
+            } = &**nat;
             out.push_str(kind);
             if let Some(f) = family {
                 out.push(' ');
@@ -346,16 +349,12 @@ fn expr(out: &mut String, e: &Expr<'_>) {
             }
             out.push_str(key);
         }
-        Expr::Fib { flags, result } => {
-            let _ = write!(out, "fib {} {result}", flags.join(" . "));
+        Expr::Fib(fib) => {
+            let _ = write!(out, "fib {} {}", fib.flags.join(" . "), fib.result);
         }
-        Expr::Numgen {
-            mode,
-            modulus,
-            offset,
-        } => {
-            let _ = write!(out, "numgen {mode} mod {modulus}");
-            if let Some(o) = offset {
+        Expr::Numgen(numgen) => {
+            let _ = write!(out, "numgen {} mod {}", numgen.mode, numgen.modulus);
+            if let Some(o) = numgen.offset {
                 let _ = write!(out, " offset {o}");
             }
         }

@@ -7,7 +7,7 @@
 
 use crate::codes;
 use crate::lexer::{Kind, Token};
-use crate::model::{Element, Expr, Statement, Stmt, Value, Verdict, VerdictKind};
+use crate::model::{Element, Expr, Fib, Nat, Numgen, Statement, Stmt, Value, Verdict, VerdictKind};
 use rulelint_parser::{Diagnostic, Span};
 
 /// How deep anonymous sets and lookups may nest before the rest is kept opaque.
@@ -524,13 +524,13 @@ impl<'t, 'a> Cur<'t, 'a> {
                 _ => {}
             }
         }
-        Some(Stmt::Nat {
+        Some(Stmt::Nat(Box::new(Nat {
             kind,
             family,
             spec,
             to,
             flags,
-        })
+        })))
     }
 
     // ---- expressions ----
@@ -584,7 +584,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                     flags.push(self.plain_word()?);
                 }
                 let result = self.plain_word()?;
-                Some(Expr::Fib { flags, result })
+                Some(Expr::Fib(Box::new(Fib { flags, result })))
             }
             "numgen" => {
                 self.bump();
@@ -603,11 +603,11 @@ impl<'t, 'a> Cur<'t, 'a> {
                 } else {
                     None
                 };
-                Some(Expr::Numgen {
+                Some(Expr::Numgen(Box::new(Numgen {
                     mode,
                     modulus,
                     offset,
-                })
+                })))
             }
             _ if is_payload(w) => {
                 self.bump();

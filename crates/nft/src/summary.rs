@@ -69,7 +69,7 @@ pub struct ChainSummary<'a> {
 fn stmt_name(s: &Stmt<'_>) -> String {
     match s {
         Stmt::Verdict(v) => format!("verdict:{}", v.kind.as_str()),
-        Stmt::Nat { kind, .. } => format!("nat:{kind}"),
+        Stmt::Nat(nat) => format!("nat:{}", nat.kind),
         Stmt::Keyword { keyword, .. } => format!("keyword:{keyword}"),
         other => other.kind_name().to_string(),
     }

@@ -290,16 +290,14 @@ impl<'a> Walked<'a> {
                             if matches!(map, Expr::Set(_)) {
                                 w.anon_vmaps.push((id, rule_id, s as u32));
                             }
-                            if matches!(key, Expr::Numgen { .. }) {
+                            if matches!(key, Expr::Numgen(_)) {
                                 w.numgen_lookups.push((rule_id, s as u32));
                             }
                         }
-                        Stmt::Nat {
-                            kind, to: Some(to), ..
-                        } => {
+                        Stmt::Nat(nat) => {
                             if endpoint
-                                && *kind == "dnat"
-                                && let Expr::Literal(to) = to
+                                && nat.kind == "dnat"
+                                && let Some(Expr::Literal(to)) = &nat.to
                             {
                                 w.dnats.push(Dnat {
                                     rule: i,
@@ -307,7 +305,7 @@ impl<'a> Walked<'a> {
                                     to,
                                 });
                             }
-                            if holds_numgen_map(to) {
+                            if nat.to.as_ref().is_some_and(holds_numgen_map) {
                                 w.numgen_lookups.push((rule_id, s as u32));
                             }
                         }
@@ -322,10 +320,7 @@ impl<'a> Walked<'a> {
                                 },
                             op: None | Some("=="),
                             right: Expr::Literal(address),
-                        } if endpoint => w.saddrs.push(SaddrMatch {
-                            rule: i,
-                            address,
-                        }),
+                        } if endpoint => w.saddrs.push(SaddrMatch { rule: i, address }),
                         _ => {}
                     }
                 }
@@ -394,7 +389,7 @@ fn holds_numgen_map(expr: &Expr<'_>) -> bool {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         match e {
-            Expr::Map { key, .. } if matches!(**key, Expr::Numgen { .. }) => return true,
+            Expr::Map { key, .. } if matches!(**key, Expr::Numgen(_)) => return true,
             Expr::Concat(parts) => stack.extend(parts.iter()),
             Expr::Binop { left, right, .. } => {
                 stack.push(left);

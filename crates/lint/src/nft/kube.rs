@@ -284,8 +284,8 @@ fn generation(set: &Ruleset<'_>, table: TableId) -> NftGeneration {
         chain_name(set.chains[c.index()].name).is_some_and(|n| n.kind == ChainKind::Cluster)
             && set.rules_of(c).any(|r| {
                 set.statements_of(r).iter().any(|s| {
-                    matches!(&s.kind, Stmt::Nat { kind: "dnat", to: Some(Expr::Map { key, .. }), .. }
-                        if matches!(**key, Expr::Numgen { .. }))
+                    matches!(&s.kind, Stmt::Nat(nat) if nat.kind == "dnat"
+                        && matches!(&nat.to, Some(Expr::Map { key, .. }) if matches!(**key, Expr::Numgen(_))))
                 })
             })
     });
@@ -596,11 +596,9 @@ impl<'r, 'a> Builder<'r, 'a> {
             });
             hairpin |= from_itself && marks;
             for s in self.set.statements_of(rule) {
-                if let Stmt::Nat {
-                    kind: "dnat",
-                    to: Some(Expr::Literal(to)),
-                    ..
-                } = &s.kind
+                if let Stmt::Nat(nat) = &s.kind
+                    && nat.kind == "dnat"
+                    && let Some(Expr::Literal(to)) = &nat.to
                 {
                     destination.get_or_insert(Cow::Borrowed(*to));
                 }
@@ -643,10 +641,11 @@ impl<'r, 'a> Builder<'r, 'a> {
             for s in self.set.statements_of(rule) {
                 match &s.kind {
                     Stmt::Vmap {
-                        key: Expr::Numgen { modulus, .. },
+                        key: Expr::Numgen(numgen),
                         map: Expr::Set(elements),
                     } => {
-                        let n: Option<f64> = modulus
+                        let n: Option<f64> = numgen
+                            .modulus
                             .parse::<u32>()
                             .ok()
                             .filter(|&n| n > 0)
@@ -675,12 +674,10 @@ impl<'r, 'a> Builder<'r, 'a> {
                             );
                         }
                     }
-                    Stmt::Nat {
-                        kind: "dnat",
-                        to: Some(to),
-                        ..
-                    } => {
-                        out.extend(self.direct_dnat(to, rule.span));
+                    Stmt::Nat(nat) if nat.kind == "dnat" => {
+                        if let Some(to) = &nat.to {
+                            out.extend(self.direct_dnat(to, rule.span));
+                        }
                     }
                     _ => {}
                 }
@@ -704,10 +701,11 @@ impl<'r, 'a> Builder<'r, 'a> {
         match to {
             Expr::Literal(text) => vec![entry(Cow::Borrowed(*text), Some(1.0), span)],
             Expr::Map { key, map } => {
-                let (Expr::Numgen { modulus, .. }, Expr::Set(elements)) = (&**key, &**map) else {
+                let (Expr::Numgen(numgen), Expr::Set(elements)) = (&**key, &**map) else {
                     return Vec::new();
                 };
-                let share = modulus
+                let share = numgen
+                    .modulus
                     .parse::<u32>()
                     .ok()
                     .filter(|&n| n > 0)
@@ -877,10 +875,10 @@ impl<'r, 'a> Builder<'r, 'a> {
                     matches!(
                         &s.kind,
                         Stmt::Match {
-                            left: Expr::Fib { result: "type", .. },
+                            left: Expr::Fib(fib),
                             right: Expr::Literal("local"),
                             ..
-                        }
+                        } if fib.result == "type"
                     )
                 })
             })

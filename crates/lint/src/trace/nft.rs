@@ -710,7 +710,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 b.next_stmt();
                 None
             }
-            Stmt::Nat { kind, to, .. } => self.nat(b, work, rule, kind, to.as_ref(), text),
+            Stmt::Nat(nat) => self.nat(b, work, rule, nat.kind, nat.to.as_ref(), text),
             Stmt::SetUpdate { op, set, .. } => {
                 step(
                     b,
@@ -869,30 +869,34 @@ impl<'n, 'a> Walker<'n, 'a> {
                 )),
             );
         };
-        if let Expr::Numgen {
-            modulus, offset, ..
-        } = key
-        {
-            return self.numgen(b, work, modulus, *offset, text, |me, b, value| {
-                let found = elements
-                    .iter()
-                    .find(|e| literal_num_matches(&e.key, value))
-                    .and_then(|e| match &e.value {
-                        Some(Value::Verdict(v)) => Some(v.clone()),
-                        _ => None,
-                    });
-                match found {
-                    Some(v) => me.verdict(b, rule, v.kind, v.target, chain, None),
-                    None => {
-                        b.steps.push(Step {
-                            at: StepAt::NftRule(rule),
-                            effect: format!("numgen {value}: no element (next rule)"),
+        if let Expr::Numgen(numgen) = key {
+            return self.numgen(
+                b,
+                work,
+                numgen.modulus,
+                numgen.offset,
+                text,
+                |me, b, value| {
+                    let found = elements
+                        .iter()
+                        .find(|e| literal_num_matches(&e.key, value))
+                        .and_then(|e| match &e.value {
+                            Some(Value::Verdict(v)) => Some(v.clone()),
+                            _ => None,
                         });
-                        b.next_rule();
-                        None
+                    match found {
+                        Some(v) => me.verdict(b, rule, v.kind, v.target, chain, None),
+                        None => {
+                            b.steps.push(Step {
+                                at: StepAt::NftRule(rule),
+                                effect: format!("numgen {value}: no element (next rule)"),
+                            });
+                            b.next_rule();
+                            None
+                        }
                     }
-                }
-            });
+                },
+            );
         }
         let fields = key_fields(key, &b.pkt, &self.env);
         if fields
@@ -1029,21 +1033,26 @@ impl<'n, 'a> Walker<'n, 'a> {
             }
             "dnat" | "redirect" => {
                 if let Some(Expr::Map { key, map }) = to
-                    && let Expr::Numgen {
-                        modulus, offset, ..
-                    } = key.as_ref()
+                    && let Expr::Numgen(numgen) = key.as_ref()
                     && let Some(elements) = self.elements(rule_chain(self.node, rule), map)
                 {
-                    return self.numgen(b, work, modulus, *offset, text, |me, b, value| {
-                        let target = elements
-                            .iter()
-                            .find(|e| literal_num_matches(&e.key, value))
-                            .and_then(|e| match &e.value {
-                                Some(Value::Data(d)) => nat_target(d),
-                                _ => None,
-                            });
-                        me.dnat(b, rule, target, text)
-                    });
+                    return self.numgen(
+                        b,
+                        work,
+                        numgen.modulus,
+                        numgen.offset,
+                        text,
+                        |me, b, value| {
+                            let target = elements
+                                .iter()
+                                .find(|e| literal_num_matches(&e.key, value))
+                                .and_then(|e| match &e.value {
+                                    Some(Value::Data(d)) => nat_target(d),
+                                    _ => None,
+                                });
+                            me.dnat(b, rule, target, text)
+                        },
+                    );
                 }
                 let target = match (kind, to) {
                     ("dnat", Some(e)) => nat_target(e),
@@ -1261,8 +1270,8 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
             }
             .into(),
         )),
-        Expr::Fib { flags, result } if *result == "type" && flags.len() == 1 => {
-            let ip = match flags[0] {
+        Expr::Fib(fib) if fib.result == "type" && fib.flags.len() == 1 => {
+            let ip = match fib.flags[0] {
                 "daddr" => Some(pkt.dst),
                 "saddr" => pkt.src,
                 _ => return Field::NotModelled,
@@ -1274,7 +1283,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
             // place is local only for `--from host`.
             let local = match env.is_local(ip) {
                 Some(l) => Some(l),
-                None if flags[0] == "saddr" => Some(env.src_local_default),
+                None if fib.flags[0] == "saddr" => Some(env.src_local_default),
                 None => None,
             };
             match local {

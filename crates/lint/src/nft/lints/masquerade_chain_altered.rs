@@ -95,7 +95,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         if !any_statement(
             set,
             masq,
-            |s| matches!(s, Stmt::Nat { kind, .. } if *kind == "masquerade"),
+            |s| matches!(s, Stmt::Nat(nat) if nat.kind == "masquerade"),
         ) {
             out.push_in(
                 masq,

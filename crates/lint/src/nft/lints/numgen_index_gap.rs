@@ -56,17 +56,19 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             let mut lookups = Vec::new();
             match &statement.kind {
                 Stmt::Vmap { key, map } => lookups.push((key, map)),
-                Stmt::Nat { to: Some(to), .. } => collect_maps(to, &mut lookups),
+                Stmt::Nat(nat) => {
+                    if let Some(to) = &nat.to {
+                        collect_maps(to, &mut lookups);
+                    }
+                }
                 Stmt::Assign { value, .. } => collect_maps(value, &mut lookups),
                 _ => {}
             }
             for (key, map) in lookups {
-                let Expr::Numgen {
-                    modulus, offset, ..
-                } = key
-                else {
+                let Expr::Numgen(numgen) = key else {
                     continue;
                 };
+                let (modulus, offset) = (&numgen.modulus, &numgen.offset);
                 let Expr::Set(elements) = map else {
                     continue;
                 };
