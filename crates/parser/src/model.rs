@@ -488,7 +488,7 @@ impl<'a> Ruleset<'a> {
     pub fn find_chain(&self, table: TableId, name: &str) -> Option<ChainRef<'_, 'a>> {
         self.tables[table.index()]
             .chain_names
-            .get(name)
+            .get(self.source, name)
             .map(|id| self.chain(id))
     }
 
@@ -618,7 +618,7 @@ impl<'r, 'a> TableRef<'r, 'a> {
         let set = self.set;
         self.get()
             .chain_names
-            .get(name)
+            .get(set.source, name)
             .map(move |id| set.chain(id))
     }
 

@@ -600,7 +600,7 @@ impl<'a> Parser<'a> {
         let declarations = self.count_declaration_lines();
         self.set.tables[id.index()]
             .chain_names
-            .reserve(declarations);
+            .reserve(self.src, declarations);
         self.set.chains.reserve(declarations);
         huge_pages::advise(&self.set.chains);
         self.open = Some(id);
@@ -765,7 +765,9 @@ impl<'a> Parser<'a> {
             }
             Some(_) => {}
         }
-        let existing = self.set.tables[table_id.index()].chain_names.get(decl.name);
+        let existing = self.set.tables[table_id.index()]
+            .chain_names
+            .get(self.src, decl.name);
         let chain_id = match existing {
             Some(id) => {
                 // Two tables' declarations of one name can meet in a fragment.
@@ -836,7 +838,7 @@ impl<'a> Parser<'a> {
         });
         let t = &mut self.set.tables[table.index()];
         t.chains.push(id);
-        t.chain_names.insert(name, id);
+        t.chain_names.insert(self.src, name_span.start, name, id);
         if self.tables_with_rules[table.index()] {
             self.late_chains[table.index()] = true;
         }
@@ -1098,7 +1100,10 @@ impl<'a> Parser<'a> {
             None => Span::new(span.end as usize, span.end as usize),
         };
         if verb == CommandVerb::NewChain {
-            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+            let id = match self.set.tables[table.index()]
+                .chain_names
+                .get(self.src, chain_name)
+            {
                 Some(id) => id,
                 None => {
                     let builtin = self.set.tables[table.index()].kind.is_builtin(chain_name);
@@ -1114,7 +1119,10 @@ impl<'a> Parser<'a> {
             && matches!(self.set.text(policy), "ACCEPT" | "DROP")
             && self.set.tables[table.index()].kind.is_builtin(chain_name)
         {
-            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+            let id = match self.set.tables[table.index()]
+                .chain_names
+                .get(self.src, chain_name)
+            {
                 Some(id) => id,
                 None => self.new_chain(table, chain_name, chain_span, true),
             };
@@ -1219,7 +1227,7 @@ impl<'a> Parser<'a> {
         let table = self.set.chains[self.set.rules[rule as usize].chain.index()].table;
         let found = self.set.tables[table.index()]
             .chain_names
-            .get_hashed(hash, name);
+            .get_hashed(self.src, hash, name);
         self.set.rules[rule as usize].target_chain = found.map_or(Rule::NO_CHAIN, |c| c.0);
     }
 
@@ -1268,7 +1276,7 @@ impl<'a> Parser<'a> {
             }
         }
         let t = &self.set.tables[table.index()];
-        let id = match t.chain_names.get(name) {
+        let id = match t.chain_names.get(self.src, name) {
             Some(id) => id,
             None => {
                 let builtin = t.kind.is_builtin(name);
