@@ -101,9 +101,7 @@ impl ChainGraph {
         let mut non_chain_targets = Vec::new();
         for (i, rule) in set.rules.iter().enumerate() {
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = set
-                    .rule_target(i)
-                    .is_some_and(|t| set.tokens[t as usize].is_goto());
+                let goto = rule.flags & Rule::GOTO != 0;
                 let slot = &mut into_fill[rule.target_chain as usize];
                 let at = *slot;
                 *slot += 1;

@@ -309,49 +309,71 @@ impl Token {
         self.bits & Token::GOTO != 0
     }
 
+    /// A `Target` token: [`Token::kind`] without the match.
+    #[inline]
+    pub(crate) fn is_target(&self) -> bool {
+        self.bits & Token::KIND_MASK == TokenKind::Target as u8
+    }
+
     pub(crate) fn add_flags(&mut self, flags: u8) {
         self.bits |= flags;
     }
 }
 
-/// One rule line (`-A`, `-I`, `-D`, `-R`). 24 bytes: a dump of millions of short rules costs
+/// One rule line (`-A`, `-I`, `-D`, `-R`). 20 bytes: a dump of millions of short rules costs
 /// little more than its text (issue 16). What few rules have (a position, counters, a target
-/// far into a long rule) is read through [`RuleRef`] from small side tables or the text.
+/// far from the end of a long rule, tokens far from their block's) is read through [`RuleRef`]
+/// from small side tables or the text.
 #[derive(Clone, Debug)]
 pub struct Rule {
     /// The rule from its verb to its last word (counters excluded; may span wrapped lines).
     pub span: Span,
     /// The chain it belongs to.
     pub chain: ChainId,
-    /// Its verb.
-    pub op: RuleOp,
-    /// [`Rule::HAS_COUNTERS`], [`Rule::HAS_POSITION`].
-    pub(crate) flags: u8,
-    /// The target token, from `tokens_start`; [`Rule::NO_TARGET_OFFSET`] when the rule has
-    /// none, [`Rule::FAR_TARGET`] when it is in `Ruleset::far_targets`.
-    pub(crate) target_offset: u16,
-    /// The rule's first token; its tokens end where the next rule's start.
-    pub(crate) tokens_start: u32,
     /// The chain of the rule's table that the target names, or `Rule::NO_CHAIN`. Resolved
     /// while parsing, when the name is still in cache: the graph is then built without
     /// reading the text again.
     pub(crate) target_chain: u32,
+    /// Its verb.
+    pub op: RuleOp,
+    /// [`Rule::HAS_COUNTERS`], [`Rule::HAS_POSITION`], [`Rule::HAS_TARGET`],
+    /// [`Rule::FAR_TARGET`], [`Rule::FAR_TOKENS`], [`Rule::GOTO`].
+    pub(crate) flags: u8,
+    /// The rule's first token, counted from the first token of its block of
+    /// [`Ruleset::TOKEN_BLOCK`] rules (`Ruleset::token_blocks`); with [`Rule::FAR_TOKENS`] the
+    /// index is in `Ruleset::far_tokens` instead. Its tokens end where the next rule's start.
+    pub(crate) tokens_rel: u16,
 }
 
 impl Rule {
     pub(crate) const NO_TARGET: u32 = u32::MAX;
     pub(crate) const NO_CHAIN: u32 = u32::MAX;
-    pub(crate) const NO_TARGET_OFFSET: u16 = u16::MAX;
-    pub(crate) const FAR_TARGET: u16 = u16::MAX - 1;
     /// `iptables-save -c` wrote `[packets:bytes]` before the verb (read back from the text).
     pub(crate) const HAS_COUNTERS: u8 = 1;
     /// `-I`/`-R`/`-D CHAIN n`: the number is in `Ruleset::positions`.
     pub(crate) const HAS_POSITION: u8 = 2;
+    /// The rule has a `-j` or `-g`: the last `Target` token among its last
+    /// [`Rule::NEAR_TARGET`] tokens, unless [`Rule::FAR_TARGET`].
+    pub(crate) const HAS_TARGET: u8 = 4;
+    /// The target token is further from the rule's end: its index is in `Ruleset::far_targets`.
+    pub(crate) const FAR_TARGET: u8 = 8;
+    /// The first token's index is in `Ruleset::far_tokens`: too far from its block's first.
+    pub(crate) const FAR_TOKENS: u8 = 16;
+    /// The target is `-g` (goto): read by the graph without finding the target token.
+    pub(crate) const GOTO: u8 = 32;
+    /// Bits 6 and 7: how many tokens the target is from the rule's last token (0 for
+    /// `-j KUBE-SEP-X`, 2 for `-j DNAT --to-destination X`), or [`Rule::TARGET_SCAN`].
+    pub(crate) const TARGET_FROM_END_SHIFT: u32 = 6;
+    /// The target is further from the end: found by a look at the last [`Rule::NEAR_TARGET`].
+    pub(crate) const TARGET_SCAN: u8 = 3;
+    /// How many tokens from the end of a rule its target is looked for: options after `-j`
+    /// (`--to-destination`, `--set-xmark`, ...) are few.
+    pub(crate) const NEAR_TARGET: usize = 16;
 
     /// True when the rule has a `-j` or `-g`.
     #[inline]
     pub(crate) fn has_target(&self) -> bool {
-        self.target_offset != Rule::NO_TARGET_OFFSET
+        self.flags & Rule::HAS_TARGET != 0
     }
 }
 
@@ -412,8 +434,15 @@ pub struct Ruleset<'a> {
     pub(crate) chain_rules: ChainRules,
     /// The rule numbers of `-I`/`-R`/`-D CHAIN n`, by rule, in rule order.
     pub(crate) positions: Vec<(RuleId, u32)>,
-    /// Target tokens at least [`Rule::FAR_TARGET`] tokens into their rule, by rule, in order.
+    /// Target tokens more than [`Rule::NEAR_TARGET`] tokens from their rule's end, by rule, in
+    /// order.
     pub(crate) far_targets: Vec<(RuleId, u32)>,
+    /// The first token of each block of [`Ruleset::TOKEN_BLOCK`] rules: a rule's tokens start
+    /// at its block's plus `Rule::tokens_rel`.
+    pub(crate) token_blocks: Vec<u32>,
+    /// First tokens of rules too far from their block's for `Rule::tokens_rel`, by rule, in
+    /// order.
+    pub(crate) far_tokens: Vec<(RuleId, u32)>,
 }
 
 impl<'a> Ruleset<'a> {
@@ -438,6 +467,8 @@ impl<'a> Ruleset<'a> {
             chain_rules: self.chain_rules,
             positions: self.positions,
             far_targets: self.far_targets,
+            token_blocks: self.token_blocks,
+            far_tokens: self.far_tokens,
         })
     }
 
@@ -507,26 +538,79 @@ impl<'a> Ruleset<'a> {
             .any(|c| c.kind == CommentKind::LegacyTablesPresent)
     }
 
+    /// Rules per entry of `token_blocks`.
+    pub(crate) const TOKEN_BLOCK: usize = 64;
+
+    /// The index of rule `rule`'s first token.
+    #[inline]
+    fn rule_tokens_start(&self, rule: usize) -> usize {
+        let r = &self.rules[rule];
+        if r.flags & Rule::FAR_TOKENS != 0 {
+            return side_table(&self.far_tokens, rule).unwrap_or_default() as usize;
+        }
+        self.token_blocks
+            .get(rule / Ruleset::TOKEN_BLOCK)
+            .map_or(0, |&base| base as usize + r.tokens_rel as usize)
+    }
+
     /// The index of rule `rule`'s target token, if it has one.
     #[inline]
     pub(crate) fn rule_target(&self, rule: usize) -> Option<u32> {
         let r = &self.rules[rule];
-        match r.target_offset {
-            Rule::NO_TARGET_OFFSET => None,
-            Rule::FAR_TARGET => side_table(&self.far_targets, rule),
-            offset => Some(r.tokens_start + offset as u32),
+        if !r.has_target() {
+            return None;
         }
+        if r.flags & Rule::FAR_TARGET != 0 {
+            return side_table(&self.far_targets, rule);
+        }
+        let start = self.rule_tokens_start(rule);
+        let at = self.target_in(rule, self.rule_tokens(rule))?;
+        Some((start + at) as u32)
+    }
+
+    /// The position in `tokens`, rule `rule`'s tokens, of its target when that is among the
+    /// last [`Rule::NEAR_TARGET`]: the last `Target` token (the parser keeps the last
+    /// `-j`/`-g`), most often at a distance from the end that the rule's flags hold.
+    #[inline]
+    fn target_in(&self, rule: usize, tokens: &[Token]) -> Option<usize> {
+        let from_end = self.rules[rule].flags >> Rule::TARGET_FROM_END_SHIFT;
+        if from_end != Rule::TARGET_SCAN {
+            return tokens.len().checked_sub(1 + from_end as usize);
+        }
+        let from = tokens.len().saturating_sub(Rule::NEAR_TARGET);
+        tokens[from..]
+            .iter()
+            .rposition(Token::is_target)
+            .map(|at| from + at)
     }
 
     /// The tokens of rule `rule`: from its start to the next rule's.
     #[inline]
     pub(crate) fn rule_tokens(&self, rule: usize) -> &[Token] {
-        let start = self.rules[rule].tokens_start as usize;
-        let end = self
-            .rules
-            .get(rule + 1)
-            .map_or(self.tokens.len(), |next| next.tokens_start as usize);
-        &self.tokens[start..end]
+        let r = &self.rules[rule];
+        let (start, end) = match self.rules.get(rule + 1) {
+            // The common case: both starts from the blocks, without a side table.
+            Some(next) if (r.flags | next.flags) & Rule::FAR_TOKENS == 0 => {
+                let base = |i: usize| {
+                    self.token_blocks
+                        .get(i / Ruleset::TOKEN_BLOCK)
+                        .map_or(0, |&b| b as usize)
+                };
+                let start = base(rule) + r.tokens_rel as usize;
+                let next_base = if (rule + 1).is_multiple_of(Ruleset::TOKEN_BLOCK) {
+                    base(rule + 1)
+                } else {
+                    start - r.tokens_rel as usize
+                };
+                (start, next_base + next.tokens_rel as usize)
+            }
+            Some(_) => (
+                self.rule_tokens_start(rule),
+                self.rule_tokens_start(rule + 1),
+            ),
+            None => (self.rule_tokens_start(rule), self.tokens.len()),
+        };
+        self.tokens.get(start..end).unwrap_or_default()
     }
 
     /// Number of tokens (words) stored for all rules: a size measure for benchmarks.
@@ -758,15 +842,16 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     /// The target, if the rule has one.
     pub fn target(&self) -> Option<TargetRef<'r, 'a>> {
         let r = self.get();
-        let offset = match r.target_offset {
-            Rule::NO_TARGET_OFFSET => return None,
-            Rule::FAR_TARGET => self.set.rule_target(self.id.index())? - r.tokens_start,
-            offset => offset as u32,
+        if !r.has_target() {
+            return None;
+        }
+        let i = self.id.index();
+        let index = if r.flags & Rule::FAR_TARGET != 0 {
+            (self.set.rule_target(i)? as usize).checked_sub(self.set.rule_tokens_start(i))?
+        } else {
+            self.set.target_in(i, self.tokens())?
         };
-        Some(TargetRef {
-            rule: *self,
-            index: offset as usize,
-        })
+        Some(TargetRef { rule: *self, index })
     }
 
     /// The chain this rule jumps or goes to: its target, when that names a chain of the rule's

@@ -184,6 +184,8 @@ impl<'a> Parser<'a> {
                 chain_rules: ChainRules::default(),
                 positions: Vec::new(),
                 far_targets: Vec::new(),
+                token_blocks: Vec::new(),
+                far_tokens: Vec::new(),
             },
             diags: Vec::new(),
             open: None,
@@ -1179,21 +1181,44 @@ impl<'a> Parser<'a> {
             flags |= Rule::HAS_POSITION;
             self.set.positions.push((RuleId(id), position));
         }
-        let target_offset = if target == Rule::NO_TARGET {
-            Rule::NO_TARGET_OFFSET
-        } else if target - tokens_start < Rule::FAR_TARGET as u32 {
-            (target - tokens_start) as u16
-        } else {
-            self.set.far_targets.push((RuleId(id), target));
-            Rule::FAR_TARGET
+        if target != Rule::NO_TARGET {
+            flags |= Rule::HAS_TARGET;
+            if self.set.tokens[target as usize].is_goto() {
+                flags |= Rule::GOTO;
+            }
+            // The target is found again by a look at the rule's last tokens; one further back
+            // (thousands of target options) is kept aside.
+            let from_end = self.set.tokens.len() - 1 - target as usize;
+            flags |=
+                (from_end.min(Rule::TARGET_SCAN as usize) as u8) << Rule::TARGET_FROM_END_SHIFT;
+            if from_end >= Rule::NEAR_TARGET {
+                flags |= Rule::FAR_TARGET;
+                self.set.far_targets.push((RuleId(id), target));
+            }
+        }
+        let block = id as usize / Ruleset::TOKEN_BLOCK;
+        if block == self.set.token_blocks.len() {
+            self.set.token_blocks.push(tokens_start);
+        }
+        let tokens_rel = match self
+            .set
+            .token_blocks
+            .get(block)
+            .and_then(|&b| tokens_start.checked_sub(b))
+        {
+            Some(rel) if rel <= u16::MAX as u32 => rel as u16,
+            _ => {
+                flags |= Rule::FAR_TOKENS;
+                self.set.far_tokens.push((RuleId(id), tokens_start));
+                0
+            }
         };
         self.set.rules.push(Rule {
             span,
             chain,
             op,
             flags,
-            target_offset,
-            tokens_start,
+            tokens_rel,
             target_chain: Rule::NO_CHAIN,
         });
         if target != Rule::NO_TARGET {
@@ -1402,26 +1427,28 @@ mod tests {
 
     #[test]
     fn side_facts_of_rules_read_back() {
-        // Counters (read back from the text), positions and a target far into its rule live
-        // outside the 24-byte rule.
+        // Counters (read back from the text), positions, a target far from its rule's end and
+        // tokens far from their block's start live outside the 20-byte rule.
         let far = "--dport 1 ".repeat(40_000);
+        let marks = "--set-mark 1 ".repeat(9);
         let text = format!(
             "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n[5:300] \t-A INPUT -j X\n\
-             -I INPUT 7 -j DROP\n-A INPUT -p tcp {far}-g X\n[1:2]-R X 3 -j ACCEPT\n-A X\nCOMMIT\n"
+             -I INPUT 7 -j DROP\n-A INPUT -p tcp {far}-g X\n[1:2]-R X 3 -j ACCEPT\n-A X\n\
+             -A X -p tcp -j MARK {marks}\nCOMMIT\n"
         );
         let parsed = parse(&text);
         let set = &parsed.ruleset;
-        assert_eq!(std::mem::size_of::<Rule>(), 24);
+        assert_eq!(std::mem::size_of::<Rule>(), 20);
         let rules: Vec<_> = set.iter_rules().collect();
-        assert_eq!(rules.len(), 5);
+        assert_eq!(rules.len(), 6);
         let counters = |i: usize| rules[i].counters_span().map(|s| set.text(s));
         assert_eq!(
-            (0..5).map(counters).collect::<Vec<_>>(),
-            [Some("[5:300]"), None, None, Some("[1:2]"), None]
+            (0..6).map(counters).collect::<Vec<_>>(),
+            [Some("[5:300]"), None, None, Some("[1:2]"), None, None]
         );
         assert_eq!(
             rules.iter().map(|r| r.position()).collect::<Vec<_>>(),
-            [0, 7, 0, 3, 0]
+            [0, 7, 0, 3, 0, 0]
         );
         let targets: Vec<_> = rules
             .iter()
@@ -1434,13 +1461,21 @@ mod tests {
                 Some(("DROP", false)),
                 Some(("X", true)),
                 Some(("ACCEPT", false)),
-                None
+                None,
+                Some(("MARK", false)),
             ]
         );
         assert_eq!(rules[2].tokens().len(), 2 + 80_000 + 1);
         assert_eq!(rules[2].target_chain(), rules[0].target_chain());
         assert_eq!(rules[4].tokens().len(), 0);
+        // The rules after the long one start too far from their block's first token; the MARK
+        // target is 19 tokens from its rule's end.
+        assert_eq!(set.far_tokens.len(), 3);
         assert_eq!(set.far_targets.len(), 1);
+        assert_eq!(rules[5].tokens().len(), 2 + 1 + 18);
+        assert_eq!(rules[5].target().map(|t| t.options().count()), Some(9));
+        assert_eq!(rules[5].matches().count(), 1);
+        assert_eq!(rules[3].tokens().len(), 1);
         let printed = crate::print(set);
         for line in [
             "[5:300] -A INPUT -j X\n",
