@@ -114,6 +114,30 @@ impl ChainIndex {
         prefetch_line(&self.slots[i]);
     }
 
+    /// Once [`ChainIndex::prefetch`] has brought the slots of `hash` in: asks the CPU to load
+    /// the name in `source` that a lookup of a name of `len` bytes will compare. Only a hint.
+    #[inline]
+    pub(crate) fn prefetch_name(&self, source: &str, hash: u64, len: usize) {
+        if len > INLINE || self.slots.is_empty() {
+            return;
+        }
+        let want = key(hash, len);
+        let mut i = home(hash, self.slots.len());
+        // A few probes: past them the lookup is rare enough to pay its misses.
+        for _ in 0..4 {
+            match self.keys[i] {
+                0 => return,
+                k if k == want => {
+                    if let Some(byte) = source.as_bytes().get(self.slots[i].start as usize) {
+                        prefetch_line(byte);
+                    }
+                    return;
+                }
+                _ => i = next(i, self.slots.len()),
+            }
+        }
+    }
+
     /// Makes room for `chains` more names.
     pub(crate) fn reserve(&mut self, source: &str, chains: usize) {
         let needed = self.inline_count.saturating_add(chains);
@@ -283,6 +307,7 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert_eq!(index.get(&text, name), Some(ChainId(i as u32)), "{name}");
             index.prefetch(ChainIndex::hash(name.as_bytes()));
+            index.prefetch_name(&text, ChainIndex::hash(name.as_bytes()), name.len());
         }
         assert_eq!(index.get(&text, "KUBE-SEP-"), None);
         assert_eq!(index.get(&text, "DNAT"), None);

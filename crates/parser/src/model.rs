@@ -588,27 +588,31 @@ impl<'a> Ruleset<'a> {
     #[inline]
     pub(crate) fn rule_tokens(&self, rule: usize) -> &[Token] {
         let r = &self.rules[rule];
-        let (start, end) = match self.rules.get(rule + 1) {
-            // The common case: both starts from the blocks, without a side table.
-            Some(next) if (r.flags | next.flags) & Rule::FAR_TOKENS == 0 => {
-                let base = |i: usize| {
-                    self.token_blocks
-                        .get(i / Ruleset::TOKEN_BLOCK)
-                        .map_or(0, |&b| b as usize)
-                };
-                let start = base(rule) + r.tokens_rel as usize;
-                let next_base = if (rule + 1).is_multiple_of(Ruleset::TOKEN_BLOCK) {
-                    base(rule + 1)
-                } else {
-                    start - r.tokens_rel as usize
-                };
-                (start, next_base + next.tokens_rel as usize)
-            }
-            Some(_) => (
-                self.rule_tokens_start(rule),
-                self.rule_tokens_start(rule + 1),
-            ),
-            None => (self.rule_tokens_start(rule), self.tokens.len()),
+        // The common case, small enough to inline: the next rule is in the same block and
+        // neither start is in the side table.
+        if let Some(next) = self.rules.get(rule + 1)
+            && (r.flags | next.flags) & Rule::FAR_TOKENS == 0
+            && !(rule + 1).is_multiple_of(Ruleset::TOKEN_BLOCK)
+            && let Some(&base) = self.token_blocks.get(rule / Ruleset::TOKEN_BLOCK)
+            && let Some(tokens) = self.tokens.get(
+                base as usize + r.tokens_rel as usize..base as usize + next.tokens_rel as usize,
+            )
+        {
+            return tokens;
+        }
+        self.rule_tokens_at_edge(rule)
+    }
+
+    /// [`Ruleset::rule_tokens`] of the last rule of a block or of the ruleset, or of a rule
+    /// next to one whose start is in the side table.
+    #[cold]
+    #[inline(never)]
+    fn rule_tokens_at_edge(&self, rule: usize) -> &[Token] {
+        let start = self.rule_tokens_start(rule);
+        let end = if rule + 1 < self.rules.len() {
+            self.rule_tokens_start(rule + 1)
+        } else {
+            self.tokens.len()
         };
         self.tokens.get(start..end).unwrap_or_default()
     }

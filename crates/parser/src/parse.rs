@@ -1235,6 +1235,15 @@ impl<'a> Parser<'a> {
             // The ring is full: the slot to write holds the oldest entry.
             let (oldest, hash) = self.pending_targets[slot];
             self.resolve_target(oldest, hash);
+            // Halfway through the ring the index slots have arrived: fetch the name they point
+            // at in the text, the last miss of a lookup.
+            let (halfway, hash) =
+                self.pending_targets[(slot + PENDING_TARGETS / 2) % PENDING_TARGETS];
+            let name = self.target_name(halfway);
+            let table = self.set.chains[self.set.rules[halfway as usize].chain.index()].table;
+            self.set.tables[table.index()]
+                .chain_names
+                .prefetch_name(self.src, hash, name.len());
         } else {
             self.pending_len += 1;
         }
