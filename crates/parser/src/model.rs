@@ -7,6 +7,7 @@
 use crate::chain_index::ChainIndex;
 use crate::span::Span;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 macro_rules! id_type {
@@ -137,15 +138,92 @@ pub struct Chain {
     pub table: TableId,
     /// A built-in chain of its table (a netfilter hook).
     pub builtin: bool,
-    /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
-    pub declaration: Option<Span>,
-    /// The policy word (`ACCEPT`, `DROP`, `-`), when declared with one. `-` on a built-in chain
-    /// keeps the current policy (see [`ChainRef::policy`]).
-    pub policy: Option<Span>,
-    /// The `[packets:bytes]` of the declaration, brackets included.
-    pub counters: Option<Span>,
+    /// See [`Chain::declaration`]; [`Chain::UNDECLARED`] when there is none. Not an
+    /// `Option<Span>`: that takes 12 bytes, and a 1M-chain dump has a million of these.
+    declaration: Span,
+    /// See [`ChainRef::policy_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
+    pub(crate) policy: NearSpan,
+    /// See [`ChainRef::counters_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
+    pub(crate) counters: NearSpan,
     pub(crate) rules_start: u32,
     pub(crate) rules_len: u32,
+}
+
+impl Chain {
+    /// No declaration: start after end, which no span of the text has.
+    const UNDECLARED: Span = Span {
+        start: u32::MAX,
+        end: 0,
+    };
+
+    pub(crate) fn new(name: Span, table: TableId, builtin: bool) -> Chain {
+        Chain {
+            name,
+            table,
+            builtin,
+            declaration: Chain::UNDECLARED,
+            policy: NearSpan::NONE,
+            counters: NearSpan::NONE,
+            rules_start: 0,
+            rules_len: 0,
+        }
+    }
+
+    /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
+    pub fn declaration(&self) -> Option<Span> {
+        (self.declaration != Chain::UNDECLARED).then_some(self.declaration)
+    }
+
+    pub(crate) fn set_declaration(&mut self, span: Span) {
+        debug_assert!(span != Chain::UNDECLARED);
+        self.declaration = span;
+    }
+}
+
+/// A span of a chain's declaration line (its policy word or counters) as 4 bytes: the offset
+/// from the declaration's start and the length. The rare one that does not fit (a `-P`
+/// command elsewhere, a line over 64 KiB) is [`NearSpan::FAR`] and kept in a side table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NearSpan {
+    offset: u16,
+    len: u16,
+}
+
+impl NearSpan {
+    /// Nothing: every policy word and counters are at least one byte.
+    pub(crate) const NONE: NearSpan = NearSpan { offset: 0, len: 0 };
+    /// In the side table.
+    const FAR: NearSpan = NearSpan {
+        offset: u16::MAX,
+        len: u16::MAX,
+    };
+
+    /// `span` relative to `base`, or `None` when it does not fit.
+    fn near(base: Option<Span>, span: Span) -> Option<NearSpan> {
+        let offset = span.start.checked_sub(base?.start)?;
+        let near = NearSpan {
+            offset: u16::try_from(offset).ok()?,
+            len: u16::try_from(span.end.checked_sub(span.start)?).ok()?,
+        };
+        (near != NearSpan::NONE && near != NearSpan::FAR && near.len > 0).then_some(near)
+    }
+
+    /// The span, given the declaration's and the side table it would be in.
+    fn resolve(
+        self,
+        base: Option<Span>,
+        far: &BTreeMap<ChainId, Span>,
+        id: ChainId,
+    ) -> Option<Span> {
+        match self {
+            NearSpan::NONE => None,
+            NearSpan::FAR => far.get(&id).copied(),
+            NearSpan { offset, len } => {
+                let start = base?.start + u32::from(offset);
+                Some(Span::new(start as usize, (start + u32::from(len)) as usize))
+            }
+        }
+    }
 }
 
 /// What a rule line does, by its verb.
@@ -443,9 +521,44 @@ pub struct Ruleset<'a> {
     /// First tokens of rules too far from their block's for `Rule::tokens_rel`, by rule, in
     /// order.
     pub(crate) far_tokens: Vec<(RuleId, u32)>,
+    /// Chain spans a [`NearSpan`] cannot hold. Boxed: `Parsed` is moved around by value.
+    pub(crate) far_chain_spans: Box<FarChainSpans>,
+}
+
+/// Chain policies and counters too far from their declaration for a [`NearSpan`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FarChainSpans {
+    /// Policies of `-P` commands, and of declaration lines over 64 KiB, by chain.
+    pub(crate) policies: BTreeMap<ChainId, Span>,
+    /// Counters of declaration lines over 64 KiB, by chain.
+    pub(crate) counters: BTreeMap<ChainId, Span>,
 }
 
 impl<'a> Ruleset<'a> {
+    /// Sets a chain's policy word.
+    pub(crate) fn set_chain_policy(&mut self, id: ChainId, span: Span) {
+        let chain = &mut self.chains[id.index()];
+        chain.policy = match NearSpan::near(chain.declaration(), span) {
+            Some(near) => near,
+            None => {
+                self.far_chain_spans.policies.insert(id, span);
+                NearSpan::FAR
+            }
+        };
+    }
+
+    /// Sets a chain's counters.
+    pub(crate) fn set_chain_counters(&mut self, id: ChainId, span: Span) {
+        let chain = &mut self.chains[id.index()];
+        chain.counters = match NearSpan::near(chain.declaration(), span) {
+            Some(near) => near,
+            None => {
+                self.far_chain_spans.counters.insert(id, span);
+                NearSpan::FAR
+            }
+        };
+    }
+
     /// The text this ruleset was parsed from.
     pub fn source(&self) -> &'a str {
         self.source
@@ -469,6 +582,7 @@ impl<'a> Ruleset<'a> {
             far_targets: self.far_targets,
             token_blocks: self.token_blocks,
             far_tokens: self.far_tokens,
+            far_chain_spans: self.far_chain_spans,
         })
     }
 
@@ -743,16 +857,31 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     /// The policy the declaration sets: `ACCEPT` or `DROP` on a built-in chain, `-` on a user
     /// chain. `None` when the chain is not declared with a policy, and for a built-in chain
     /// declared with `-`: restore input that keeps the kernel's current policy, which the text
-    /// does not tell (the word itself stays in [`Chain::policy`] and is printed back).
+    /// does not tell (the word itself stays in [`ChainRef::policy_span`] and is printed back).
     pub fn policy(&self) -> Option<&'a str> {
-        let c = self.get();
-        let word = self.set.text(c.policy?);
-        (!(c.builtin && word == "-")).then_some(word)
+        let word = self.set.text(self.policy_span()?);
+        (!(self.get().builtin && word == "-")).then_some(word)
     }
 
     /// The declaration's `[packets:bytes]`, brackets included.
     pub fn counters(&self) -> Option<&'a str> {
-        self.get().counters.map(|s| self.set.text(s))
+        self.counters_span().map(|s| self.set.text(s))
+    }
+
+    /// The policy word (`ACCEPT`, `DROP`, `-`) of the declaration or of the last `-P`
+    /// command, whatever the chain. `-` on a built-in chain keeps the current policy (see
+    /// [`ChainRef::policy`]).
+    pub fn policy_span(&self) -> Option<Span> {
+        let c = self.get();
+        c.policy
+            .resolve(c.declaration(), &self.set.far_chain_spans.policies, self.id)
+    }
+
+    /// The `[packets:bytes]` of the declaration, brackets included.
+    pub fn counters_span(&self) -> Option<Span> {
+        let c = self.get();
+        c.counters
+            .resolve(c.declaration(), &self.set.far_chain_spans.counters, self.id)
     }
 
     /// The ruleset it belongs to.

@@ -186,6 +186,7 @@ impl<'a> Parser<'a> {
                 far_targets: Vec::new(),
                 token_blocks: Vec::new(),
                 far_tokens: Vec::new(),
+                far_chain_spans: Box::default(),
             },
             diags: Vec::new(),
             open: None,
@@ -773,7 +774,7 @@ impl<'a> Parser<'a> {
         let chain_id = match existing {
             Some(id) => {
                 // Two tables' declarations of one name can meet in a fragment.
-                if self.set.chains[id.index()].declaration.is_some() && !implicit {
+                if self.set.chains[id.index()].declaration().is_some() && !implicit {
                     self.diags.push(
                         Diagnostic::new(
                             &codes::INVALID_CHAIN_DECLARATION,
@@ -796,10 +797,17 @@ impl<'a> Parser<'a> {
             }
         };
         let chain = &mut self.set.chains[chain_id.index()];
-        if chain.declaration.is_none() {
-            chain.declaration = Some(span);
-            chain.policy = decl.policy.map(|p| span_in(self.src, p));
-            chain.counters = decl.counters.map(|c| span_in(self.src, c));
+        if chain.declaration().is_none() {
+            chain.set_declaration(span);
+            (chain.policy, chain.counters) = (NearSpan::NONE, NearSpan::NONE);
+            if let Some(policy) = decl.policy {
+                self.set
+                    .set_chain_policy(chain_id, span_in(self.src, policy));
+            }
+            if let Some(counters) = decl.counters {
+                self.set
+                    .set_chain_counters(chain_id, span_in(self.src, counters));
+            }
         }
     }
 
@@ -828,16 +836,7 @@ impl<'a> Parser<'a> {
         builtin: bool,
     ) -> ChainId {
         let id = ChainId(self.set.chains.len() as u32);
-        self.set.chains.push(Chain {
-            name: name_span,
-            table,
-            builtin,
-            declaration: None,
-            policy: None,
-            counters: None,
-            rules_start: 0,
-            rules_len: 0,
-        });
+        self.set.chains.push(Chain::new(name_span, table, builtin));
         let t = &mut self.set.tables[table.index()];
         t.chains.push(id);
         t.chain_names.insert(self.src, name_span.start, name, id);
@@ -1113,7 +1112,9 @@ impl<'a> Parser<'a> {
                 }
             };
             let chain = &mut self.set.chains[id.index()];
-            chain.declaration.get_or_insert(span);
+            if chain.declaration().is_none() {
+                chain.set_declaration(span);
+            }
         }
         // `-P CHAIN POLICY` (restore input, `iptables -S`) sets a built-in chain's policy.
         if verb == CommandVerb::Policy
@@ -1128,7 +1129,7 @@ impl<'a> Parser<'a> {
                 Some(id) => id,
                 None => self.new_chain(table, chain_name, chain_span, true),
             };
-            self.set.chains[id.index()].policy = Some(policy);
+            self.set.set_chain_policy(id, policy);
         }
         self.set.commands.push(Command {
             span,
@@ -1429,7 +1430,7 @@ mod tests {
             set.find_chain(TableId(0), "Y")
                 .expect("Y")
                 .get()
-                .declaration
+                .declaration()
                 .is_some()
         );
     }
@@ -1542,6 +1543,46 @@ mod tests {
             filter.chain("FORWARD").and_then(|c| c.policy()),
             Some("DROP")
         );
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
+    }
+
+    #[test]
+    fn chain_spans_near_and_far_from_the_declaration() {
+        // Policy and counters live as 4-byte offsets into the declaration; a `-P` command
+        // elsewhere and a declaration line over 64 KiB go to the side tables.
+        let long = "L".repeat(70_000);
+        let text = format!(
+            "*filter\n:INPUT DROP [3:4]\n:{long} - [1:2]\n:Y - [0:0]\n-P INPUT ACCEPT\n\
+             -N Z\nCOMMIT\n"
+        );
+        let parsed = parse(&text);
+        let set = &parsed.ruleset;
+        assert_eq!(std::mem::size_of::<Chain>(), 40);
+        let filter = set.table_by_kind(TableKind::Filter).expect("filter");
+        let spans: Vec<_> = filter
+            .chains()
+            .map(|c| {
+                let text = |s: Option<Span>| s.map(|s| set.text(s));
+                (
+                    text(c.get().declaration()).map(|d| d.len()),
+                    text(c.policy_span()),
+                    text(c.counters_span()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (Some(17), Some("ACCEPT"), Some("[3:4]")),
+                (Some(long.len() + 9), Some("-"), Some("[1:2]")),
+                (Some(10), Some("-"), Some("[0:0]")),
+                (Some(4), None, None),
+            ]
+        );
+        assert_eq!(set.far_chain_spans.policies.len(), 2);
+        assert_eq!(set.far_chain_spans.counters.len(), 1);
         let printed = crate::print(set);
         let reparsed = parse(&printed);
         assert!(set.same_content(&reparsed.ruleset));

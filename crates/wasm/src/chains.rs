@@ -100,7 +100,7 @@ pub fn chains_doc<'a>(
             }
             let c = chain.get();
             let start = c
-                .declaration
+                .declaration()
                 .map(|s| s.start)
                 .or_else(|| chain.rules().next().map(|r| r.get().span.start));
             let counts = findings[id.index()];
