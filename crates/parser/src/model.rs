@@ -753,7 +753,7 @@ pub(crate) struct ChainRules {
 impl ChainRules {
     /// The rule at `at` in the grouping.
     #[inline]
-    fn at(&self, at: usize) -> RuleId {
+    pub(crate) fn at(&self, at: usize) -> RuleId {
         if self.identity {
             RuleId(at as u32)
         } else {
