@@ -216,7 +216,7 @@ fn fold_cut_line(set: &Ruleset<'_>, out: &mut Vec<Diagnostic>) {
     // The end of the table's last line of content: its last rule or declaration.
     let mut last = table.get().header.end;
     for chain in table.chains() {
-        let declared = chain.get().declaration.map_or(0, |d| d.end);
+        let declared = chain.get().declaration().map_or(0, |d| d.end);
         let ruled = chain.rules().map(|r| r.get().span.end).max().unwrap_or(0);
         last = last.max(declared).max(ruled);
     }

@@ -125,7 +125,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             && t.kind.builtin_chains().iter().all(|name| {
                 table
                     .chain(name)
-                    .is_some_and(|c| c.get().declaration.is_some())
+                    .is_some_and(|c| c.get().declaration().is_some())
             })
     }
 
@@ -156,7 +156,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
     /// The span of a chain's name where it is declared, or where it first appears.
     pub fn chain_span(&self, chain: ChainRef<'_, '_>) -> Span {
         let c = chain.get();
-        c.declaration.unwrap_or(c.name)
+        c.declaration().unwrap_or(c.name)
     }
 }
 

@@ -1,42 +1,38 @@
 //! Chain lookup by name within one table, built for dumps with hundreds of thousands of chains.
 //!
 //! Graph building looks up the target of every jump: in a large kube-proxy dump that is most
-//! rules, each a random access into a table of several megabytes. So the table keeps the name
-//! inline in its slot (one cache line to read, not a slot and then a name elsewhere), and a
-//! caller that knows its next names can [`ChainIndex::prefetch`] them to overlap the misses.
+//! rules, each a random access into a table of several megabytes. A caller that knows its next
+//! names can [`ChainIndex::prefetch`] them to overlap the misses.
 //!
-//! Open addressing with linear probing. A byte array of tags (0: empty, else 7 bits of the hash
-//! with the high bit set) answers most probes without touching the slots, so a name that is not
-//! a chain (`-j DNAT`) costs a scan of a few tag bytes.
+//! Open addressing with linear probing. The names stay in the source text: a slot holds where
+//! the name starts and the chain's id (8 bytes), and a parallel array of 2-byte keys (0: empty,
+//! else 7 bits of the hash with the high bit set, and the name's length) answers most probes
+//! without touching the slots or the text, so a name that is not a chain (`-j DNAT`) costs a
+//! scan of a few keys. 10 bytes a slot, 13 a chain at 3/4 load (issue 16: names copied into
+//! 32-byte slots took 44 bytes a chain, more than the declaration line itself).
 
 use crate::model::ChainId;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hash::BuildHasher;
 
-/// Longest name kept in a slot. iptables allows 28 bytes; kube-proxy's names have at most 25
-/// (`KUBE-SEP-` and 16 characters), Calico's 23. Longer names go to a small side map.
-const INLINE: usize = 27;
+/// Longest name that has a slot; longer names (iptables allows 28 bytes) go to a small side map.
+const INLINE: usize = u8::MAX as usize;
 
-/// One chain: id, name length and name bytes. 32 bytes, two to a cache line.
+/// One chain: where its name starts in the source, and its id.
 #[derive(Clone, Copy)]
-#[repr(C, align(32))]
 struct Slot {
+    start: u32,
     id: u32,
-    len: u8,
-    name: [u8; INLINE],
 }
 
-const EMPTY_SLOT: Slot = Slot {
-    id: 0,
-    len: 0,
-    name: [0; INLINE],
-};
+const EMPTY_SLOT: Slot = Slot { start: 0, id: 0 };
 
-/// Chain lookup by name within one table.
+/// Chain lookup by name within one table. The names are read from the source text the chains
+/// were inserted from, which every lookup passes in.
 #[derive(Clone, Default)]
 pub(crate) struct ChainIndex {
-    /// Per slot: 0 when empty, else [`tag`] of the name's hash. Length is 0 or at least 16.
-    tags: Vec<u8>,
+    /// Per slot: 0 when empty, else [`key`] of the name. Length is 0 or at least 16.
+    keys: Vec<u16>,
     slots: Vec<Slot>,
     /// Names in `slots`.
     inline_count: usize,
@@ -52,10 +48,11 @@ impl std::fmt::Debug for ChainIndex {
     }
 }
 
-/// The tag byte of a hash: never 0, which marks an empty slot.
+/// The key of a name of `len` bytes (at most [`INLINE`]) whose hash is `hash`: never 0, which
+/// marks an empty slot.
 #[inline]
-fn tag(hash: u64) -> u8 {
-    (hash >> 57) as u8 | 0x80
+fn key(hash: u64, len: usize) -> u16 {
+    (((hash >> 57) as u16 | 0x80) << 8) | len as u16
 }
 
 impl ChainIndex {
@@ -66,15 +63,15 @@ impl ChainIndex {
         FxBuildHasher.hash_one(name)
     }
 
-    /// The chain called `name`.
+    /// The chain called `name`; `source` is the text the names were inserted from.
     #[inline]
-    pub(crate) fn get(&self, name: &str) -> Option<ChainId> {
-        self.get_hashed(Self::hash(name.as_bytes()), name)
+    pub(crate) fn get(&self, source: &str, name: &str) -> Option<ChainId> {
+        self.get_hashed(source, Self::hash(name.as_bytes()), name)
     }
 
     /// The chain called `name`, whose [`ChainIndex::hash`] is `hash`.
     #[inline]
-    pub(crate) fn get_hashed(&self, hash: u64, name: &str) -> Option<ChainId> {
+    pub(crate) fn get_hashed(&self, source: &str, hash: u64, name: &str) -> Option<ChainId> {
         if name.len() > INLINE {
             return self.long.get(name).copied();
         }
@@ -82,15 +79,20 @@ impl ChainIndex {
             return None;
         }
         let len = self.slots.len();
-        let want = tag(hash);
+        let want = key(hash, name.len());
+        let text = source.as_bytes();
         let mut i = home(hash, len);
         // The table is never full (see `insert`), so the probe meets an empty slot.
         loop {
-            match self.tags[i] {
+            match self.keys[i] {
                 0 => return None,
-                t if t == want => {
-                    let slot = &self.slots[i];
-                    if same_name(&slot.name[..slot.len as usize], name.as_bytes()) {
+                k if k == want => {
+                    let slot = self.slots[i];
+                    let start = slot.start as usize;
+                    if text
+                        .get(start..start + name.len())
+                        .is_some_and(|stored| same_name(stored, name.as_bytes()))
+                    {
                         return Some(ChainId(slot.id));
                     }
                 }
@@ -108,35 +110,64 @@ impl ChainIndex {
             return;
         }
         let i = home(hash, self.slots.len());
-        prefetch_line(&self.tags[i]);
+        prefetch_line(&self.keys[i]);
         prefetch_line(&self.slots[i]);
     }
 
-    /// Makes room for `chains` more names.
-    pub(crate) fn reserve(&mut self, chains: usize) {
-        let needed = self.inline_count.saturating_add(chains);
-        if needed > self.max_load() {
-            self.resize(capacity_for(needed));
+    /// Once [`ChainIndex::prefetch`] has brought the slots of `hash` in: asks the CPU to load
+    /// the name in `source` that a lookup of a name of `len` bytes will compare. Only a hint.
+    #[inline]
+    pub(crate) fn prefetch_name(&self, source: &str, hash: u64, len: usize) {
+        if len > INLINE || self.slots.is_empty() {
+            return;
+        }
+        let want = key(hash, len);
+        let mut i = home(hash, self.slots.len());
+        // A few probes: past them the lookup is rare enough to pay its misses.
+        for _ in 0..4 {
+            match self.keys[i] {
+                0 => return,
+                k if k == want => {
+                    if let Some(byte) = source.as_bytes().get(self.slots[i].start as usize) {
+                        prefetch_line(byte);
+                    }
+                    return;
+                }
+                _ => i = next(i, self.slots.len()),
+            }
         }
     }
 
-    /// Records `name` -> `id`; the caller checks that `name` is new.
-    pub(crate) fn insert(&mut self, name: &str, id: ChainId) {
+    /// Makes room for `chains` more names.
+    pub(crate) fn reserve(&mut self, source: &str, chains: usize) {
+        let needed = self.inline_count.saturating_add(chains);
+        if needed > self.max_load() {
+            self.resize(source, capacity_for(needed));
+        }
+    }
+
+    /// Records `name`, the text at `start` in `source`, -> `id`; the caller checks that `name`
+    /// is new.
+    pub(crate) fn insert(&mut self, source: &str, start: u32, name: &str, id: ChainId) {
+        debug_assert_eq!(
+            source
+                .as_bytes()
+                .get(start as usize..start as usize + name.len()),
+            Some(name.as_bytes())
+        );
         if name.len() > INLINE {
             self.long.insert(name.into(), id);
             return;
         }
         if self.inline_count + 1 > self.max_load() {
             // Grow geometrically: names inserted one by one cost amortised constant time.
-            self.resize(capacity_for(
-                (self.inline_count + 1).max(self.inline_count * 2),
-            ));
+            self.resize(
+                source,
+                capacity_for((self.inline_count + 1).max(self.inline_count * 2)),
+            );
         }
-        let mut slot = EMPTY_SLOT;
-        slot.id = id.0;
-        slot.len = name.len() as u8;
-        slot.name[..name.len()].copy_from_slice(name.as_bytes());
-        self.place(Self::hash(name.as_bytes()), slot);
+        let hash = Self::hash(name.as_bytes());
+        self.place(key(hash, name.len()), hash, Slot { start, id: id.0 });
         self.inline_count += 1;
     }
 
@@ -146,27 +177,33 @@ impl ChainIndex {
     }
 
     /// Puts `slot` in the first free place from its hash's home.
-    fn place(&mut self, hash: u64, slot: Slot) {
+    fn place(&mut self, key: u16, hash: u64, slot: Slot) {
         let len = self.slots.len();
         let mut i = home(hash, len);
-        while self.tags[i] != 0 {
+        while self.keys[i] != 0 {
             i = next(i, len);
         }
-        self.tags[i] = tag(hash);
+        self.keys[i] = key;
         self.slots[i] = slot;
     }
 
-    fn resize(&mut self, capacity: usize) {
-        let old_tags = std::mem::replace(&mut self.tags, vec![0; capacity]);
+    fn resize(&mut self, source: &str, capacity: usize) {
+        let old_keys = std::mem::replace(&mut self.keys, vec![0; capacity]);
         let mut slots = Vec::with_capacity(capacity);
         // Lookups land anywhere in the slots: huge pages also spare TLB misses.
         crate::huge_pages::advise(&slots);
         slots.resize(capacity, EMPTY_SLOT);
         let old_slots = std::mem::replace(&mut self.slots, slots);
-        for (t, slot) in old_tags.into_iter().zip(old_slots) {
-            if t != 0 {
-                let hash = Self::hash(&slot.name[..slot.len as usize]);
-                self.place(hash, slot);
+        let text = source.as_bytes();
+        for (k, slot) in old_keys.into_iter().zip(old_slots) {
+            if k != 0 {
+                let start = slot.start as usize;
+                // The source holds every name inserted; an empty name if a caller broke that
+                // only hides the chain, it does not panic.
+                let name = text
+                    .get(start..start + (k & 0xff) as usize)
+                    .unwrap_or_default();
+                self.place(k, Self::hash(name), slot);
             }
         }
     }
@@ -174,7 +211,7 @@ impl ChainIndex {
 
 /// Slots for `names` names under the 3/4 load limit, at least 16. Not rounded to a power of
 /// two: that doubled the index of a dump with just over a power of two chains (issue 16: the
-/// 1M-chain dump took 2M slots, 64 MiB; now 1.33M, 41 MiB).
+/// 1M-chain dump took 2M slots, 64 MiB; now 1.33M, 13 MB).
 fn capacity_for(names: usize) -> usize {
     (names.saturating_mul(4) / 3 + 4)
         .next_multiple_of(4)
@@ -241,44 +278,70 @@ fn prefetch_line<T>(value: &T) {
 mod tests {
     use super::*;
 
+    /// The names one per line, as a source text, and where each starts.
+    fn source_of(names: &[String]) -> (String, Vec<u32>) {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for name in names {
+            starts.push(text.len() as u32);
+            text.push_str(name);
+            text.push('\n');
+        }
+        (text, starts)
+    }
+
+    fn index_of(names: &[String]) -> (String, ChainIndex) {
+        let (text, starts) = source_of(names);
+        let mut index = ChainIndex::default();
+        for (i, name) in names.iter().enumerate() {
+            index.insert(&text, starts[i], name, ChainId(i as u32));
+        }
+        (text, index)
+    }
+
     #[test]
     fn finds_what_was_inserted_and_nothing_else() {
-        let mut index = ChainIndex::default();
-        assert_eq!(index.get("INPUT"), None);
+        assert_eq!(ChainIndex::default().get("", "INPUT"), None);
         let names: Vec<String> = (0..5000).map(|i| format!("KUBE-SEP-{i:016X}")).collect();
+        let (text, index) = index_of(&names);
         for (i, name) in names.iter().enumerate() {
-            index.insert(name, ChainId(i as u32));
-        }
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(index.get(name), Some(ChainId(i as u32)), "{name}");
+            assert_eq!(index.get(&text, name), Some(ChainId(i as u32)), "{name}");
             index.prefetch(ChainIndex::hash(name.as_bytes()));
+            index.prefetch_name(&text, ChainIndex::hash(name.as_bytes()), name.len());
         }
-        assert_eq!(index.get("KUBE-SEP-"), None);
-        assert_eq!(index.get("DNAT"), None);
-        assert_eq!(index.get(""), None);
+        assert_eq!(index.get(&text, "KUBE-SEP-"), None);
+        assert_eq!(index.get(&text, "DNAT"), None);
+        assert_eq!(index.get(&text, ""), None);
+        // A name that is a prefix of a stored one, or runs past its end into the next line.
+        assert_eq!(index.get(&text, &names[7][..names[7].len() - 1]), None);
+        assert_eq!(index.get(&text, &format!("{}\n", names[7])), None);
     }
 
     #[test]
     fn long_names_and_names_at_the_inline_limit() {
-        let mut index = ChainIndex::default();
-        let at_limit = "A".repeat(INLINE);
-        let longer = "A".repeat(INLINE + 1);
-        let much_longer = "cali-".repeat(40);
-        index.insert(&at_limit, ChainId(1));
-        index.insert(&longer, ChainId(2));
-        index.insert(&much_longer, ChainId(3));
-        assert_eq!(index.get(&at_limit), Some(ChainId(1)));
-        assert_eq!(index.get(&longer), Some(ChainId(2)));
-        assert_eq!(index.get(&much_longer), Some(ChainId(3)));
-        assert_eq!(index.get(&"A".repeat(INLINE - 1)), None);
-        assert_eq!(index.get(&"A".repeat(INLINE + 2)), None);
+        let names = vec![
+            "A".repeat(INLINE),
+            "A".repeat(INLINE + 1),
+            "cali-".repeat(60),
+            "A".repeat(27),
+        ];
+        let (text, index) = index_of(&names);
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(index.get(&text, name), Some(ChainId(i as u32)), "{i}");
+        }
+        assert_eq!(index.get(&text, &"A".repeat(INLINE - 1)), None);
+        assert_eq!(index.get(&text, &"A".repeat(INLINE + 2)), None);
     }
 
     #[test]
     fn reserve_keeps_entries_and_room() {
+        let names: Vec<String> = std::iter::once("KUBE-SERVICES".to_string())
+            .chain((1..=1000).map(|i| format!("c{i}")))
+            .collect();
+        let (text, starts) = source_of(&names);
         let mut index = ChainIndex::default();
-        index.insert("KUBE-SERVICES", ChainId(0));
-        index.reserve(1000);
+        index.insert(&text, starts[0], &names[0], ChainId(0));
+        index.reserve(&text, 1000);
         let capacity = index.slots.len();
         assert!(capacity / 4 * 3 >= 1001);
         assert!(
@@ -286,11 +349,25 @@ mod tests {
             "{capacity} slots: sized to the names, not a power of two"
         );
         for i in 1..=1000 {
-            index.insert(&format!("c{i}"), ChainId(i));
+            index.insert(&text, starts[i], &names[i], ChainId(i as u32));
         }
         assert_eq!(index.slots.len(), capacity, "reserve made room for all");
-        assert_eq!(index.get("KUBE-SERVICES"), Some(ChainId(0)));
-        assert_eq!(index.get("c1000"), Some(ChainId(1000)));
+        assert_eq!(index.get(&text, "KUBE-SERVICES"), Some(ChainId(0)));
+        assert_eq!(index.get(&text, "c1000"), Some(ChainId(1000)));
+    }
+
+    #[test]
+    fn a_declared_chain_costs_about_thirteen_bytes() {
+        // The parser reserves room for a table's block of declarations before inserting them.
+        let names: Vec<String> = (0..100_000).map(|i| format!("C{i}")).collect();
+        let (text, starts) = source_of(&names);
+        let mut index = ChainIndex::default();
+        index.reserve(&text, names.len());
+        for (i, name) in names.iter().enumerate() {
+            index.insert(&text, starts[i], name, ChainId(i as u32));
+        }
+        let bytes = index.slots.capacity() * size_of::<Slot>() + index.keys.capacity() * 2;
+        assert!(bytes <= names.len() * 14, "{bytes} bytes");
     }
 
     proptest::proptest! {
@@ -316,10 +393,8 @@ mod tests {
 
     #[test]
     fn non_ascii_names_round_trip_through_resizing() {
-        let mut index = ChainIndex::default();
-        for i in 0..100u32 {
-            index.insert(&format!("ç-{i}"), ChainId(i));
-        }
-        assert_eq!(index.get("ç-99"), Some(ChainId(99)));
+        let names: Vec<String> = (0..100).map(|i| format!("ç-{i}")).collect();
+        let (text, index) = index_of(&names);
+        assert_eq!(index.get(&text, "ç-99"), Some(ChainId(99)));
     }
 }

@@ -1,10 +1,12 @@
 //! The chain graph: one node per chain, one edge per jump or goto, carrying the rule it came from.
 //!
-//! Stored compactly (issue 16): the jumps grouped by called chain, 8 bytes each, and the jumps
-//! grouped by calling chain as 4-byte indices into the first group, where petgraph took 24
-//! bytes per edge and 12 per node. Every walk is iterative: no recursion on the input's depth.
+//! Stored compactly (issue 16): the jumps grouped by called chain, 8 bytes each, and 4 bytes a
+//! chain, where petgraph took 24 bytes per edge and 12 per node. The jumps out of a chain are
+//! its rules that jump, read from the ruleset (the rules are grouped by chain already), so the
+//! walks forward take the ruleset. Every walk is iterative: no recursion on the input's depth.
 
 use crate::model::{ChainId, Rule, RuleId, Ruleset, TableId};
+use std::ops::Range;
 
 /// A jump (`-j CHAIN`) or goto (`-g CHAIN`) from one chain to another in the same table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +52,7 @@ impl Edge {
 /// let nat = set.table_by_kind(TableKind::Nat).unwrap();
 /// let svc = nat.chain("KUBE-SVC-A").unwrap().id;
 /// let prerouting = nat.chain("PREROUTING").unwrap().id;
-/// assert!(graph.reachable_from(prerouting).any(|c| c == svc));
+/// assert!(graph.reachable_from(set, prerouting).any(|c| c == svc));
 /// assert_eq!(graph.jumps_into(svc).count(), 1);
 /// assert!(graph.cycles().is_empty());
 /// assert!(graph.is_acyclic());
@@ -60,10 +62,6 @@ pub struct ChainGraph {
     /// The jumps into chain `c` are `into[into_start[c]..into_start[c + 1]]`, in rule order.
     into_start: Vec<u32>,
     into: Vec<Edge>,
-    /// The jumps out of chain `c`, as indices into `into`: `out[out_start[c]..out_start[c + 1]]`,
-    /// in rule order. The called chain is found from the index (a binary search of `into_start`).
-    out_start: Vec<u32>,
-    out: Vec<u32>,
     /// Rules whose `-j`/`-g` names no chain of their table (extension targets included).
     non_chain_targets: Vec<RuleId>,
 }
@@ -74,18 +72,15 @@ impl ChainGraph {
         let n = set.chains.len();
         // Counts first, so that every array is allocated once at its final size.
         let mut into_start = vec![0u32; n + 1];
-        let mut out_start = vec![0u32; n + 1];
         let mut jumps = 0usize;
         for rule in &set.rules {
             if rule.target_chain != Rule::NO_CHAIN {
                 into_start[rule.target_chain as usize + 1] += 1;
-                out_start[rule.chain.index() + 1] += 1;
                 jumps += 1;
             }
         }
         for i in 0..n {
             into_start[i + 1] += into_start[i];
-            out_start[i + 1] += out_start[i];
         }
         let mut into = vec![
             Edge {
@@ -94,16 +89,12 @@ impl ChainGraph {
             };
             jumps
         ];
-        let mut out = vec![0u32; jumps];
-        // Fill cursors: where the next jump into (out of) each chain goes.
+        // Fill cursors: where the next jump into each chain goes.
         let mut into_fill: Vec<u32> = into_start[..n].to_vec();
-        let mut out_fill: Vec<u32> = out_start[..n].to_vec();
         let mut non_chain_targets = Vec::new();
         for (i, rule) in set.rules.iter().enumerate() {
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = set
-                    .rule_target(i)
-                    .is_some_and(|t| set.tokens[t as usize].is_goto());
+                let goto = rule.flags & Rule::GOTO != 0;
                 let slot = &mut into_fill[rule.target_chain as usize];
                 let at = *slot;
                 *slot += 1;
@@ -111,9 +102,6 @@ impl ChainGraph {
                     from: rule.chain.0,
                     rule_and_goto: i as u32 | if goto { GOTO_BIT } else { 0 },
                 };
-                let slot = &mut out_fill[rule.chain.index()];
-                out[*slot as usize] = at;
-                *slot += 1;
             } else if rule.has_target() {
                 non_chain_targets.push(RuleId(i as u32));
             }
@@ -121,8 +109,6 @@ impl ChainGraph {
         ChainGraph {
             into_start,
             into,
-            out_start,
-            out,
             non_chain_targets,
         }
     }
@@ -136,23 +122,32 @@ impl ChainGraph {
         &self.into[self.into_start[c] as usize..self.into_start[c + 1] as usize]
     }
 
-    /// The indices (into `into`) of the jumps out of chain `c`, in rule order.
-    fn edges_out(&self, c: usize) -> &[u32] {
-        &self.out[self.out_start[c] as usize..self.out_start[c + 1] as usize]
-    }
-
-    /// The chain that the jump at `into[at]` calls.
-    fn called_by_edge(&self, at: u32) -> u32 {
-        // The last chain whose group starts at or before `at` (empty groups share a start).
-        (self.into_start.partition_point(|&s| s <= at) - 1) as u32
+    /// The jumps out of chain `c` in reverse rule order: (called chain, jump), read from the
+    /// rules of `set`. Empty for a chain `set` does not have, and called chains outside the
+    /// graph are left out: a ruleset other than the graph's gives wrong jumps, never a panic.
+    fn edges_out<'s>(
+        &self,
+        set: &'s Ruleset<'_>,
+        c: usize,
+    ) -> impl Iterator<Item = (u32, Jump)> + 's {
+        let n = self.node_count() as u32;
+        let range: Range<usize> = set.chains.get(c).map_or(0..0, |chain| {
+            let start = chain.rules_start as usize;
+            start..start + chain.rules_len as usize
+        });
+        range.rev().filter_map(move |at| {
+            let id = set.chain_rules.at(at);
+            let rule = set.rules.get(id.index())?;
+            (rule.target_chain < n).then(|| {
+                let goto = rule.flags & Rule::GOTO != 0;
+                (rule.target_chain, Jump { rule: id, goto })
+            })
+        })
     }
 
     /// The chains that chain `c` calls, one per jump, in reverse rule order.
-    fn successors(&self, c: usize) -> impl Iterator<Item = u32> + '_ {
-        self.edges_out(c)
-            .iter()
-            .rev()
-            .map(|&at| self.called_by_edge(at))
+    fn successors<'s>(&self, set: &'s Ruleset<'_>, c: usize) -> impl Iterator<Item = u32> + 's {
+        self.edges_out(set, c).map(|(to, _)| to)
     }
 
     /// The built-in chains of a table: where packets enter.
@@ -169,37 +164,51 @@ impl ChainGraph {
     }
 
     /// Chains reachable from `start` by jumps and gotos, `start` included, depth first with an
-    /// explicit stack.
-    pub fn reachable_from(&self, start: ChainId) -> impl Iterator<Item = ChainId> + '_ {
+    /// explicit stack. `set` is the ruleset the graph was built from.
+    pub fn reachable_from<'s>(
+        &'s self,
+        set: &'s Ruleset<'_>,
+        start: ChainId,
+    ) -> impl Iterator<Item = ChainId> + 's {
         let mut seen = vec![false; self.node_count()];
-        let mut stack = vec![start.0];
+        let mut stack: Vec<u32> = (start.index() < seen.len())
+            .then_some(start.0)
+            .into_iter()
+            .collect();
         std::iter::from_fn(move || {
             while let Some(c) = stack.pop() {
                 if std::mem::replace(&mut seen[c as usize], true) {
                     continue;
                 }
-                stack.extend(self.successors(c as usize).filter(|&m| !seen[m as usize]));
+                stack.extend(
+                    self.successors(set, c as usize)
+                        .filter(|&m| !seen[m as usize]),
+                );
                 return Some(ChainId(c));
             }
             None
         })
     }
 
-    /// For every chain, whether a built-in chain of its table reaches it.
+    /// For every chain, whether a built-in chain of its table reaches it. `set` is the ruleset
+    /// the graph was built from.
     pub fn reachable_from_hooks(&self, set: &Ruleset<'_>) -> Vec<bool> {
-        let mut seen = vec![false; set.chains.len()];
+        let mut seen = vec![false; self.node_count()];
         let mut stack: Vec<u32> = set
             .chains
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.builtin)
+            .filter(|&(i, c)| c.builtin && i < seen.len())
             .map(|(i, _)| i as u32)
             .collect();
         while let Some(c) = stack.pop() {
             if std::mem::replace(&mut seen[c as usize], true) {
                 continue;
             }
-            stack.extend(self.successors(c as usize).filter(|&m| !seen[m as usize]));
+            stack.extend(
+                self.successors(set, c as usize)
+                    .filter(|&m| !seen[m as usize]),
+            );
         }
         seen
     }
@@ -212,14 +221,15 @@ impl ChainGraph {
             .map(|e| (ChainId(e.from), e.jump()))
     }
 
-    /// The jumps out of `chain`: (called chain, jump), in reverse rule order.
-    pub fn jumps_from(&self, chain: ChainId) -> impl Iterator<Item = (ChainId, Jump)> + '_ {
-        self.edges_out(chain.index()).iter().rev().map(|&at| {
-            (
-                ChainId(self.called_by_edge(at)),
-                self.into[at as usize].jump(),
-            )
-        })
+    /// The jumps out of `chain`: (called chain, jump), in reverse rule order. `set` is the
+    /// ruleset the graph was built from.
+    pub fn jumps_from<'s>(
+        &self,
+        set: &'s Ruleset<'_>,
+        chain: ChainId,
+    ) -> impl Iterator<Item = (ChainId, Jump)> + 's {
+        self.edges_out(set, chain.index())
+            .map(|(to, jump)| (ChainId(to), jump))
     }
 
     /// Cycles of jumps: each strongly connected group of chains that can reach itself, chains in
@@ -306,9 +316,10 @@ impl ChainGraph {
     /// removing chains that call nothing left.
     pub fn is_acyclic(&self) -> bool {
         let n = self.node_count();
-        let mut calls_left: Vec<u32> = (0..n)
-            .map(|c| self.out_start[c + 1] - self.out_start[c])
-            .collect();
+        let mut calls_left = vec![0u32; n];
+        for e in &self.into {
+            calls_left[e.from as usize] += 1;
+        }
         let mut ready: Vec<u32> = (0..n as u32)
             .filter(|&c| calls_left[c as usize] == 0)
             .collect();
@@ -407,13 +418,13 @@ mod tests {
                 .map(|e| (ChainId(e.source().index() as u32), *e.weight()))
                 .collect();
             assert_eq!(into, old_into, "jumps into {c}\n{text}");
-            let from: Vec<_> = graph.jumps_from(id).collect();
+            let from: Vec<_> = graph.jumps_from(set, id).collect();
             let old_from: Vec<_> = old
                 .edges_directed(n, Direction::Outgoing)
                 .map(|e| (ChainId(e.target().index() as u32), *e.weight()))
                 .collect();
             assert_eq!(from, old_from, "jumps from {c}\n{text}");
-            let reached: Vec<_> = graph.reachable_from(id).collect();
+            let reached: Vec<_> = graph.reachable_from(set, id).collect();
             let mut dfs = Dfs::new(&old, n);
             let old_reached: Vec<_> = std::iter::from_fn(|| dfs.next(&old))
                 .map(|n| ChainId(n.index() as u32))
@@ -489,6 +500,9 @@ mod tests {
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1);
         assert_eq!(cycles[0].len(), n);
-        assert_eq!(graph.reachable_from(ChainId(0)).count(), n + 1);
+        assert_eq!(
+            graph.reachable_from(&parsed.ruleset, ChainId(0)).count(),
+            n + 1
+        );
     }
 }

@@ -273,8 +273,8 @@ pub fn file_doc<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileDoc<'a> {
                         ChainDoc {
                             name: c.name(),
                             builtin: chain.builtin,
-                            declared: chain.declaration.is_some(),
-                            line: chain.declaration.map(|d| line(d.start)),
+                            declared: chain.declaration().is_some(),
+                            line: chain.declaration().map(|d| line(d.start)),
                             policy: c.policy(),
                             counters: c.counters().and_then(counters),
                             rules: c

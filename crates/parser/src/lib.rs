@@ -35,7 +35,7 @@
 //! // Query the chain graph.
 //! let graph = ChainGraph::build(set);
 //! let prerouting = nat.chain("PREROUTING").unwrap().id;
-//! let reached: Vec<&str> = graph.reachable_from(prerouting).map(|c| set.chain(c).name()).collect();
+//! let reached: Vec<&str> = graph.reachable_from(set, prerouting).map(|c| set.chain(c).name()).collect();
 //! assert!(reached.contains(&"KUBE-SVC-ERIFXISQEP7F7OF4"));
 //! ```
 

@@ -7,6 +7,7 @@
 use crate::chain_index::ChainIndex;
 use crate::span::Span;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 macro_rules! id_type {
@@ -137,15 +138,92 @@ pub struct Chain {
     pub table: TableId,
     /// A built-in chain of its table (a netfilter hook).
     pub builtin: bool,
-    /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
-    pub declaration: Option<Span>,
-    /// The policy word (`ACCEPT`, `DROP`, `-`), when declared with one. `-` on a built-in chain
-    /// keeps the current policy (see [`ChainRef::policy`]).
-    pub policy: Option<Span>,
-    /// The `[packets:bytes]` of the declaration, brackets included.
-    pub counters: Option<Span>,
+    /// See [`Chain::declaration`]; [`Chain::UNDECLARED`] when there is none. Not an
+    /// `Option<Span>`: that takes 12 bytes, and a 1M-chain dump has a million of these.
+    declaration: Span,
+    /// See [`ChainRef::policy_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
+    pub(crate) policy: NearSpan,
+    /// See [`ChainRef::counters_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
+    pub(crate) counters: NearSpan,
     pub(crate) rules_start: u32,
     pub(crate) rules_len: u32,
+}
+
+impl Chain {
+    /// No declaration: start after end, which no span of the text has.
+    const UNDECLARED: Span = Span {
+        start: u32::MAX,
+        end: 0,
+    };
+
+    pub(crate) fn new(name: Span, table: TableId, builtin: bool) -> Chain {
+        Chain {
+            name,
+            table,
+            builtin,
+            declaration: Chain::UNDECLARED,
+            policy: NearSpan::NONE,
+            counters: NearSpan::NONE,
+            rules_start: 0,
+            rules_len: 0,
+        }
+    }
+
+    /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
+    pub fn declaration(&self) -> Option<Span> {
+        (self.declaration != Chain::UNDECLARED).then_some(self.declaration)
+    }
+
+    pub(crate) fn set_declaration(&mut self, span: Span) {
+        debug_assert!(span != Chain::UNDECLARED);
+        self.declaration = span;
+    }
+}
+
+/// A span of a chain's declaration line (its policy word or counters) as 4 bytes: the offset
+/// from the declaration's start and the length. The rare one that does not fit (a `-P`
+/// command elsewhere, a line over 64 KiB) is [`NearSpan::FAR`] and kept in a side table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NearSpan {
+    offset: u16,
+    len: u16,
+}
+
+impl NearSpan {
+    /// Nothing: every policy word and counters are at least one byte.
+    pub(crate) const NONE: NearSpan = NearSpan { offset: 0, len: 0 };
+    /// In the side table.
+    const FAR: NearSpan = NearSpan {
+        offset: u16::MAX,
+        len: u16::MAX,
+    };
+
+    /// `span` relative to `base`, or `None` when it does not fit.
+    fn near(base: Option<Span>, span: Span) -> Option<NearSpan> {
+        let offset = span.start.checked_sub(base?.start)?;
+        let near = NearSpan {
+            offset: u16::try_from(offset).ok()?,
+            len: u16::try_from(span.end.checked_sub(span.start)?).ok()?,
+        };
+        (near != NearSpan::NONE && near != NearSpan::FAR && near.len > 0).then_some(near)
+    }
+
+    /// The span, given the declaration's and the side table it would be in.
+    fn resolve(
+        self,
+        base: Option<Span>,
+        far: &BTreeMap<ChainId, Span>,
+        id: ChainId,
+    ) -> Option<Span> {
+        match self {
+            NearSpan::NONE => None,
+            NearSpan::FAR => far.get(&id).copied(),
+            NearSpan { offset, len } => {
+                let start = base?.start + u32::from(offset);
+                Some(Span::new(start as usize, (start + u32::from(len)) as usize))
+            }
+        }
+    }
 }
 
 /// What a rule line does, by its verb.
@@ -309,49 +387,71 @@ impl Token {
         self.bits & Token::GOTO != 0
     }
 
+    /// A `Target` token: [`Token::kind`] without the match.
+    #[inline]
+    pub(crate) fn is_target(&self) -> bool {
+        self.bits & Token::KIND_MASK == TokenKind::Target as u8
+    }
+
     pub(crate) fn add_flags(&mut self, flags: u8) {
         self.bits |= flags;
     }
 }
 
-/// One rule line (`-A`, `-I`, `-D`, `-R`). 24 bytes: a dump of millions of short rules costs
+/// One rule line (`-A`, `-I`, `-D`, `-R`). 20 bytes: a dump of millions of short rules costs
 /// little more than its text (issue 16). What few rules have (a position, counters, a target
-/// far into a long rule) is read through [`RuleRef`] from small side tables or the text.
+/// far from the end of a long rule, tokens far from their block's) is read through [`RuleRef`]
+/// from small side tables or the text.
 #[derive(Clone, Debug)]
 pub struct Rule {
     /// The rule from its verb to its last word (counters excluded; may span wrapped lines).
     pub span: Span,
     /// The chain it belongs to.
     pub chain: ChainId,
-    /// Its verb.
-    pub op: RuleOp,
-    /// [`Rule::HAS_COUNTERS`], [`Rule::HAS_POSITION`].
-    pub(crate) flags: u8,
-    /// The target token, from `tokens_start`; [`Rule::NO_TARGET_OFFSET`] when the rule has
-    /// none, [`Rule::FAR_TARGET`] when it is in `Ruleset::far_targets`.
-    pub(crate) target_offset: u16,
-    /// The rule's first token; its tokens end where the next rule's start.
-    pub(crate) tokens_start: u32,
     /// The chain of the rule's table that the target names, or `Rule::NO_CHAIN`. Resolved
     /// while parsing, when the name is still in cache: the graph is then built without
     /// reading the text again.
     pub(crate) target_chain: u32,
+    /// Its verb.
+    pub op: RuleOp,
+    /// [`Rule::HAS_COUNTERS`], [`Rule::HAS_POSITION`], [`Rule::HAS_TARGET`],
+    /// [`Rule::FAR_TARGET`], [`Rule::FAR_TOKENS`], [`Rule::GOTO`].
+    pub(crate) flags: u8,
+    /// The rule's first token, counted from the first token of its block of
+    /// [`Ruleset::TOKEN_BLOCK`] rules (`Ruleset::token_blocks`); with [`Rule::FAR_TOKENS`] the
+    /// index is in `Ruleset::far_tokens` instead. Its tokens end where the next rule's start.
+    pub(crate) tokens_rel: u16,
 }
 
 impl Rule {
     pub(crate) const NO_TARGET: u32 = u32::MAX;
     pub(crate) const NO_CHAIN: u32 = u32::MAX;
-    pub(crate) const NO_TARGET_OFFSET: u16 = u16::MAX;
-    pub(crate) const FAR_TARGET: u16 = u16::MAX - 1;
     /// `iptables-save -c` wrote `[packets:bytes]` before the verb (read back from the text).
     pub(crate) const HAS_COUNTERS: u8 = 1;
     /// `-I`/`-R`/`-D CHAIN n`: the number is in `Ruleset::positions`.
     pub(crate) const HAS_POSITION: u8 = 2;
+    /// The rule has a `-j` or `-g`: the last `Target` token among its last
+    /// [`Rule::NEAR_TARGET`] tokens, unless [`Rule::FAR_TARGET`].
+    pub(crate) const HAS_TARGET: u8 = 4;
+    /// The target token is further from the rule's end: its index is in `Ruleset::far_targets`.
+    pub(crate) const FAR_TARGET: u8 = 8;
+    /// The first token's index is in `Ruleset::far_tokens`: too far from its block's first.
+    pub(crate) const FAR_TOKENS: u8 = 16;
+    /// The target is `-g` (goto): read by the graph without finding the target token.
+    pub(crate) const GOTO: u8 = 32;
+    /// Bits 6 and 7: how many tokens the target is from the rule's last token (0 for
+    /// `-j KUBE-SEP-X`, 2 for `-j DNAT --to-destination X`), or [`Rule::TARGET_SCAN`].
+    pub(crate) const TARGET_FROM_END_SHIFT: u32 = 6;
+    /// The target is further from the end: found by a look at the last [`Rule::NEAR_TARGET`].
+    pub(crate) const TARGET_SCAN: u8 = 3;
+    /// How many tokens from the end of a rule its target is looked for: options after `-j`
+    /// (`--to-destination`, `--set-xmark`, ...) are few.
+    pub(crate) const NEAR_TARGET: usize = 16;
 
     /// True when the rule has a `-j` or `-g`.
     #[inline]
     pub(crate) fn has_target(&self) -> bool {
-        self.target_offset != Rule::NO_TARGET_OFFSET
+        self.flags & Rule::HAS_TARGET != 0
     }
 }
 
@@ -412,11 +512,53 @@ pub struct Ruleset<'a> {
     pub(crate) chain_rules: ChainRules,
     /// The rule numbers of `-I`/`-R`/`-D CHAIN n`, by rule, in rule order.
     pub(crate) positions: Vec<(RuleId, u32)>,
-    /// Target tokens at least [`Rule::FAR_TARGET`] tokens into their rule, by rule, in order.
+    /// Target tokens more than [`Rule::NEAR_TARGET`] tokens from their rule's end, by rule, in
+    /// order.
     pub(crate) far_targets: Vec<(RuleId, u32)>,
+    /// The first token of each block of [`Ruleset::TOKEN_BLOCK`] rules: a rule's tokens start
+    /// at its block's plus `Rule::tokens_rel`.
+    pub(crate) token_blocks: Vec<u32>,
+    /// First tokens of rules too far from their block's for `Rule::tokens_rel`, by rule, in
+    /// order.
+    pub(crate) far_tokens: Vec<(RuleId, u32)>,
+    /// Chain spans a [`NearSpan`] cannot hold. Boxed: `Parsed` is moved around by value.
+    pub(crate) far_chain_spans: Box<FarChainSpans>,
+}
+
+/// Chain policies and counters too far from their declaration for a [`NearSpan`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FarChainSpans {
+    /// Policies of `-P` commands, and of declaration lines over 64 KiB, by chain.
+    pub(crate) policies: BTreeMap<ChainId, Span>,
+    /// Counters of declaration lines over 64 KiB, by chain.
+    pub(crate) counters: BTreeMap<ChainId, Span>,
 }
 
 impl<'a> Ruleset<'a> {
+    /// Sets a chain's policy word.
+    pub(crate) fn set_chain_policy(&mut self, id: ChainId, span: Span) {
+        let chain = &mut self.chains[id.index()];
+        chain.policy = match NearSpan::near(chain.declaration(), span) {
+            Some(near) => near,
+            None => {
+                self.far_chain_spans.policies.insert(id, span);
+                NearSpan::FAR
+            }
+        };
+    }
+
+    /// Sets a chain's counters.
+    pub(crate) fn set_chain_counters(&mut self, id: ChainId, span: Span) {
+        let chain = &mut self.chains[id.index()];
+        chain.counters = match NearSpan::near(chain.declaration(), span) {
+            Some(near) => near,
+            None => {
+                self.far_chain_spans.counters.insert(id, span);
+                NearSpan::FAR
+            }
+        };
+    }
+
     /// The text this ruleset was parsed from.
     pub fn source(&self) -> &'a str {
         self.source
@@ -438,6 +580,9 @@ impl<'a> Ruleset<'a> {
             chain_rules: self.chain_rules,
             positions: self.positions,
             far_targets: self.far_targets,
+            token_blocks: self.token_blocks,
+            far_tokens: self.far_tokens,
+            far_chain_spans: self.far_chain_spans,
         })
     }
 
@@ -488,7 +633,7 @@ impl<'a> Ruleset<'a> {
     pub fn find_chain(&self, table: TableId, name: &str) -> Option<ChainRef<'_, 'a>> {
         self.tables[table.index()]
             .chain_names
-            .get(name)
+            .get(self.source, name)
             .map(|id| self.chain(id))
     }
 
@@ -507,26 +652,83 @@ impl<'a> Ruleset<'a> {
             .any(|c| c.kind == CommentKind::LegacyTablesPresent)
     }
 
+    /// Rules per entry of `token_blocks`.
+    pub(crate) const TOKEN_BLOCK: usize = 64;
+
+    /// The index of rule `rule`'s first token.
+    #[inline]
+    fn rule_tokens_start(&self, rule: usize) -> usize {
+        let r = &self.rules[rule];
+        if r.flags & Rule::FAR_TOKENS != 0 {
+            return side_table(&self.far_tokens, rule).unwrap_or_default() as usize;
+        }
+        self.token_blocks
+            .get(rule / Ruleset::TOKEN_BLOCK)
+            .map_or(0, |&base| base as usize + r.tokens_rel as usize)
+    }
+
     /// The index of rule `rule`'s target token, if it has one.
     #[inline]
     pub(crate) fn rule_target(&self, rule: usize) -> Option<u32> {
         let r = &self.rules[rule];
-        match r.target_offset {
-            Rule::NO_TARGET_OFFSET => None,
-            Rule::FAR_TARGET => side_table(&self.far_targets, rule),
-            offset => Some(r.tokens_start + offset as u32),
+        if !r.has_target() {
+            return None;
         }
+        if r.flags & Rule::FAR_TARGET != 0 {
+            return side_table(&self.far_targets, rule);
+        }
+        let start = self.rule_tokens_start(rule);
+        let at = self.target_in(rule, self.rule_tokens(rule))?;
+        Some((start + at) as u32)
+    }
+
+    /// The position in `tokens`, rule `rule`'s tokens, of its target when that is among the
+    /// last [`Rule::NEAR_TARGET`]: the last `Target` token (the parser keeps the last
+    /// `-j`/`-g`), most often at a distance from the end that the rule's flags hold.
+    #[inline]
+    fn target_in(&self, rule: usize, tokens: &[Token]) -> Option<usize> {
+        let from_end = self.rules[rule].flags >> Rule::TARGET_FROM_END_SHIFT;
+        if from_end != Rule::TARGET_SCAN {
+            return tokens.len().checked_sub(1 + from_end as usize);
+        }
+        let from = tokens.len().saturating_sub(Rule::NEAR_TARGET);
+        tokens[from..]
+            .iter()
+            .rposition(Token::is_target)
+            .map(|at| from + at)
     }
 
     /// The tokens of rule `rule`: from its start to the next rule's.
     #[inline]
     pub(crate) fn rule_tokens(&self, rule: usize) -> &[Token] {
-        let start = self.rules[rule].tokens_start as usize;
-        let end = self
-            .rules
-            .get(rule + 1)
-            .map_or(self.tokens.len(), |next| next.tokens_start as usize);
-        &self.tokens[start..end]
+        let r = &self.rules[rule];
+        // The common case, small enough to inline: the next rule is in the same block and
+        // neither start is in the side table.
+        if let Some(next) = self.rules.get(rule + 1)
+            && (r.flags | next.flags) & Rule::FAR_TOKENS == 0
+            && !(rule + 1).is_multiple_of(Ruleset::TOKEN_BLOCK)
+            && let Some(&base) = self.token_blocks.get(rule / Ruleset::TOKEN_BLOCK)
+            && let Some(tokens) = self.tokens.get(
+                base as usize + r.tokens_rel as usize..base as usize + next.tokens_rel as usize,
+            )
+        {
+            return tokens;
+        }
+        self.rule_tokens_at_edge(rule)
+    }
+
+    /// [`Ruleset::rule_tokens`] of the last rule of a block or of the ruleset, or of a rule
+    /// next to one whose start is in the side table.
+    #[cold]
+    #[inline(never)]
+    fn rule_tokens_at_edge(&self, rule: usize) -> &[Token] {
+        let start = self.rule_tokens_start(rule);
+        let end = if rule + 1 < self.rules.len() {
+            self.rule_tokens_start(rule + 1)
+        } else {
+            self.tokens.len()
+        };
+        self.tokens.get(start..end).unwrap_or_default()
     }
 
     /// Number of tokens (words) stored for all rules: a size measure for benchmarks.
@@ -551,7 +753,7 @@ pub(crate) struct ChainRules {
 impl ChainRules {
     /// The rule at `at` in the grouping.
     #[inline]
-    fn at(&self, at: usize) -> RuleId {
+    pub(crate) fn at(&self, at: usize) -> RuleId {
         if self.identity {
             RuleId(at as u32)
         } else {
@@ -618,7 +820,7 @@ impl<'r, 'a> TableRef<'r, 'a> {
         let set = self.set;
         self.get()
             .chain_names
-            .get(name)
+            .get(set.source, name)
             .map(move |id| set.chain(id))
     }
 
@@ -655,16 +857,31 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     /// The policy the declaration sets: `ACCEPT` or `DROP` on a built-in chain, `-` on a user
     /// chain. `None` when the chain is not declared with a policy, and for a built-in chain
     /// declared with `-`: restore input that keeps the kernel's current policy, which the text
-    /// does not tell (the word itself stays in [`Chain::policy`] and is printed back).
+    /// does not tell (the word itself stays in [`ChainRef::policy_span`] and is printed back).
     pub fn policy(&self) -> Option<&'a str> {
-        let c = self.get();
-        let word = self.set.text(c.policy?);
-        (!(c.builtin && word == "-")).then_some(word)
+        let word = self.set.text(self.policy_span()?);
+        (!(self.get().builtin && word == "-")).then_some(word)
     }
 
     /// The declaration's `[packets:bytes]`, brackets included.
     pub fn counters(&self) -> Option<&'a str> {
-        self.get().counters.map(|s| self.set.text(s))
+        self.counters_span().map(|s| self.set.text(s))
+    }
+
+    /// The policy word (`ACCEPT`, `DROP`, `-`) of the declaration or of the last `-P`
+    /// command, whatever the chain. `-` on a built-in chain keeps the current policy (see
+    /// [`ChainRef::policy`]).
+    pub fn policy_span(&self) -> Option<Span> {
+        let c = self.get();
+        c.policy
+            .resolve(c.declaration(), &self.set.far_chain_spans.policies, self.id)
+    }
+
+    /// The `[packets:bytes]` of the declaration, brackets included.
+    pub fn counters_span(&self) -> Option<Span> {
+        let c = self.get();
+        c.counters
+            .resolve(c.declaration(), &self.set.far_chain_spans.counters, self.id)
     }
 
     /// The ruleset it belongs to.
@@ -758,15 +975,16 @@ impl<'r, 'a> RuleRef<'r, 'a> {
     /// The target, if the rule has one.
     pub fn target(&self) -> Option<TargetRef<'r, 'a>> {
         let r = self.get();
-        let offset = match r.target_offset {
-            Rule::NO_TARGET_OFFSET => return None,
-            Rule::FAR_TARGET => self.set.rule_target(self.id.index())? - r.tokens_start,
-            offset => offset as u32,
+        if !r.has_target() {
+            return None;
+        }
+        let i = self.id.index();
+        let index = if r.flags & Rule::FAR_TARGET != 0 {
+            (self.set.rule_target(i)? as usize).checked_sub(self.set.rule_tokens_start(i))?
+        } else {
+            self.set.target_in(i, self.tokens())?
         };
-        Some(TargetRef {
-            rule: *self,
-            index: offset as usize,
-        })
+        Some(TargetRef { rule: *self, index })
     }
 
     /// The chain this rule jumps or goes to: its target, when that names a chain of the rule's

@@ -184,6 +184,9 @@ impl<'a> Parser<'a> {
                 chain_rules: ChainRules::default(),
                 positions: Vec::new(),
                 far_targets: Vec::new(),
+                token_blocks: Vec::new(),
+                far_tokens: Vec::new(),
+                far_chain_spans: Box::default(),
             },
             diags: Vec::new(),
             open: None,
@@ -600,7 +603,7 @@ impl<'a> Parser<'a> {
         let declarations = self.count_declaration_lines();
         self.set.tables[id.index()]
             .chain_names
-            .reserve(declarations);
+            .reserve(self.src, declarations);
         self.set.chains.reserve(declarations);
         huge_pages::advise(&self.set.chains);
         self.open = Some(id);
@@ -765,11 +768,13 @@ impl<'a> Parser<'a> {
             }
             Some(_) => {}
         }
-        let existing = self.set.tables[table_id.index()].chain_names.get(decl.name);
+        let existing = self.set.tables[table_id.index()]
+            .chain_names
+            .get(self.src, decl.name);
         let chain_id = match existing {
             Some(id) => {
                 // Two tables' declarations of one name can meet in a fragment.
-                if self.set.chains[id.index()].declaration.is_some() && !implicit {
+                if self.set.chains[id.index()].declaration().is_some() && !implicit {
                     self.diags.push(
                         Diagnostic::new(
                             &codes::INVALID_CHAIN_DECLARATION,
@@ -792,10 +797,17 @@ impl<'a> Parser<'a> {
             }
         };
         let chain = &mut self.set.chains[chain_id.index()];
-        if chain.declaration.is_none() {
-            chain.declaration = Some(span);
-            chain.policy = decl.policy.map(|p| span_in(self.src, p));
-            chain.counters = decl.counters.map(|c| span_in(self.src, c));
+        if chain.declaration().is_none() {
+            chain.set_declaration(span);
+            (chain.policy, chain.counters) = (NearSpan::NONE, NearSpan::NONE);
+            if let Some(policy) = decl.policy {
+                self.set
+                    .set_chain_policy(chain_id, span_in(self.src, policy));
+            }
+            if let Some(counters) = decl.counters {
+                self.set
+                    .set_chain_counters(chain_id, span_in(self.src, counters));
+            }
         }
     }
 
@@ -824,19 +836,10 @@ impl<'a> Parser<'a> {
         builtin: bool,
     ) -> ChainId {
         let id = ChainId(self.set.chains.len() as u32);
-        self.set.chains.push(Chain {
-            name: name_span,
-            table,
-            builtin,
-            declaration: None,
-            policy: None,
-            counters: None,
-            rules_start: 0,
-            rules_len: 0,
-        });
+        self.set.chains.push(Chain::new(name_span, table, builtin));
         let t = &mut self.set.tables[table.index()];
         t.chains.push(id);
-        t.chain_names.insert(name, id);
+        t.chain_names.insert(self.src, name_span.start, name, id);
         if self.tables_with_rules[table.index()] {
             self.late_chains[table.index()] = true;
         }
@@ -1098,7 +1101,10 @@ impl<'a> Parser<'a> {
             None => Span::new(span.end as usize, span.end as usize),
         };
         if verb == CommandVerb::NewChain {
-            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+            let id = match self.set.tables[table.index()]
+                .chain_names
+                .get(self.src, chain_name)
+            {
                 Some(id) => id,
                 None => {
                     let builtin = self.set.tables[table.index()].kind.is_builtin(chain_name);
@@ -1106,7 +1112,9 @@ impl<'a> Parser<'a> {
                 }
             };
             let chain = &mut self.set.chains[id.index()];
-            chain.declaration.get_or_insert(span);
+            if chain.declaration().is_none() {
+                chain.set_declaration(span);
+            }
         }
         // `-P CHAIN POLICY` (restore input, `iptables -S`) sets a built-in chain's policy.
         if verb == CommandVerb::Policy
@@ -1114,11 +1122,14 @@ impl<'a> Parser<'a> {
             && matches!(self.set.text(policy), "ACCEPT" | "DROP")
             && self.set.tables[table.index()].kind.is_builtin(chain_name)
         {
-            let id = match self.set.tables[table.index()].chain_names.get(chain_name) {
+            let id = match self.set.tables[table.index()]
+                .chain_names
+                .get(self.src, chain_name)
+            {
                 Some(id) => id,
                 None => self.new_chain(table, chain_name, chain_span, true),
             };
-            self.set.chains[id.index()].policy = Some(policy);
+            self.set.set_chain_policy(id, policy);
         }
         self.set.commands.push(Command {
             span,
@@ -1171,21 +1182,44 @@ impl<'a> Parser<'a> {
             flags |= Rule::HAS_POSITION;
             self.set.positions.push((RuleId(id), position));
         }
-        let target_offset = if target == Rule::NO_TARGET {
-            Rule::NO_TARGET_OFFSET
-        } else if target - tokens_start < Rule::FAR_TARGET as u32 {
-            (target - tokens_start) as u16
-        } else {
-            self.set.far_targets.push((RuleId(id), target));
-            Rule::FAR_TARGET
+        if target != Rule::NO_TARGET {
+            flags |= Rule::HAS_TARGET;
+            if self.set.tokens[target as usize].is_goto() {
+                flags |= Rule::GOTO;
+            }
+            // The target is found again by a look at the rule's last tokens; one further back
+            // (thousands of target options) is kept aside.
+            let from_end = self.set.tokens.len() - 1 - target as usize;
+            flags |=
+                (from_end.min(Rule::TARGET_SCAN as usize) as u8) << Rule::TARGET_FROM_END_SHIFT;
+            if from_end >= Rule::NEAR_TARGET {
+                flags |= Rule::FAR_TARGET;
+                self.set.far_targets.push((RuleId(id), target));
+            }
+        }
+        let block = id as usize / Ruleset::TOKEN_BLOCK;
+        if block == self.set.token_blocks.len() {
+            self.set.token_blocks.push(tokens_start);
+        }
+        let tokens_rel = match self
+            .set
+            .token_blocks
+            .get(block)
+            .and_then(|&b| tokens_start.checked_sub(b))
+        {
+            Some(rel) if rel <= u16::MAX as u32 => rel as u16,
+            _ => {
+                flags |= Rule::FAR_TOKENS;
+                self.set.far_tokens.push((RuleId(id), tokens_start));
+                0
+            }
         };
         self.set.rules.push(Rule {
             span,
             chain,
             op,
             flags,
-            target_offset,
-            tokens_start,
+            tokens_rel,
             target_chain: Rule::NO_CHAIN,
         });
         if target != Rule::NO_TARGET {
@@ -1202,6 +1236,15 @@ impl<'a> Parser<'a> {
             // The ring is full: the slot to write holds the oldest entry.
             let (oldest, hash) = self.pending_targets[slot];
             self.resolve_target(oldest, hash);
+            // Halfway through the ring the index slots have arrived: fetch the name they point
+            // at in the text, the last miss of a lookup.
+            let (halfway, hash) =
+                self.pending_targets[(slot + PENDING_TARGETS / 2) % PENDING_TARGETS];
+            let name = self.target_name(halfway);
+            let table = self.set.chains[self.set.rules[halfway as usize].chain.index()].table;
+            self.set.tables[table.index()]
+                .chain_names
+                .prefetch_name(self.src, hash, name.len());
         } else {
             self.pending_len += 1;
         }
@@ -1219,7 +1262,7 @@ impl<'a> Parser<'a> {
         let table = self.set.chains[self.set.rules[rule as usize].chain.index()].table;
         let found = self.set.tables[table.index()]
             .chain_names
-            .get_hashed(hash, name);
+            .get_hashed(self.src, hash, name);
         self.set.rules[rule as usize].target_chain = found.map_or(Rule::NO_CHAIN, |c| c.0);
     }
 
@@ -1268,7 +1311,7 @@ impl<'a> Parser<'a> {
             }
         }
         let t = &self.set.tables[table.index()];
-        let id = match t.chain_names.get(name) {
+        let id = match t.chain_names.get(self.src, name) {
             Some(id) => id,
             None => {
                 let builtin = t.kind.is_builtin(name);
@@ -1387,33 +1430,35 @@ mod tests {
             set.find_chain(TableId(0), "Y")
                 .expect("Y")
                 .get()
-                .declaration
+                .declaration()
                 .is_some()
         );
     }
 
     #[test]
     fn side_facts_of_rules_read_back() {
-        // Counters (read back from the text), positions and a target far into its rule live
-        // outside the 24-byte rule.
+        // Counters (read back from the text), positions, a target far from its rule's end and
+        // tokens far from their block's start live outside the 20-byte rule.
         let far = "--dport 1 ".repeat(40_000);
+        let marks = "--set-mark 1 ".repeat(9);
         let text = format!(
             "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n[5:300] \t-A INPUT -j X\n\
-             -I INPUT 7 -j DROP\n-A INPUT -p tcp {far}-g X\n[1:2]-R X 3 -j ACCEPT\n-A X\nCOMMIT\n"
+             -I INPUT 7 -j DROP\n-A INPUT -p tcp {far}-g X\n[1:2]-R X 3 -j ACCEPT\n-A X\n\
+             -A X -p tcp -j MARK {marks}\nCOMMIT\n"
         );
         let parsed = parse(&text);
         let set = &parsed.ruleset;
-        assert_eq!(std::mem::size_of::<Rule>(), 24);
+        assert_eq!(std::mem::size_of::<Rule>(), 20);
         let rules: Vec<_> = set.iter_rules().collect();
-        assert_eq!(rules.len(), 5);
+        assert_eq!(rules.len(), 6);
         let counters = |i: usize| rules[i].counters_span().map(|s| set.text(s));
         assert_eq!(
-            (0..5).map(counters).collect::<Vec<_>>(),
-            [Some("[5:300]"), None, None, Some("[1:2]"), None]
+            (0..6).map(counters).collect::<Vec<_>>(),
+            [Some("[5:300]"), None, None, Some("[1:2]"), None, None]
         );
         assert_eq!(
             rules.iter().map(|r| r.position()).collect::<Vec<_>>(),
-            [0, 7, 0, 3, 0]
+            [0, 7, 0, 3, 0, 0]
         );
         let targets: Vec<_> = rules
             .iter()
@@ -1426,13 +1471,21 @@ mod tests {
                 Some(("DROP", false)),
                 Some(("X", true)),
                 Some(("ACCEPT", false)),
-                None
+                None,
+                Some(("MARK", false)),
             ]
         );
         assert_eq!(rules[2].tokens().len(), 2 + 80_000 + 1);
         assert_eq!(rules[2].target_chain(), rules[0].target_chain());
         assert_eq!(rules[4].tokens().len(), 0);
+        // The rules after the long one start too far from their block's first token; the MARK
+        // target is 19 tokens from its rule's end.
+        assert_eq!(set.far_tokens.len(), 3);
         assert_eq!(set.far_targets.len(), 1);
+        assert_eq!(rules[5].tokens().len(), 2 + 1 + 18);
+        assert_eq!(rules[5].target().map(|t| t.options().count()), Some(9));
+        assert_eq!(rules[5].matches().count(), 1);
+        assert_eq!(rules[3].tokens().len(), 1);
         let printed = crate::print(set);
         for line in [
             "[5:300] -A INPUT -j X\n",
@@ -1490,6 +1543,46 @@ mod tests {
             filter.chain("FORWARD").and_then(|c| c.policy()),
             Some("DROP")
         );
+        let printed = crate::print(set);
+        let reparsed = parse(&printed);
+        assert!(set.same_content(&reparsed.ruleset));
+    }
+
+    #[test]
+    fn chain_spans_near_and_far_from_the_declaration() {
+        // Policy and counters live as 4-byte offsets into the declaration; a `-P` command
+        // elsewhere and a declaration line over 64 KiB go to the side tables.
+        let long = "L".repeat(70_000);
+        let text = format!(
+            "*filter\n:INPUT DROP [3:4]\n:{long} - [1:2]\n:Y - [0:0]\n-P INPUT ACCEPT\n\
+             -N Z\nCOMMIT\n"
+        );
+        let parsed = parse(&text);
+        let set = &parsed.ruleset;
+        assert_eq!(std::mem::size_of::<Chain>(), 40);
+        let filter = set.table_by_kind(TableKind::Filter).expect("filter");
+        let spans: Vec<_> = filter
+            .chains()
+            .map(|c| {
+                let text = |s: Option<Span>| s.map(|s| set.text(s));
+                (
+                    text(c.get().declaration()).map(|d| d.len()),
+                    text(c.policy_span()),
+                    text(c.counters_span()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (Some(17), Some("ACCEPT"), Some("[3:4]")),
+                (Some(long.len() + 9), Some("-"), Some("[1:2]")),
+                (Some(10), Some("-"), Some("[0:0]")),
+                (Some(4), None, None),
+            ]
+        );
+        assert_eq!(set.far_chain_spans.policies.len(), 2);
+        assert_eq!(set.far_chain_spans.counters.len(), 1);
         let printed = crate::print(set);
         let reparsed = parse(&printed);
         assert!(set.same_content(&reparsed.ruleset));

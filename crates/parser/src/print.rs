@@ -26,20 +26,22 @@ pub fn print(set: &Ruleset<'_>) -> String {
         let _ = writeln!(out, "*{}", table.name());
         for chain in table.chains() {
             let c = chain.get();
-            let declared_by_colon = c.declaration.is_some_and(|d| set.text(d).starts_with(':'));
+            let declared_by_colon = c
+                .declaration()
+                .is_some_and(|d| set.text(d).starts_with(':'));
             if declared_by_colon {
                 out.push(':');
                 out.push_str(chain.name());
-                if let Some(policy) = c.policy {
+                if let Some(policy) = chain.policy_span() {
                     out.push(' ');
                     out.push_str(set.text(policy));
                 }
-                if let Some(counters) = c.counters {
+                if let Some(counters) = chain.counters_span() {
                     out.push(' ');
                     out.push_str(set.text(counters));
                 }
                 out.push('\n');
-            } else if c.declaration.is_none() && !c.builtin {
+            } else if c.declaration().is_none() && !c.builtin {
                 let _ = writeln!(out, ":{} - [0:0]", chain.name());
             }
         }

@@ -90,7 +90,7 @@ pub fn chains_doc<'a>(
             let id = chain.id;
             let mut calls = Vec::new();
             // Jumps in rule order, so the view lists callees as the chain reads.
-            let mut jumps: Vec<_> = graph.jumps_from(id).collect();
+            let mut jumps: Vec<_> = graph.jumps_from(set, id).collect();
             jumps.sort_by_key(|(_, j)| j.rule);
             for (to, _) in jumps {
                 if seen[to.index()] != id.0 {
@@ -100,7 +100,7 @@ pub fn chains_doc<'a>(
             }
             let c = chain.get();
             let start = c
-                .declaration
+                .declaration()
                 .map(|s| s.start)
                 .or_else(|| chain.rules().next().map(|r| r.get().span.start));
             let counts = findings[id.index()];

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(set.rule(jump.rule).target_chain(), Some(chain.id));
             assert_eq!(set.rule(jump.rule).chain().id, from);
         }
-        jumps += graph.jumps_from(chain.id).count();
+        jumps += graph.jumps_from(set, chain.id).count();
     }
     assert_eq!(jumps, graph.jump_count());
     for rule in set.iter_rules() {

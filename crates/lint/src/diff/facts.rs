@@ -539,7 +539,7 @@ pub(super) fn collect_iptables_chains<'r>(
                         None,
                     ));
                 }
-                for (target, jump) in node.graph.jumps_from(chain.id) {
+                for (target, jump) in node.graph.jumps_from(set, chain.id) {
                     let target_name = set.chain(target).name();
                     out.push(fact(
                         Subject::HookJump {

@@ -379,7 +379,7 @@ impl<'a> Node<'a> {
         let c = self.set.chain(chain);
         let start = c
             .get()
-            .declaration
+            .declaration()
             .map(|d| d.start)
             .or_else(|| c.rules().next().map(|r| r.get().span.start))?;
         Some(self.lines.line(start))

@@ -277,7 +277,7 @@ impl<'r, 'a> IpvsContext<'r, 'a> {
             && TableKind::Nat.builtin_chains().iter().all(|name| {
                 table
                     .chain(name)
-                    .is_some_and(|c| c.get().declaration.is_some())
+                    .is_some_and(|c| c.get().declaration().is_some())
             });
         complete.then_some(table)
     }

@@ -128,7 +128,7 @@ fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<(Ch
     let mut parent: Vec<Option<(ChainId, RuleId)>> = vec![None; group.len()];
     let mut queue = VecDeque::from([start]);
     while let Some(chain) = queue.pop_front() {
-        for (to, jump) in graph.jumps_from(chain) {
+        for (to, jump) in graph.jumps_from(cx.ruleset(), chain) {
             if to == start {
                 let mut path = vec![(chain, jump.rule)];
                 let mut at = chain;

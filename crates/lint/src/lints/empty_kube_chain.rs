@@ -104,7 +104,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
             if let Some(chain) = table.chain(name)
                 && chain.rule_count() == 0
-                && chain.get().declaration.is_some()
+                && chain.get().declaration().is_some()
             {
                 candidates.push(chain);
             }

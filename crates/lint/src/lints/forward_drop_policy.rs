@@ -129,7 +129,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         if !shown {
             continue;
         }
-        let accepted = cx.graph().reachable_from(forward.id).any(|c| {
+        let accepted = cx.graph().reachable_from(set, forward.id).any(|c| {
             let chain = set.chain(c);
             !not_for_pods(chain) && chain.rules().any(accepts_pod_traffic)
         });
@@ -158,7 +158,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
 fn fragment_shows_forward(cx: &LintContext<'_, '_>, forward: ChainRef<'_, '_>) -> bool {
     let set = cx.ruleset();
     forward.rules().next().is_some()
-        && cx.graph().reachable_from(forward.id).all(|c| {
+        && cx.graph().reachable_from(set, forward.id).all(|c| {
             let chain = set.chain(c);
             not_for_pods(chain)
                 || (chain.rules().next().is_some()

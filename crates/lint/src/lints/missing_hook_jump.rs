@@ -333,7 +333,10 @@ const IPVS_HOOKS: &[Hook] = &[
 fn reaches(cx: &LintContext<'_, '_>, from: ChainRef<'_, '_>, target: ChainRef<'_, '_>) -> bool {
     from.rules()
         .any(|r| r.target().is_some_and(|t| t.name() == target.name()))
-        || cx.graph().reachable_from(from.id).any(|c| c == target.id)
+        || cx
+            .graph()
+            .reachable_from(cx.ruleset(), from.id)
+            .any(|c| c == target.id)
 }
 
 /// Facts about the layout of one table that decide which hooks it should have.

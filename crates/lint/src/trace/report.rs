@@ -177,7 +177,7 @@ fn iptables_step_doc(node: &TraceNode<'_>, at: StepAt, effect: &str) -> StepDoc 
         }
         StepAt::Policy(c) => {
             let chain = set.chain(c);
-            let decl = chain.get().declaration;
+            let decl = chain.get().declaration();
             StepDoc {
                 table: chain.table().name().into(),
                 chain: chain.name().into(),

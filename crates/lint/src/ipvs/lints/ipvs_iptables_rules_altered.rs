@@ -102,7 +102,7 @@ fn check(cx: &IpvsContext<'_, '_>, out: &mut Vec<Diagnostic>) {
     let services = nat.chain("KUBE-SERVICES");
     let postrouting = nat.chain("KUBE-POSTROUTING");
     let at = |c: Option<ChainRef<'_, '_>>| {
-        c.and_then(|c| c.get().declaration)
+        c.and_then(|c| c.get().declaration())
             .unwrap_or(nat.get().header)
     };
     let help = "restart kube-proxy (it restores its chains on the next sync) and find what flushes or edits the nat table";
