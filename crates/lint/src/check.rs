@@ -135,33 +135,53 @@ fn run_lints(
     let mut order: Vec<usize> = (0..lints.len()).collect();
     order.sort_by_key(|&i| needs_model(lints[i]));
     let build_model = order.iter().any(|&i| needs_model(lints[i]));
-    let next = AtomicUsize::new(0);
-    let work = |builds_model: bool, helps_model: bool| {
-        if helps_model {
+    let prepare = |thread: usize| {
+        if build_model && thread == 0 {
+            cx.kube();
+        }
+        if build_model && thread == 1 {
             // The graph (when built on demand) and the endpoints' DNAT rules, while the first
             // thread builds the rest of the model, which reads neither.
             cx.graph();
             cx.read_endpoint_dnats();
         }
-        if builds_model {
-            cx.kube();
-        }
-        let mut done = Vec::new();
-        loop {
-            let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                return done;
-            };
-            let mut found = Vec::new();
-            lints[i].run(cx, &mut found);
-            done.push((i, found));
-        }
     };
-    let mut results: Vec<Vec<Diagnostic>> = vec![Vec::new(); lints.len()];
+    run_queued(threads, &order, lints.len(), prepare, |i| {
+        let mut found = Vec::new();
+        lints[i].run(cx, &mut found);
+        found
+    })
+}
+
+/// Runs `run(i)` for each index in `order` on `threads` scoped threads (the caller's is thread
+/// 0), each taking the next index from one shared queue after its own `prepare(thread)`; the
+/// results come back indexed `0..count`, whichever thread ran them. A panic in a thread is
+/// resumed in the caller.
+pub(crate) fn run_queued<T: Send + Default>(
+    threads: usize,
+    order: &[usize],
+    count: usize,
+    prepare: impl Fn(usize) + Sync,
+    run: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let work = |thread: usize| {
+        prepare(thread);
+        let mut done = Vec::new();
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            done.push((i, run(i)));
+        }
+        done
+    };
+    let mut results: Vec<T> = (0..count).map(|_| T::default()).collect();
     std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads)
-            .map(|t| scope.spawn(move || work(false, build_model && t == 1)))
+            .map(|t| {
+                let work = &work;
+                scope.spawn(move || work(t))
+            })
             .collect();
-        let mut done = work(build_model, false);
+        let mut done = work(0);
         for helper in helpers {
             match helper.join() {
                 Ok(d) => done.extend(d),

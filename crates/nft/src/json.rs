@@ -1427,20 +1427,25 @@ mod tests {
             texts.push(whole[..whole.len() - 4].to_string());
         }
         for text in &texts {
-            let (s1, s2) = (Strings::new(), Strings::new());
-            let one = read_json(text, &s1, true);
-            let two = read_json(text, &s2, false);
-            assert_eq!(
-                format!("{:?}", one.ruleset),
-                format!("{:?}", two.ruleset),
-                "{text}"
-            );
-            assert_eq!(
-                format!("{:?}", one.diagnostics),
-                format!("{:?}", two.diagnostics),
-                "{text}"
-            );
+            assert_one_pass_reads_as_two(text);
         }
+    }
+
+    /// The one-pass reader gives the same ruleset and diagnostics as the two-pass one.
+    fn assert_one_pass_reads_as_two(text: &str) {
+        let (s1, s2) = (Strings::new(), Strings::new());
+        let one = read_json(text, &s1, true);
+        let two = read_json(text, &s2, false);
+        assert_eq!(
+            format!("{:?}", one.ruleset),
+            format!("{:?}", two.ruleset),
+            "{text}"
+        );
+        assert_eq!(
+            format!("{:?}", one.diagnostics),
+            format!("{:?}", two.diagnostics),
+            "{text}"
+        );
     }
 
     /// Chains read from their raw fields give what reading the body whole gives, including
@@ -1470,19 +1475,7 @@ mod tests {
                 whole[..whole.len() - 4].to_string(),
             ];
             for text in &texts {
-                let (s1, s2) = (Strings::new(), Strings::new());
-                let one = read_json(text, &s1, true);
-                let two = read_json(text, &s2, false);
-                assert_eq!(
-                    format!("{:?}", one.ruleset),
-                    format!("{:?}", two.ruleset),
-                    "{text}"
-                );
-                assert_eq!(
-                    format!("{:?}", one.diagnostics),
-                    format!("{:?}", two.diagnostics),
-                    "{text}"
-                );
+                assert_one_pass_reads_as_two(text);
             }
         }
     }

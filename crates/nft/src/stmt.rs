@@ -97,19 +97,7 @@ fn is_stmt_keyword(w: &str) -> bool {
             | "update"
             | "add"
             | "delete"
-            | "log"
-            | "limit"
-            | "queue"
-            | "notrack"
-            | "quota"
-            | "xt"
-            | "tproxy"
-            | "dup"
-            | "fwd"
-            | "synproxy"
-            | "flow"
-            | "meter"
-    )
+    ) || is_arg_statement(w)
 }
 
 /// Statements whose arguments are kept as words.

@@ -4,11 +4,10 @@
 
 use super::NftLint;
 use super::context::{IptablesFacts, NftContext, NftFindings};
-use crate::check::{at_configured_level, lint_level};
+use crate::check::{at_configured_level, lint_level, run_queued};
 use crate::config::Config;
 use crate::registry::NFT_LINTS;
 use rulelint_nft::{ChainId, Diagnostic, Parsed, Severity};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Below this many rules the lints of a section run on one thread: a second one costs more to
 /// start than it saves (as for iptables-save, `crate::check`).
@@ -90,36 +89,16 @@ fn run_lints(
     }
     let mut order: Vec<usize> = (0..enabled.len()).collect();
     order.sort_by_key(|&i| READS_GRAPH.contains(&enabled[i].0.info.code));
-    let next = AtomicUsize::new(0);
-    let work = |builds_graph: bool| {
-        if builds_graph {
+    let prepare = |thread: usize| {
+        if thread == 1 {
             cx.graph();
         } else {
             cx.walked();
         }
-        let mut done = Vec::new();
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            done.push((i, run(enabled[i].0)));
-        }
-        done
     };
-    let mut results: Vec<Found> = (0..enabled.len()).map(|_| Vec::new()).collect();
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads)
-            .map(|h| scope.spawn(move || work(h == 1)))
-            .collect();
-        let mut done = work(false);
-        for helper in helpers {
-            match helper.join() {
-                Ok(d) => done.extend(d),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        for (i, found) in done {
-            results[i] = found;
-        }
-    });
-    results
+    run_queued(threads, &order, enabled.len(), prepare, |i| {
+        run(enabled[i].0)
+    })
 }
 
 #[cfg(test)]
