@@ -877,13 +877,10 @@ impl<'n, 'a> Walker<'n, 'a> {
                 numgen.offset,
                 text,
                 |me, b, value| {
-                    let found = elements
-                        .iter()
-                        .find(|e| literal_num_matches(&e.key, value))
-                        .and_then(|e| match &e.value {
-                            Some(Value::Verdict(v)) => Some(v.clone()),
-                            _ => None,
-                        });
+                    let found = match numgen_value(elements, value) {
+                        Some(Value::Verdict(v)) => Some(v.clone()),
+                        _ => None,
+                    };
                     match found {
                         Some(v) => me.verdict(b, rule, v.kind, v.target, chain, None),
                         None => {
@@ -1043,13 +1040,10 @@ impl<'n, 'a> Walker<'n, 'a> {
                         numgen.offset,
                         text,
                         |me, b, value| {
-                            let target = elements
-                                .iter()
-                                .find(|e| literal_num_matches(&e.key, value))
-                                .and_then(|e| match &e.value {
-                                    Some(Value::Data(d)) => nat_target(d),
-                                    _ => None,
-                                });
+                            let target = match numgen_value(elements, value) {
+                                Some(Value::Data(d)) => nat_target(d),
+                                _ => None,
+                            };
                             me.dnat(b, rule, target, text)
                         },
                     );
@@ -1379,6 +1373,14 @@ fn value_matches(v: &Val, e: &Expr<'_>) -> Option<Tri> {
 
 fn literal_num_matches(key: &Expr<'_>, value: u64) -> bool {
     matches!(value_matches(&Val::Num(value), key), Some(Tri::Yes))
+}
+
+/// The value of the map element whose key is the number `numgen` picked.
+fn numgen_value<'e, 'a>(elements: &'e [Element<'a>], value: u64) -> Option<&'e Value<'a>> {
+    elements
+        .iter()
+        .find(|e| literal_num_matches(&e.key, value))
+        .and_then(|e| e.value.as_ref())
 }
 
 fn parse_num(text: &str) -> Option<u64> {
