@@ -905,6 +905,40 @@ impl SeenNames {
     }
 }
 
+/// The ids of one node's names, fact by fact, in a list of facts packed from a dump: the first
+/// node's are looked up (their order remembered), a later node's found by walking along the
+/// first's, which it mostly repeats, reading the names in the order they were added rather
+/// than hashing each into a table far larger than the cache.
+struct NameWalk<'f> {
+    follow: &'f Follow,
+    cursor: usize,
+    seen: SeenNames,
+    /// The ids in order, when this is the first node.
+    first: Option<Vec<u32>>,
+}
+
+impl<'f> NameWalk<'f> {
+    fn new(follow: &'f Follow, expected: usize) -> NameWalk<'f> {
+        NameWalk {
+            follow,
+            cursor: 0,
+            seen: SeenNames::default(),
+            first: follow.ids.is_empty().then(|| Vec::with_capacity(expected)),
+        }
+    }
+
+    fn id(&mut self, names: &mut Names, s: &str) -> u32 {
+        match &mut self.first {
+            Some(first) => {
+                let id = self.seen.id(names, s);
+                first.push(id);
+                id
+            }
+            None => self.follow.id_of(names, s, &mut self.cursor),
+        }
+    }
+}
+
 /// Name `id` of a [`Names`] by its parts (borrowed apart from its hash table).
 fn name_at<'t>(text: &'t str, ends: &[usize], id: u32) -> &'t str {
     let i = id as usize;
@@ -927,6 +961,9 @@ pub struct Group {
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
     follow: [Follow; 4],
+    /// The names of the first node's facts in their order, per list, for nodes packed from
+    /// their dumps ([`Group::insert_node`], [`Group::insert_collected`]).
+    follow_names: [Follow; 3],
     /// The first node's facts of each list, which nodes are packed against.
     references: [Reference; 3],
     /// The facts of nodes read from version 2 summaries.
@@ -947,6 +984,15 @@ impl Lookup<&String> for Names {
         self.get(id) == Some(item.as_str())
     }
     fn lookup(&mut self, item: &String) -> u32 {
+        self.id_str(item)
+    }
+}
+
+impl Lookup<&str> for Names {
+    fn holds(&self, id: u32, item: &&str) -> bool {
+        name_at(&self.text, &self.ends, id) == *item
+    }
+    fn lookup(&mut self, item: &str) -> u32 {
         self.id_str(item)
     }
 }
@@ -1361,11 +1407,14 @@ impl Group {
         let more = list.len().saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
-        let mut seen = SeenNames::default();
+        let mut names = NameWalk::new(&self.follow_names[kind], 3 * list.len());
         let list: Vec<LocalFact> = list
             .into_iter()
-            .map(|f| f.map(|s| seen.id(&mut self.strings, s)))
+            .map(|f| f.map(|s| names.id(&mut self.strings, s)))
             .collect();
+        if let Some(first) = names.first {
+            self.follow_names[kind].remember(first);
+        }
         self.pack(kind, list, |id| id)
     }
 
@@ -1421,12 +1470,13 @@ impl Group {
             subjects,
             values,
             follow,
+            follow_names,
             ..
         } = self;
         let follow_kind = &follow[kind];
-        let mut seen = SeenNames::default();
+        let mut names = NameWalk::new(&follow_names[kind], 3 * expected);
         facts(&mut |f| {
-            let f = f.map(|s| seen.id(strings, s));
+            let f = f.map(|s| names.id(strings, s));
             entries.push(Entry {
                 subject: follow_kind.id_of(subjects, f.subject, &mut cursor),
                 value: values.id(f.value),
@@ -1435,6 +1485,9 @@ impl Group {
                 expected: f.expected,
             });
         });
+        if let Some(first) = names.first {
+            follow_names[kind].remember(first);
+        }
         if self.follow[kind].ids.is_empty() {
             self.follow[kind].remember(entries.iter().map(|e| e.subject).collect());
         }
