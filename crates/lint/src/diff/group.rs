@@ -255,7 +255,46 @@ fn chain_facts<'r>(
 /// Facts with the line that shows each in the node's dump. Made in the facts' own memory (a
 /// `Vec` collected from its `into_iter` reuses it), not beside it.
 fn located<'r>(node: &Node<'_>, facts: Vec<Fact<'r>>) -> Vec<LocalFactOf<&'r str>> {
-    facts.into_iter().map(|f| locate(node, f)).collect()
+    let mut lines = Lines::new(node);
+    facts.into_iter().map(|f| lines.locate(f)).collect()
+}
+
+/// [`locate`] remembering the last rule's line: an endpoint's weight fact follows its
+/// endpoint fact and is shown by the same rule, and a line lookup is a search of the
+/// dump's line index.
+struct Lines<'n, 'a> {
+    node: &'n Node<'a>,
+    last_rule: Option<(rulelint_parser::RuleId, u32)>,
+}
+
+impl<'n, 'a> Lines<'n, 'a> {
+    fn new(node: &'n Node<'a>) -> Self {
+        Lines {
+            node,
+            last_rule: None,
+        }
+    }
+
+    fn locate<'r>(&mut self, f: Fact<'r>) -> LocalFactOf<&'r str> {
+        let Some(rule) = f.rule else {
+            return locate(self.node, f);
+        };
+        let line = match self.last_rule {
+            Some((last, line)) if last == rule => line,
+            _ => {
+                let line = self.node.rule_line(rule);
+                self.last_rule = Some((rule, line));
+                line
+            }
+        };
+        LocalFactOf {
+            subject: f.subject,
+            value: f.value,
+            line,
+            by_rule: true,
+            expected: f.expected,
+        }
+    }
 }
 
 /// A fact with the line that shows it in the node's dump.
@@ -1150,7 +1189,8 @@ impl Group {
             let model = &node.model;
             let expected = 4 * model.services.len() + 2 * model.endpoints.len();
             self.pack_each(SERVICES, expected, |emit| {
-                collect_iptables_services(node, 0, &mut EachFact(|f| emit(locate(node, f))));
+                let mut lines = Lines::new(node);
+                collect_iptables_services(node, 0, &mut EachFact(|f| emit(lines.locate(f))));
             })
         });
         Collected::with(node, options, false, |c| {
