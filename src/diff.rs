@@ -4,7 +4,8 @@
 use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, write_json};
 use rulelint_lint::diff::{
-    Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput, report, rule_changes,
+    CollectedFacts, Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput,
+    report, rule_changes,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -512,10 +513,7 @@ fn run_whole(
                     let node = Node::from_input(String::new(), input);
                     // An nftables node's catalogue is in its facts; an iptables node's is
                     // added below if the other nodes turn out to need it.
-                    group
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert_node(i, &node, options);
+                    insert_into(group, i, &node, options);
                     Some(node)
                 })
             })
@@ -603,6 +601,31 @@ fn run_whole(
     std::mem::forget(strings);
     std::mem::forget(loaded);
     status
+}
+
+/// Inserts a node's facts into the shared group. When another node holds the lock, its facts
+/// are collected first (walking the model, finding their lines) and only packed under the
+/// lock: otherwise the nodes' collection runs one after the other, and the last node's is
+/// time the other core sits idle.
+fn insert_into(
+    group: &std::sync::Mutex<Group>,
+    index: usize,
+    node: &Node<'_>,
+    options: FactOptions,
+) {
+    use std::sync::{PoisonError, TryLockError};
+    match group.try_lock() {
+        Ok(mut group) => group.insert_node(index, node, options),
+        Err(TryLockError::Poisoned(poisoned)) => {
+            poisoned.into_inner().insert_node(index, node, options);
+        }
+        Err(TryLockError::WouldBlock) => CollectedFacts::with(node, options, |facts| {
+            group
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert_collected(index, facts);
+        }),
+    }
 }
 
 /// Reads the inputs, each on a thread of its own (standard input, when named twice, is read

@@ -137,6 +137,37 @@ impl NodeFacts {
     }
 }
 
+/// A node's facts collected apart from any group, their names borrowed from the node: what a
+/// thread that finds the group busy packing another node collects while it waits, so that the
+/// lock is held for packing only ([`Group::insert_collected`]), not for walking the model and
+/// looking up lines. Costs a list of facts (about 100 bytes each) that
+/// [`Group::insert_node`], packing as it collects, never holds.
+pub struct CollectedFacts<'r> {
+    collected: Collected<'r>,
+    chains: Vec<LocalFactOf<&'r str>>,
+    extra_endpoint_ips: Vec<IpAddr>,
+}
+
+impl CollectedFacts<'_> {
+    /// Collects a node's facts (those [`Group::insert_node`] takes in) and hands them to
+    /// `then`.
+    pub fn with<R>(
+        node: &Node<'_>,
+        options: FactOptions,
+        then: impl FnOnce(CollectedFacts<'_>) -> R,
+    ) -> R {
+        Collected::with(node, options, true, |collected| {
+            let mut chains = Vec::with_capacity(node.set.chains.len() + node.nft_chains.len());
+            chain_facts(node, options, |f| chains.push(f));
+            then(CollectedFacts {
+                collected,
+                chains,
+                extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
+            })
+        })
+    }
+}
+
 /// A node's Service-level facts as collected, their names borrowed from the node: what
 /// [`NodeFacts`] owns, or what [`Group::insert_node`] takes in without copying the names
 /// first. Chain facts, as many as the dump has chains, are not held: see [`chain_facts`].
@@ -224,7 +255,46 @@ fn chain_facts<'r>(
 /// Facts with the line that shows each in the node's dump. Made in the facts' own memory (a
 /// `Vec` collected from its `into_iter` reuses it), not beside it.
 fn located<'r>(node: &Node<'_>, facts: Vec<Fact<'r>>) -> Vec<LocalFactOf<&'r str>> {
-    facts.into_iter().map(|f| locate(node, f)).collect()
+    let mut lines = Lines::new(node);
+    facts.into_iter().map(|f| lines.locate(f)).collect()
+}
+
+/// [`locate`] remembering the last rule's line: an endpoint's weight fact follows its
+/// endpoint fact and is shown by the same rule, and a line lookup is a search of the
+/// dump's line index.
+struct Lines<'n, 'a> {
+    node: &'n Node<'a>,
+    last_rule: Option<(rulelint_parser::RuleId, u32)>,
+}
+
+impl<'n, 'a> Lines<'n, 'a> {
+    fn new(node: &'n Node<'a>) -> Self {
+        Lines {
+            node,
+            last_rule: None,
+        }
+    }
+
+    fn locate<'r>(&mut self, f: Fact<'r>) -> LocalFactOf<&'r str> {
+        let Some(rule) = f.rule else {
+            return locate(self.node, f);
+        };
+        let line = match self.last_rule {
+            Some((last, line)) if last == rule => line,
+            _ => {
+                let line = self.node.rule_line(rule);
+                self.last_rule = Some((rule, line));
+                line
+            }
+        };
+        LocalFactOf {
+            subject: f.subject,
+            value: f.value,
+            line,
+            by_rule: true,
+            expected: f.expected,
+        }
+    }
 }
 
 /// A fact with the line that shows it in the node's dump.
@@ -874,6 +944,40 @@ impl SeenNames {
     }
 }
 
+/// The ids of one node's names, fact by fact, in a list of facts packed from a dump: the first
+/// node's are looked up (their order remembered), a later node's found by walking along the
+/// first's, which it mostly repeats, reading the names in the order they were added rather
+/// than hashing each into a table far larger than the cache.
+struct NameWalk<'f> {
+    follow: &'f Follow,
+    cursor: usize,
+    seen: SeenNames,
+    /// The ids in order, when this is the first node.
+    first: Option<Vec<u32>>,
+}
+
+impl<'f> NameWalk<'f> {
+    fn new(follow: &'f Follow, expected: usize) -> NameWalk<'f> {
+        NameWalk {
+            follow,
+            cursor: 0,
+            seen: SeenNames::default(),
+            first: follow.ids.is_empty().then(|| Vec::with_capacity(expected)),
+        }
+    }
+
+    fn id(&mut self, names: &mut Names, s: &str) -> u32 {
+        match &mut self.first {
+            Some(first) => {
+                let id = self.seen.id(names, s);
+                first.push(id);
+                id
+            }
+            None => self.follow.id_of(names, s, &mut self.cursor),
+        }
+    }
+}
+
 /// Name `id` of a [`Names`] by its parts (borrowed apart from its hash table).
 fn name_at<'t>(text: &'t str, ends: &[usize], id: u32) -> &'t str {
     let i = id as usize;
@@ -896,6 +1000,9 @@ pub struct Group {
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
     follow: [Follow; 4],
+    /// The names of the first node's facts in their order, per list, for nodes packed from
+    /// their dumps ([`Group::insert_node`], [`Group::insert_collected`]).
+    follow_names: [Follow; 3],
     /// The first node's facts of each list, which nodes are packed against.
     references: [Reference; 3],
     /// The facts of nodes read from version 2 summaries.
@@ -916,6 +1023,15 @@ impl Lookup<&String> for Names {
         self.get(id) == Some(item.as_str())
     }
     fn lookup(&mut self, item: &String) -> u32 {
+        self.id_str(item)
+    }
+}
+
+impl Lookup<&str> for Names {
+    fn holds(&self, id: u32, item: &&str) -> bool {
+        name_at(&self.text, &self.ends, id) == *item
+    }
+    fn lookup(&mut self, item: &str) -> u32 {
         self.id_str(item)
     }
 }
@@ -1073,7 +1189,8 @@ impl Group {
             let model = &node.model;
             let expected = 4 * model.services.len() + 2 * model.endpoints.len();
             self.pack_each(SERVICES, expected, |emit| {
-                collect_iptables_services(node, 0, &mut EachFact(|f| emit(locate(node, f))));
+                let mut lines = Lines::new(node);
+                collect_iptables_services(node, 0, &mut EachFact(|f| emit(lines.locate(f))));
             })
         });
         Collected::with(node, options, false, |c| {
@@ -1089,6 +1206,28 @@ impl Group {
             self.infos[index] = c.info;
             self.nodes[index] = Some(stored);
         });
+    }
+
+    /// Takes in facts collected apart as node `index`: the same as [`Group::insert_node`] of
+    /// their node.
+    pub fn insert_collected(&mut self, index: usize, facts: CollectedFacts<'_>) {
+        if index >= self.nodes.len() {
+            return;
+        }
+        let CollectedFacts {
+            collected,
+            chains,
+            extra_endpoint_ips,
+        } = facts;
+        let stored = Stored {
+            services: collected.services.map(|l| self.pack_named(SERVICES, l)),
+            catalog: collected.catalog.map(|l| self.pack_named(CATALOG, l)),
+            chains: self.pack_named(CHAINS, chains),
+            chunked: None,
+            extra_endpoint_ips,
+        };
+        self.infos[index] = collected.info;
+        self.nodes[index] = Some(stored);
     }
 
     /// Takes in a version 2 summary as node `index`: chunks another node holds too are found
@@ -1308,11 +1447,14 @@ impl Group {
         let more = list.len().saturating_sub(self.subjects.list.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
-        let mut seen = SeenNames::default();
+        let mut names = NameWalk::new(&self.follow_names[kind], 3 * list.len());
         let list: Vec<LocalFact> = list
             .into_iter()
-            .map(|f| f.map(|s| seen.id(&mut self.strings, s)))
+            .map(|f| f.map(|s| names.id(&mut self.strings, s)))
             .collect();
+        if let Some(first) = names.first {
+            self.follow_names[kind].remember(first);
+        }
         self.pack(kind, list, |id| id)
     }
 
@@ -1368,12 +1510,13 @@ impl Group {
             subjects,
             values,
             follow,
+            follow_names,
             ..
         } = self;
         let follow_kind = &follow[kind];
-        let mut seen = SeenNames::default();
+        let mut names = NameWalk::new(&follow_names[kind], 3 * expected);
         facts(&mut |f| {
-            let f = f.map(|s| seen.id(strings, s));
+            let f = f.map(|s| names.id(strings, s));
             entries.push(Entry {
                 subject: follow_kind.id_of(subjects, f.subject, &mut cursor),
                 value: values.id(f.value),
@@ -1382,6 +1525,9 @@ impl Group {
                 expected: f.expected,
             });
         });
+        if let Some(first) = names.first {
+            follow_names[kind].remember(first);
+        }
         if self.follow[kind].ids.is_empty() {
             self.follow[kind].remember(entries.iter().map(|e| e.subject).collect());
         }

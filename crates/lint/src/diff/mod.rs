@@ -37,7 +37,7 @@ use crate::kube::catalog::{Catalog, CatalogService, Origin};
 use crate::nft::kube::{NftKubeModel, NftMode};
 use crate::source::{SectionKind, parse_iptables_sections, sections};
 use facts::{Subject, Value};
-pub use group::{FactOptions, Group, NodeFacts, NodeInfo};
+pub use group::{CollectedFacts, FactOptions, Group, NodeFacts, NodeInfo};
 pub use node_local::Expected;
 use rulelint_parser::{
     ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
