@@ -137,31 +137,32 @@ impl NodeFacts {
     }
 }
 
-/// A node's facts collected apart from any group, their names borrowed from the node: what a
-/// thread that finds the group busy packing another node collects while it waits, so that the
-/// lock is held for packing only ([`Group::insert_collected`]), not for walking the model and
-/// looking up lines. Costs a list of facts (about 100 bytes each) that
-/// [`Group::insert_node`], packing as it collects, never holds.
-pub struct CollectedFacts<'r> {
+/// A node's Service-level facts collected apart from any group, their names borrowed from the
+/// node: what a thread that finds the group busy packing another node collects while it waits,
+/// so that the lock is held for packing, not for walking the model and looking up lines. Its
+/// chain facts are not collected here but packed as they are found, under the lock
+/// ([`Group::insert_collected`]): a list of them costs about 200 bytes a fact (208 MB for a
+/// 1M-chain dump, more than its parse), and a chain fact is cheap to find.
+pub struct CollectedFacts<'r, 'n> {
     collected: Collected<'r>,
-    chains: Vec<LocalFactOf<&'r str>>,
+    node: &'n Node<'n>,
+    options: FactOptions,
     extra_endpoint_ips: Vec<IpAddr>,
 }
 
-impl CollectedFacts<'_> {
-    /// Collects a node's facts (those [`Group::insert_node`] takes in) and hands them to
-    /// `then`.
+impl<'n> CollectedFacts<'_, 'n> {
+    /// Collects a node's Service-level facts (those [`Group::insert_node`] takes in) and hands
+    /// them to `then`.
     pub fn with<R>(
-        node: &Node<'_>,
+        node: &'n Node<'n>,
         options: FactOptions,
-        then: impl FnOnce(CollectedFacts<'_>) -> R,
+        then: impl FnOnce(CollectedFacts<'_, 'n>) -> R,
     ) -> R {
         Collected::with(node, options, true, |collected| {
-            let mut chains = Vec::with_capacity(node.set.chains.len() + node.nft_chains.len());
-            chain_facts(node, options, |f| chains.push(f));
             then(CollectedFacts {
                 collected,
-                chains,
+                node,
+                options,
                 extra_endpoint_ips: node.endpoint_ips().iter().copied().collect(),
             })
         })
@@ -1210,19 +1211,20 @@ impl Group {
 
     /// Takes in facts collected apart as node `index`: the same as [`Group::insert_node`] of
     /// their node.
-    pub fn insert_collected(&mut self, index: usize, facts: CollectedFacts<'_>) {
+    pub fn insert_collected(&mut self, index: usize, facts: CollectedFacts<'_, '_>) {
         if index >= self.nodes.len() {
             return;
         }
         let CollectedFacts {
             collected,
-            chains,
+            node,
+            options,
             extra_endpoint_ips,
         } = facts;
         let stored = Stored {
             services: collected.services.map(|l| self.pack_named(SERVICES, l)),
             catalog: collected.catalog.map(|l| self.pack_named(CATALOG, l)),
-            chains: self.pack_named(CHAINS, chains),
+            chains: self.pack_chains(node, options),
             chunked: None,
             extra_endpoint_ips,
         };
