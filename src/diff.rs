@@ -510,10 +510,11 @@ fn run_whole(
                     }
                     // Named once the inputs that hold dumps are known; a name the dump
                     // declares is never empty.
-                    let node = Node::from_input(String::new(), input);
+                    let mut node = Node::from_input(String::new(), input);
                     // An nftables node's catalogue is in its facts; an iptables node's is
                     // added below if the other nodes turn out to need it.
                     insert_into(group, i, &node, options);
+                    node.release_graph();
                     Some(node)
                 })
             })
@@ -554,8 +555,15 @@ fn run_whole(
     if too_few(kept.len()) {
         return Ok(EXIT_INPUT);
     }
-    // Comparisons with nftables nodes read every node's Service catalogue.
+    // Comparisons with nftables nodes read every node's Service catalogue, which needs the
+    // iptables nodes' graphs again.
     let mixed = nodes.iter().any(|n| n.backend != NodeBackend::Iptables);
+    if mixed {
+        nodes
+            .iter_mut()
+            .filter(|n| n.backend == NodeBackend::Iptables)
+            .for_each(Node::restore_graph);
+    }
     let kept_loaded: Vec<&Loaded> = kept.iter().map(|&i| &loaded[i]).collect();
     let mut renamed = Vec::new();
     for ((&i, node), name) in kept.iter().zip(&mut nodes).zip(node_names(&kept_loaded)) {
