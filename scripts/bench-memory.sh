@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Peak memory against input size (issue 16): generates the hostile and normal inputs of the
 # issue's table, runs the release binary on each under `/usr/bin/time -v` and prints a table:
-# input, size, command, wall, peak RSS, peak/size ratio, exit status. The issue's target is a
-# peak within 4x the input on every row. It measures and prints; it asserts nothing, and CI does
+# input, size, command, wall, peak RSS, peak/size (one file), peak/read (all bytes read: both
+# files of a diff), exit status. The issue's target is a peak within 4x the input (peak/read)
+# on every row. It measures and prints; it asserts nothing, and CI does
 # not run it (a full run generates about 1 GB and takes minutes).
 #
 #   scripts/bench-memory.sh                 full sizes (below)
@@ -97,11 +98,15 @@ run() { # LABEL INPUT-NAME ARGS...: one measured run of rulelint
     rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out")
     exit_status=$(sed -n 's/.*Exit status: //p' "$out")
     if [ "$status" = 124 ] || [ -z "$rss" ]; then exit_status="killed ($status)"; rss=${rss:-0}; fi
-    local ratio
+    # A diff reads two files: `read_bytes` (set by the caller) is what it read in all, which
+    # the issue's bound is stated against; peak/size divides by one file, as before.
+    local read=${read_bytes:-$size}
+    local ratio read_ratio
     ratio=$(awk -v r="$rss" -v s="$size" 'BEGIN { printf "%.2f", r * 1024 / (s > 0 ? s : 1) }')
-    rows+=("$(printf '%-14s %9.1f MB  %-22s %9s %9.1f MB %8sx  %s' "$name" \
+    read_ratio=$(awk -v r="$rss" -v s="$read" 'BEGIN { printf "%.2f", r * 1024 / (s > 0 ? s : 1) }')
+    rows+=("$(printf '%-14s %9.1f MB  %-22s %9s %9.1f MB %8sx %8sx  %s' "$name" \
         "$(awk -v s="$size" 'BEGIN { print s / 1e6 }')" "$label" "$wall" \
-        "$(awk -v r="$rss" 'BEGIN { print r * 1024 / 1e6 }')" "$ratio" "$exit_status")")
+        "$(awk -v r="$rss" 'BEGIN { print r * 1024 / 1e6 }')" "$ratio" "$read_ratio" "$exit_status")")
     printf '%s\n' "${rows[-1]}" >&2
 }
 
@@ -116,17 +121,20 @@ for name in random one-line invalid-utf8 bomb.gz self-jump ipt-path ipt-cycle nf
     case $name in
         ipt-cycle | nft-cycle)
             cp "$dir/$name" "$dir/$name-copy"
-            run "diff (same dump)" "$name" diff "$dir/$name" "$dir/$name-copy"
+            read_bytes=$((2 * $(stat -c %s "$dir/$name"))) \
+                run "diff (same dump)" "$name" diff "$dir/$name" "$dir/$name-copy"
             rm -f "$dir/$name-copy" ;;
         normal)
             gen normal-node1
-            run "diff (node 0 vs 1)" "$name" diff "$dir/normal" "$dir/normal-node1" ;;
+            read_bytes=$(($(stat -c %s "$dir/normal") + $(stat -c %s "$dir/normal-node1"))) \
+                run "diff (node 0 vs 1)" "$name" diff "$dir/normal" "$dir/normal-node1" ;;
     esac
     # keep the disk use low: only the current input stays
     [ -n "${KEEP:-}" ] || rm -f "$dir/$name" "$dir/normal-node1"
 done
 
 echo
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); peak/size: the issue's bound is 4x"
-printf '%-14s %12s  %-22s %9s %12s %9s  %s\n' input size command wall "peak RSS" peak/size exit
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); the issue's bound is 4x the input: peak/read"
+echo "(peak over all bytes read; a diff reads two files, peak/size divides by one of them)"
+printf '%-14s %12s  %-22s %9s %12s %9s %9s  %s\n' input size command wall "peak RSS" peak/size peak/read exit
 printf '%s\n' "${rows[@]}"

@@ -5,7 +5,7 @@ use crate::folders::Entry;
 use crate::{EXIT_INPUT, Loaded, load_all, write_json};
 use rulelint_lint::diff::{
     CollectedFacts, Comparison, FactOptions, Group, Node, NodeBackend, NodeFacts, NodeInput,
-    report, rule_changes,
+    RuleTexts, report, rule_changes,
 };
 use rulelint_lint::summary;
 use std::io::{self, Write};
@@ -469,13 +469,16 @@ fn run_whole(
     color: bool,
     out: &mut impl Write,
 ) -> io::Result<u8> {
-    let loaded = match load_parallel(entries) {
+    let mut loaded = match load_parallel(entries) {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
     // Summaries among them are compared from their facts.
     if loaded.iter().any(|l| summary::is_summary(&l.text)) {
         return run_loaded_facts(entries, &loaded, format, color, out);
+    }
+    if let Some(status) = run_bounded_pair(entries, &mut loaded, format, color, out) {
+        return status;
     }
     // Digests only matter to three or more nodes; a pair's comparison leaves them out.
     let options = FactOptions {
@@ -609,6 +612,141 @@ fn run_whole(
     std::mem::forget(strings);
     std::mem::forget(loaded);
     status
+}
+
+/// Above this many bytes read in all, two iptables dumps are compared without holding both
+/// parses ([`run_bounded_pair`]): a 1M-chain pair (77 MB) then peaks at about 4x its bytes
+/// rather than 5.5x, while pairs below (250k rules a node, 55 MB) keep both cores for
+/// parsing. `RULELINT_DIFF_BOUNDED_BYTES` sets it (tests set 0 to read every pair this way).
+const BOUNDED_PAIR_BYTES: usize = 64 << 20;
+
+fn bounded_pair_bytes() -> usize {
+    std::env::var("RULELINT_DIFF_BOUNDED_BYTES")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(BOUNDED_PAIR_BYTES)
+}
+
+/// Two large iptables dumps compared in bounded memory: the first is parsed, its facts packed
+/// and its parse dropped, keeping the spans of its rules (`RuleTexts`); then the second. Only
+/// when some chains' rules differ is the first read again, with every other chain's rules
+/// blanked out, for the rule level of those chains. The report is the one `run_whole` writes,
+/// byte for byte. `None` when the pair is not for this path (small, nftables or IPVS
+/// sections, no content, standard input): the caller compares it as before.
+fn run_bounded_pair(
+    entries: &[Entry],
+    loaded: &mut [Loaded],
+    format: Format,
+    color: bool,
+    out: &mut impl Write,
+) -> Option<io::Result<u8>> {
+    use rulelint_lint::diff::{kube_addresses_of, rules::diff_where};
+    let bytes: usize = loaded.iter().map(|l| l.text.len()).sum();
+    if loaded.len() != 2 || entries.iter().any(|e| e.path == "-") || bytes < bounded_pair_bytes() {
+        return None;
+    }
+    let options = FactOptions::default();
+    let mut group = Group::new(2);
+    let (first, second) = loaded.split_at_mut(1);
+    let (la, lb) = (&mut first[0], &second[0]);
+    // The first node: its facts packed, then only what its rule level needs kept.
+    let (texts, services, mut kube, name_a) = {
+        let strings = rulelint_nft::Strings::new();
+        let input = NodeInput::read_with(&la.text, &strings);
+        if input.has_no_content() {
+            return None;
+        }
+        let node = Node::from_input(String::new(), &input);
+        if node.backend != NodeBackend::Iptables {
+            return None;
+        }
+        let texts = RuleTexts::of(&node, &la.text)?;
+        group.insert_node(0, &node, options);
+        let kept = (
+            texts,
+            node.chain_services(),
+            kube_addresses_of(&node),
+            node.name.clone(),
+        );
+        // Freed now, not at exit: this is the memory the path saves.
+        drop(node);
+        drop(input);
+        kept
+    };
+    let strings_b = rulelint_nft::Strings::new();
+    let input_b = NodeInput::read_with(&lb.text, &strings_b);
+    let mut node_b = Node::from_input(String::new(), &input_b);
+    if input_b.has_no_content() || node_b.backend != NodeBackend::Iptables {
+        return None;
+    }
+    group.insert_node(1, &node_b, options);
+    node_b.release_graph();
+    kube.extend(kube_addresses_of(&node_b));
+    let names = node_names(&[&*la, lb]);
+    if name_a.is_empty() {
+        group.rename(0, names[0].clone());
+    }
+    if node_b.name.is_empty() {
+        node_b.name.clone_from(&names[1]);
+        group.rename(1, names[1].clone());
+    }
+    group.keep(&[0, 1]);
+    let differing = texts.differing(&la.text, &node_b);
+    let paths = [la.name.clone(), lb.name.clone()];
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let comparison = group.compare();
+    if differing.is_empty() {
+        // No chain's rules differ: the rule level is empty, as `rules::diff` would find.
+        let status = write_report(&comparison, &paths, format, color, out);
+        std::mem::forget(comparison);
+        std::mem::forget(group);
+        std::mem::forget(node_b);
+        return Some(status);
+    }
+    // The first dump read again with the rules of the differing chains only; if its lines
+    // cannot be blanked safely, or do not read back as they were, it is read whole.
+    let text = std::mem::take(&mut la.text);
+    la.text = match texts.blank(text, &differing) {
+        Ok(blanked) => blanked,
+        Err(whole) => whole,
+    };
+    let strings_a = rulelint_nft::Strings::new();
+    let mut input_a = NodeInput::read_with(&la.text, &strings_a);
+    let mut reread = Node::from_input(String::new(), &input_a);
+    let mut filtered = true;
+    if !texts.check(&la.text, &reread, &differing) {
+        // Not expected; the file is read again from disk rather than reported wrong.
+        drop(reread);
+        drop(input_a);
+        match crate::input::read(&entries[0].path) {
+            Ok(i) => la.text = i.text,
+            Err(message) => {
+                eprintln!("rulelint: {message}");
+                return Some(Ok(EXIT_INPUT));
+            }
+        }
+        input_a = NodeInput::read_with(&la.text, &strings_a);
+        reread = Node::from_input(String::new(), &input_a);
+        filtered = false;
+    }
+    let node_a = if filtered {
+        reread.with_chain_services(services)
+    } else {
+        reread
+    };
+    let nodes = [node_a, node_b];
+    let changes = diff_where(&nodes[0], &nodes[1], &kube, |table, chain| {
+        !filtered
+            || differing
+                .get(&table)
+                .is_some_and(|names| names.contains(chain))
+    });
+    let comparison = comparison.with_rule_changes(&nodes, Some(changes));
+    let status = write_report(&comparison, &paths, format, color, out);
+    std::mem::forget(comparison);
+    std::mem::forget(group);
+    std::mem::forget(nodes);
+    Some(status)
 }
 
 /// Inserts a node's facts into the shared group. When another node holds the lock, its facts

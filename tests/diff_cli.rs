@@ -308,3 +308,78 @@ fn summarize_does_not_write_compressed_bytes_to_a_terminal() {
     assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
     assert!(rulelint_lint::summary::v2::is_v2(&piped.stdout));
 }
+
+/// Two large dumps are compared without holding both parses (from `RULELINT_DIFF_BOUNDED_BYTES`
+/// bytes read): the first is read again with only the rules of the chains that differ. The
+/// report must be the one the whole pair gives, byte for byte, in both formats.
+#[test]
+fn the_bounded_pair_path_writes_the_same_report() {
+    let dir = common::TempDir::new("bounded-pair");
+    // Counters before a rule (blanked with it), a chain only its rules name (kept whole), a
+    // superseded table, a chain only one node has, one changed rule.
+    let a = dir.write(
+        "node-a.txt",
+        "*filter\n:INPUT ACCEPT [0:0]\n:KEEP - [0:0]\n-A KEEP -j DROP\nCOMMIT\n\
+         *filter\n:INPUT ACCEPT [0:0]\n:KEEP - [0:0]\n:CHANGED - [0:0]\n:ONLY-A - [0:0]\n\
+         -A INPUT -j KEEP\n[5:300] -A KEEP -s 10.0.0.1/32 -j ACCEPT\n\
+         -A CHANGED -s 10.0.0.2/32 -j DROP\n-A CHANGED -p tcp --dport 22 -j ACCEPT\n\
+         -A UNDECLARED -j RETURN\n-A INPUT -j UNDECLARED\n-A ONLY-A -j RETURN\nCOMMIT\n",
+    );
+    let b = dir.write(
+        "node-b.txt",
+        "*filter\n:INPUT ACCEPT [0:0]\n:KEEP - [0:0]\n:CHANGED - [0:0]\n\
+         -A INPUT -j KEEP\n[9:999] -A KEEP -s 10.0.0.1/32 -j ACCEPT\n\
+         -A CHANGED -s 10.0.0.3/32 -j DROP\n-A CHANGED -p tcp --dport 22 -j ACCEPT\n\
+         -A UNDECLARED -j RETURN\n-A INPUT -j UNDECLARED\nCOMMIT\n",
+    );
+    let mut pairs = vec![(a.clone(), b.clone()), (b, a.clone()), (a.clone(), a)];
+    for case in std::fs::read_dir("corpus/diff").expect("corpus/diff") {
+        let case = case.expect("entry").path();
+        let mut nodes: Vec<_> = std::fs::read_dir(&case)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        nodes.sort();
+        if nodes.len() >= 2 {
+            pairs.push((nodes[0].clone(), nodes[1].clone()));
+        }
+    }
+    let run = |a: &std::path::Path, b: &std::path::Path, format: &str, bounded: bool| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rulelint"))
+            .args(["diff", "--format", format])
+            .arg(a)
+            .arg(b)
+            .env(
+                "RULELINT_DIFF_BOUNDED_BYTES",
+                if bounded { "0" } else { "" },
+            )
+            .env_remove("NO_COLOR")
+            .output()
+            .expect("rulelint runs")
+    };
+    let mut with_rule_changes = 0;
+    for (a, b) in &pairs {
+        for format in ["human", "json"] {
+            let whole = run(a, b, format, false);
+            let bounded = run(a, b, format, true);
+            let what = format!("{} {} ({format})", a.display(), b.display());
+            assert_eq!(stdout(&bounded), stdout(&whole), "{what}");
+            assert_eq!(stderr(&bounded), stderr(&whole), "{what}");
+            assert_eq!(bounded.status.code(), whole.status.code(), "{what}");
+            if format == "json" {
+                let doc: serde_json::Value = serde_json::from_slice(&whole.stdout).expect("JSON");
+                if doc["rules"].as_array().is_some_and(|r| !r.is_empty()) {
+                    with_rule_changes += 1;
+                }
+            }
+        }
+    }
+    // Pairs whose first dump is read again with some chains' rules, not only agreeing pairs.
+    assert!(
+        with_rule_changes >= 4,
+        "{with_rule_changes} pairs with rule changes"
+    );
+}

@@ -25,6 +25,7 @@
 //! );
 //! ```
 
+pub mod bounded;
 pub mod facts;
 pub mod group;
 pub mod ipvs;
@@ -36,13 +37,14 @@ use crate::kube::KubeModel;
 use crate::kube::catalog::{Catalog, CatalogService, Origin};
 use crate::nft::kube::{NftKubeModel, NftMode};
 use crate::source::{SectionKind, parse_iptables_sections, sections};
+pub use bounded::RuleTexts;
 use facts::{Subject, Value};
 pub use group::{CollectedFacts, FactOptions, Group, NodeFacts, NodeInfo};
 pub use node_local::Expected;
 use rulelint_parser::{
     ChainGraph, ChainId, CommentKind, LineIndex, Parsed, RuleId, Ruleset, Severity, Span,
 };
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::OnceCell;
 use std::net::IpAddr;
 
@@ -213,7 +215,14 @@ pub struct Node<'a> {
     endpoint_ips: std::sync::OnceLock<FxHashSet<IpAddr>>,
     // `graph` is an empty stand-in ([`Node::release_graph`]).
     graph_released: bool,
+    // Set on a node re-read with only some chains' rules: the Service key of each chain as the
+    // whole dump's model has it ([`Node::chain_services`]), read in place of the model.
+    chain_services: Option<ChainServices>,
 }
+
+/// The Service key of each chain that belongs to a Service port, by table (its index) and
+/// chain name: what the rule level's report reads of a node's model.
+pub type ChainServices = FxHashMap<(usize, Box<str>), Box<str>>;
 
 impl<'a> Node<'a> {
     /// Prepares a parsed dump for comparison; `name` is used unless the dump names its node.
@@ -242,6 +251,42 @@ impl<'a> Node<'a> {
             lines: LineIndex::new(set.source()),
             endpoint_ips: std::sync::OnceLock::new(),
             graph_released: false,
+            chain_services: None,
+        }
+    }
+
+    /// The Service key of each chain of the dump that belongs to a Service port, from its
+    /// model: what [`Node::with_chain_services`] gives a node re-read with part of its rules.
+    pub fn chain_services(&self) -> ChainServices {
+        let mut map = ChainServices::default();
+        for (i, chain) in self.set.chains.iter().enumerate() {
+            let id = ChainId(i as u32);
+            if let Some(service) = self.model.service_of_chain(id) {
+                map.insert(
+                    (chain.table.index(), self.set.chain(id).name().into()),
+                    facts::service_key(service).into(),
+                );
+            }
+        }
+        map
+    }
+
+    /// A node re-read from its dump with only some chains' rules (the others blanked out):
+    /// its chains' Services are those of the whole dump, not of the rules left.
+    pub fn with_chain_services(mut self, services: ChainServices) -> Node<'a> {
+        self.chain_services = Some(services);
+        self
+    }
+
+    /// The Service key of the Service port a chain belongs to.
+    pub fn service_key_of_chain(&self, chain: ChainId) -> Option<&str> {
+        match &self.chain_services {
+            Some(map) => {
+                let c = self.set.chain(chain);
+                map.get(&(c.get().table.index(), Box::from(c.name())))
+                    .map(|s| &**s)
+            }
+            None => self.model.service_of_chain(chain).map(facts::service_key),
         }
     }
 
@@ -680,16 +725,23 @@ fn drop_parts_explained_by_status(differences: &mut Vec<Difference<'_>>) {
 fn kube_addresses(nodes: &[Node<'_>]) -> FxHashSet<IpAddr> {
     let mut addresses = FxHashSet::default();
     for node in nodes {
-        for service in &node.model.services {
-            addresses.extend(
-                service
-                    .addresses
-                    .iter()
-                    .filter_map(|a| a.address)
-                    .map(|a| a.addr()),
-            );
-        }
-        addresses.extend(node.endpoint_ips());
+        addresses.extend(kube_addresses_of(node));
     }
+    addresses
+}
+
+/// The Service and endpoint addresses of one node (see [`rules::diff`]).
+pub fn kube_addresses_of(node: &Node<'_>) -> FxHashSet<IpAddr> {
+    let mut addresses = FxHashSet::default();
+    for service in &node.model.services {
+        addresses.extend(
+            service
+                .addresses
+                .iter()
+                .filter_map(|a| a.address)
+                .map(|a| a.addr()),
+        );
+    }
+    addresses.extend(node.endpoint_ips());
     addresses
 }

@@ -568,10 +568,7 @@ fn chain_doc<'d>(nodes: &'d [Node<'d>], c: &ChainChanges<'d>) -> ChainDoc<'d> {
     ChainDoc {
         table: c.table,
         chain: c.chain,
-        service: a
-            .model
-            .service_of_chain(c.chains.0)
-            .map(super::facts::service_key),
+        service: a.service_key_of_chain(c.chains.0),
         unordered: c.unordered,
         changes: c
             .changes
@@ -595,14 +592,13 @@ fn chain_doc<'d>(nodes: &'d [Node<'d>], c: &ChainChanges<'d>) -> ChainDoc<'d> {
 /// one its kube-proxy comment names.
 fn rule_service(node: &Node<'_>, rule: rulelint_parser::RuleId) -> Option<String> {
     let r = node.set.rule(rule);
-    let model = &node.model;
-    let by_chain = model.service_of_chain(r.get().chain).or_else(|| {
+    let by_chain = node.service_key_of_chain(r.get().chain).or_else(|| {
         let target = r.target()?;
         let chain = node.set.find_chain(r.chain().get().table, target.name())?;
-        model.service_of_chain(chain.id)
+        node.service_key_of_chain(chain.id)
     });
     if let Some(service) = by_chain {
-        return Some(super::facts::service_key(service).to_string());
+        return Some(service.to_string());
     }
     comments(r).find_map(|c| service_comment(&c).map(|(name, _)| name.to_string()))
 }

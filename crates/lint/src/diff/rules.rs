@@ -265,6 +265,18 @@ pub fn diff<'r>(
     b: &'r Node<'_>,
     kube_addresses: &FxHashSet<IpAddr>,
 ) -> Vec<ChainChanges<'r>> {
+    diff_where(a, b, kube_addresses, |_, _| true)
+}
+
+/// [`diff`] of the chains of `a` that `wanted(table index, chain name)` picks: the others are
+/// known to hold the same rules on both nodes (a node re-read with only the rules of the
+/// chains that differ, [`super::bounded`]).
+pub fn diff_where<'r>(
+    a: &'r Node<'_>,
+    b: &'r Node<'_>,
+    kube_addresses: &FxHashSet<IpAddr>,
+    wanted: impl Fn(usize, &str) -> bool,
+) -> Vec<ChainChanges<'r>> {
     // b's chains are found through its tables' own name indexes: a map of every chain of b
     // would cost more than the dump itself on a node of a million chains.
     let live_b: Vec<_> = b
@@ -280,6 +292,9 @@ pub fn diff<'r>(
             .filter(|t| t.name() == table.name())
             .collect();
         for chain in table.chains() {
+            if !wanted(table.id.index(), chain.name()) {
+                continue;
+            }
             // The last live table of that name that has the chain, as a map filled in order
             // would keep.
             let Some(other) = same_name.iter().find_map(|t| t.chain(chain.name())) else {
