@@ -89,6 +89,35 @@ pub(super) fn read_item<'a>(
     Some((kind, item, Span::new(start, p.pos)))
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `v` that is zero (exact for the lowest such byte; bytes above it
+/// may be flagged wrongly).
+#[inline]
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(ONES) & !v & HIGHS
+}
+
+/// The first `"`, `\\` or control character at or after `i` (where a string that starts before
+/// `i` ends or stops being plain); `None` at the end of the text. Eight bytes at a time.
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let v = u64::from_le_bytes(chunk.try_into().ok()?);
+        let hits = zero_bytes(v ^ (ONES * u64::from(b'"')))
+            | zero_bytes(v ^ (ONES * u64::from(b'\\')))
+            | (v.wrapping_sub(ONES * 0x20) & !v & HIGHS);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|k| i + k)
+}
+
 impl<'a> Plain<'a, '_> {
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.pos) {
@@ -118,13 +147,9 @@ impl<'a> Plain<'a, '_> {
             return None;
         }
         let start = self.pos + 1;
-        let mut i = start;
-        loop {
-            match *self.b.get(i)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                _ => i += 1,
-            }
+        let i = string_end(self.b, start)?;
+        if self.b[i] != b'"' {
+            return None;
         }
         self.pos = i + 1;
         // `"` is ASCII: both ends are character boundaries.
@@ -352,5 +377,36 @@ impl<'a> Plain<'a, '_> {
             rest: J::Obj(rest),
             elems,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_end;
+
+    /// `string_end` finds what a byte-at-a-time search finds, at every offset of texts with the
+    /// stop bytes at every place of an eight-byte word (and bytes above 0x7f beside them).
+    #[test]
+    fn string_end_agrees_with_a_byte_search() {
+        let fill = [b'a', 0x7f, 0x80, 0xff, b' ', b'!', b'#', b'[', b']'];
+        for stop in [b'"', b'\\', 0x00, 0x1f, 0x0a] {
+            for len in 0..20 {
+                for at in 0..=len {
+                    for f in fill {
+                        let mut text = vec![f; len];
+                        if at < len {
+                            text[at] = stop;
+                        }
+                        for from in 0..=len {
+                            let reference = text[from..]
+                                .iter()
+                                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                                .map(|k| from + k);
+                            assert_eq!(string_end(&text, from), reference, "{text:?} from {from}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
