@@ -116,6 +116,10 @@ impl<'a> J<'a> {
         }
     }
 
+    fn is_container(&self) -> bool {
+        matches!(self, J::Obj(_) | J::Arr(_))
+    }
+
     /// A string, or an array of strings (`"flags": "fully-random"` or `["a", "b"]`).
     fn words(&self) -> Vec<&'a str> {
         match self {
@@ -622,16 +626,24 @@ impl<'a> Reader<'a> {
                 comment,
             } => {
                 let stmts = exprs.into_iter().flatten().map(|(s, j)| (s, Some(j)));
-                self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span)
+                let done = self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span);
+                self.stack.recycle(head);
+                done
             }
-            plain::Item::Body(j) => self.chain_tree(&j, span),
+            plain::Item::Body(j) => {
+                let done = self.chain_tree(&j, span);
+                self.stack.recycle(j);
+                done
+            }
             plain::Item::Elems { rest, elems } => {
                 let elems = elems.map(|list| list.into_iter().map(|(s, j)| (s, Some(j))).collect());
-                if kind == "element" {
+                let done = if kind == "element" {
                     self.element_from(&rest, elems, span)
                 } else {
                     self.set_from(&rest, elems, span, kind == "map")
-                }
+                };
+                self.stack.recycle(rest);
+                done
             }
         };
         if done.is_none() {
@@ -1001,10 +1013,12 @@ impl<'a> Reader<'a> {
     ) -> Option<Vec<Element<'a>>> {
         let mut out = Vec::new();
         for (span, j) in list {
-            match element(self.strings, &j?, span) {
+            let j = j?;
+            match element(self.strings, &j, span) {
                 Some(e) => out.push(e),
                 None => self.unexpected(span, "set element cannot be read".into()),
             }
+            self.stack.recycle(j);
         }
         Some(out)
     }
@@ -1120,11 +1134,14 @@ impl<'a> Reader<'a> {
         let tid = self.owner(head, span)?;
         self.scratch.clear();
         for (stmt_span, j) in stmts {
-            let kind = j
-                .and_then(|j| statement(self.strings, &j))
-                .unwrap_or_else(|| Stmt::Opaque {
-                    words: vec![&self.text[stmt_span.start as usize..stmt_span.end as usize]],
-                });
+            let kind = j.and_then(|j| {
+                let kind = statement(self.strings, &j);
+                self.stack.recycle(j);
+                kind
+            });
+            let kind = kind.unwrap_or_else(|| Stmt::Opaque {
+                words: vec![&self.text[stmt_span.start as usize..stmt_span.end as usize]],
+            });
             self.scratch.push(Statement {
                 span: stmt_span,
                 kind,

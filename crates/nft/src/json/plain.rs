@@ -48,15 +48,56 @@ pub(super) struct Plain<'a, 'r> {
     b: &'a [u8],
     pos: usize,
     strings: &'a Strings,
-    stack: &'r mut Vec<Frame<'a>>,
+    stack: &'r mut Stack<'a>,
 }
 
-/// A reusable stack for [`read_item`].
-pub(super) struct Stack<'a>(Vec<Frame<'a>>);
+/// Emptied containers kept for reuse past this many are freed.
+const POOL: usize = 1024;
+/// Containers grown past this many fields or items are freed rather than kept.
+const POOL_CAPACITY: usize = 64;
 
-impl Stack<'_> {
+/// The plain reader's stack, and the containers of read trees handed back with
+/// [`Stack::recycle`] for the next items (a 5,000-Service node has millions of small objects:
+/// reusing their vectors saves an allocation and a free each).
+pub(super) struct Stack<'a> {
+    frames: Vec<Frame<'a>>,
+    objs: Vec<Vec<(&'a str, J<'a>)>>,
+    arrs: Vec<Vec<J<'a>>>,
+    work: Vec<J<'a>>,
+}
+
+impl<'a> Stack<'a> {
     pub(super) fn new() -> Self {
-        Stack(Vec::new())
+        Stack {
+            frames: Vec::new(),
+            objs: Vec::new(),
+            arrs: Vec::new(),
+            work: Vec::new(),
+        }
+    }
+
+    /// Takes a tree apart (without recursion) and keeps its emptied containers for reuse.
+    pub(super) fn recycle(&mut self, j: J<'a>) {
+        let mut work = std::mem::take(&mut self.work);
+        work.push(j);
+        while let Some(j) = work.pop() {
+            match j {
+                J::Obj(mut fields) => {
+                    work.extend(fields.drain(..).map(|(_, v)| v).filter(J::is_container));
+                    if self.objs.len() < POOL && fields.capacity() <= POOL_CAPACITY {
+                        self.objs.push(fields);
+                    }
+                }
+                J::Arr(mut items) => {
+                    work.extend(items.drain(..).filter(J::is_container));
+                    if self.arrs.len() < POOL && items.capacity() <= POOL_CAPACITY {
+                        self.arrs.push(items);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.work = work;
     }
 }
 
@@ -74,7 +115,7 @@ pub(super) fn read_item<'a>(
         b: text.as_bytes(),
         pos: start,
         strings,
-        stack: &mut stack.0,
+        stack,
     };
     p.byte(b'{')?;
     let kind = p.key()?;
@@ -194,7 +235,8 @@ impl<'a> Plain<'a, '_> {
 
     /// Any value, after blanks, with its own stack for nesting.
     fn value(&mut self) -> Option<J<'a>> {
-        self.stack.clear();
+        // Frames left by a value given up on are emptied (their containers are not reused).
+        self.stack.frames.clear();
         loop {
             self.ws();
             let mut v = match *self.b.get(self.pos)? {
@@ -204,7 +246,8 @@ impl<'a> Plain<'a, '_> {
                         J::Obj(Vec::new())
                     } else {
                         let key = self.key()?;
-                        self.open(Frame::Obj(Vec::new(), key))?;
+                        let fields = self.stack.objs.pop().unwrap_or_default();
+                        self.open(Frame::Obj(fields, key))?;
                         continue;
                     }
                 }
@@ -213,7 +256,8 @@ impl<'a> Plain<'a, '_> {
                     if self.peek(b']') {
                         J::Arr(Vec::new())
                     } else {
-                        self.open(Frame::Arr(Vec::new()))?;
+                        let items = self.stack.arrs.pop().unwrap_or_default();
+                        self.open(Frame::Arr(items))?;
                         continue;
                     }
                 }
@@ -226,7 +270,7 @@ impl<'a> Plain<'a, '_> {
             };
             // Hand the value to the open containers, closing those that end after it.
             loop {
-                match self.stack.last_mut() {
+                match self.stack.frames.last_mut() {
                     None => return Some(v),
                     Some(Frame::Arr(items)) => {
                         items.push(v);
@@ -238,7 +282,7 @@ impl<'a> Plain<'a, '_> {
                             }
                             b']' => {
                                 self.pos += 1;
-                                let Some(Frame::Arr(items)) = self.stack.pop() else {
+                                let Some(Frame::Arr(items)) = self.stack.frames.pop() else {
                                     return None;
                                 };
                                 v = J::Arr(items);
@@ -253,14 +297,14 @@ impl<'a> Plain<'a, '_> {
                             b',' => {
                                 self.pos += 1;
                                 let next = self.key()?;
-                                if let Some(Frame::Obj(_, key)) = self.stack.last_mut() {
+                                if let Some(Frame::Obj(_, key)) = self.stack.frames.last_mut() {
                                     *key = next;
                                 }
                                 break;
                             }
                             b'}' => {
                                 self.pos += 1;
-                                let Some(Frame::Obj(fields, _)) = self.stack.pop() else {
+                                let Some(Frame::Obj(fields, _)) = self.stack.frames.pop() else {
                                     return None;
                                 };
                                 v = J::Obj(fields);
@@ -274,10 +318,10 @@ impl<'a> Plain<'a, '_> {
     }
 
     fn open(&mut self, frame: Frame<'a>) -> Option<()> {
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.frames.len() >= MAX_DEPTH {
             return None;
         }
-        self.stack.push(frame);
+        self.stack.frames.push(frame);
         Some(())
     }
 
