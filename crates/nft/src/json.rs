@@ -362,24 +362,11 @@ type Spanned<'a> = Vec<(Span, Option<J<'a>>)>;
 /// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
 /// ```
 pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
-    // No threads on wasm32 (the page) or one core.
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let read_ahead_min = if cfg!(target_arch = "wasm32") || !two_cores {
-        usize::MAX
-    } else {
-        READ_AHEAD_MIN_BYTES
-    };
-    read_json(text, strings, true, read_ahead_min)
+    read_json(text, strings, true)
 }
 
-fn read_json<'a>(
-    text: &'a str,
-    strings: &'a Strings,
-    one_pass: bool,
-    read_ahead_min: usize,
-) -> Parsed<'a> {
+fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<'a> {
     let mut r = Reader {
-        read_ahead_min: if one_pass { read_ahead_min } else { usize::MAX },
         one_pass,
         text,
         strings,
@@ -443,17 +430,7 @@ struct Reader<'a> {
     scratch: Vec<Statement<'a>>,
     /// The plain reader's stack, kept from item to item.
     stack: plain::Stack<'a>,
-    /// Items are read ahead on a second thread when at least this many bytes are left.
-    read_ahead_min: usize,
 }
-
-/// A listing this large (bytes left to read) is read by two threads: one reads the JSON items,
-/// this one records them. A 5,000-Service node is 22 MB.
-const READ_AHEAD_MIN_BYTES: usize = 1 << 20;
-
-/// How many times one text starts the read-ahead thread (it stops before an item the plain
-/// reader does not take; reading goes on here).
-const MAX_READ_AHEADS: u32 = 4;
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
@@ -563,9 +540,6 @@ impl<'a> Reader<'a> {
             return;
         }
         i = skip_ws(b, i + 1) + 1;
-        // The item before was read by the plain reader (the next ones likely are: read them
-        // ahead on a second thread), and how many times that was tried.
-        let (mut last_plain, mut attempts) = (false, 0);
         loop {
             i = skip_ws(b, i);
             match b.get(i) {
@@ -582,40 +556,20 @@ impl<'a> Reader<'a> {
                 Some(b']') => break,
                 _ => {}
             }
-            let ahead =
-                if last_plain && attempts < MAX_READ_AHEADS && b.len() - i >= self.read_ahead_min {
-                    attempts += 1;
-                    self.read_ahead(i)
-                } else {
-                    None
-                };
-            let end = match ahead {
-                Some(end) => end,
-                None => {
-                    let rest = &text[i..];
-                    let plain = if self.one_pass {
-                        self.plain_item(i)
-                    } else {
-                        None
-                    };
-                    last_plain = plain.is_some();
-                    let fast = plain.or_else(|| {
-                        if self.one_pass {
-                            self.fast_item(i, rest)
-                        } else {
-                            None
-                        }
-                    });
-                    match fast {
-                        Some(span) => span.end as usize,
-                        None => match self.slow_item(i, rest) {
-                            Some(span) => span.end as usize,
-                            None => return,
-                        },
-                    }
-                }
+            let rest = &text[i..];
+            let fast = if self.one_pass {
+                self.plain_item(i).or_else(|| self.fast_item(i, rest))
+            } else {
+                None
             };
-            i = skip_ws(b, end);
+            let span = match fast {
+                Some(span) => span,
+                None => match self.slow_item(i, rest) {
+                    Some(span) => span,
+                    None => return,
+                },
+            };
+            i = skip_ws(b, span.end as usize);
             match b.get(i) {
                 Some(b',') => i += 1,
                 Some(b']') => break,
@@ -664,42 +618,7 @@ impl<'a> Reader<'a> {
     /// `element` object of plain JSON (most of a ruleset), in one pass over its text. `None`
     /// when that reader declines (nothing is recorded then): serde_json reads the item.
     fn plain_item(&mut self, i: usize) -> Option<Span> {
-        let (kind, item, span) =
-            plain::read_item(self.text, i, Some(self.strings), &mut self.stack)?;
-        self.apply_plain(kind, item, span);
-        Some(span)
-    }
-
-    /// Reads the plain items from `i` on a second thread while this one applies them in order
-    /// (the items are read as [`Reader::plain_item`] reads them, numbers copied here). Returns
-    /// where the last item applied ends; `None` when none was (the thread could not start, or
-    /// the item at `i` is not plain): the caller reads on from there.
-    fn read_ahead(&mut self, i: usize) -> Option<usize> {
-        let text = self.text;
-        let mut last_end = None;
-        std::thread::scope(|scope| {
-            let (send, receive) = std::sync::mpsc::sync_channel(8);
-            let Ok(ahead) = std::thread::Builder::new()
-                .name("nft-json-read-ahead".into())
-                .spawn_scoped(scope, move || plain::read_ahead(text, i, &send))
-            else {
-                return;
-            };
-            // Ends when the thread stops (also if it were to panic: what it sent is kept).
-            for batch in receive {
-                for (kind, mut item, span) in batch {
-                    plain::intern_numbers(self.strings, &mut item);
-                    self.apply_plain(kind, item, span);
-                    last_end = Some(span.end as usize);
-                }
-            }
-            let _ = ahead.join();
-        });
-        last_end
-    }
-
-    /// Records an item the plain reader read.
-    fn apply_plain(&mut self, kind: &'a str, item: plain::Item<'a>, span: Span) {
+        let (kind, item, span) = plain::read_item(self.text, i, self.strings, &mut self.stack)?;
         let done = match item {
             plain::Item::Rule {
                 head,
@@ -730,6 +649,7 @@ impl<'a> Reader<'a> {
         if done.is_none() {
             self.lacks_field(kind, span);
         }
+        Some(span)
     }
 
     /// One item read in one pass when it is `{"rule": {...}}` (most of a ruleset): its span is
@@ -1631,57 +1551,11 @@ mod tests {
         }
     }
 
-    /// Items read ahead on a second thread give what reading them one by one gives, in batches
-    /// and across items the plain reader leaves to serde_json, to the end of the array or a cut.
-    #[test]
-    fn items_read_ahead_equal_the_two_pass_path() {
-        let mut items = vec![
-            r#"{"metainfo": {"version": "1.0.6"}}"#.to_string(),
-            r#"{"table": {"family": "ip", "name": "t", "handle": 1}}"#.to_string(),
-        ];
-        for n in 0..700 {
-            items.push(format!(
-                r#"{{"chain": {{"family": "ip", "table": "t", "name": "c{}", "handle": {n}}}}}"#,
-                n % 50
-            ));
-            items.push(format!(
-                r#"{{"rule": {{"family": "ip", "table": "t", "chain": "c{}", "handle": {n}, "expr": [{{"match": {{"op": "==", "left": {{"payload": {{"protocol": "tcp", "field": "dport"}}}}, "right": {n}}}}}, {{"counter": {{"packets": {n}, "bytes": -{n}}}}}, {{"jump": {{"target": "c{}"}}}}]}}}}"#,
-                n % 50,
-                n % 7
-            ));
-            match n {
-                300 => items.push(r#"{"rule": {"family": "ip", "table": "t", "chain": "c\u0031", "expr": [{"accept": null}]}}"#.into()),
-                301 => items.push(r#"{"set": {"family": "ip", "name": "s", "table": "t", "elem": [1, 2.5]}}"#.into()),
-                450 => items.push(r#"{"map": {"family": "ip", "name": "m", "table": "t", "map": "verdict", "elem": [[1, {"goto": {"target": "c1"}}]]}}"#.into()),
-                _ => {}
-            }
-        }
-        let whole = format!("{{\"nftables\": [{}]}}\n", items.join(", "));
-        assert_one_pass_reads_as_two(&whole);
-        for cut in [whole.len() / 3, whole.len() / 2 + 1, whole.len() - 3] {
-            let at = whole.floor_char_boundary(cut);
-            assert_one_pass_reads_as_two(&whole[..at]);
-        }
-        let broken = whole.replacen("}}, {\"chain\"", "}} {\"chain\"", 400);
-        assert_one_pass_reads_as_two(&broken);
-    }
-
     /// The one-pass reader gives the same ruleset and diagnostics as the two-pass one.
     fn assert_one_pass_reads_as_two(text: &str) {
-        let (s1, s2, s3) = (Strings::new(), Strings::new(), Strings::new());
-        let one = read_json(text, &s1, true, usize::MAX);
-        let two = read_json(text, &s2, false, usize::MAX);
-        let ahead = read_json(text, &s3, true, 0);
-        assert_eq!(
-            format!("{:?}", ahead.ruleset),
-            format!("{:?}", two.ruleset),
-            "read ahead: {text}"
-        );
-        assert_eq!(
-            format!("{:?}", ahead.diagnostics),
-            format!("{:?}", two.diagnostics),
-            "read ahead: {text}"
-        );
+        let (s1, s2) = (Strings::new(), Strings::new());
+        let one = read_json(text, &s1, true);
+        let two = read_json(text, &s2, false);
         assert_eq!(
             format!("{:?}", one.ruleset),
             format!("{:?}", two.ruleset),
@@ -1735,8 +1609,7 @@ mod tests {
         let strings = Strings::new();
         let mut stack = plain::Stack::new();
         let mut read = |text: &'static str| {
-            plain::read_item(text, 1, Some(&strings), &mut stack)
-                .map(|(kind, _, span)| (kind, span))
+            plain::read_item(text, 1, &strings, &mut stack).map(|(kind, _, span)| (kind, span))
         };
         assert_eq!(
             read(

@@ -47,9 +47,7 @@ pub(super) struct Plain<'a, 'r> {
     text: &'a str,
     b: &'a [u8],
     pos: usize,
-    /// Where numbers are copied; `None` on the read-ahead thread (numbers are slices of the
-    /// text there, copied by [`intern_numbers`] on the reading thread).
-    strings: Option<&'a Strings>,
+    strings: &'a Strings,
     stack: &'r mut Stack<'a>,
 }
 
@@ -109,7 +107,7 @@ impl<'a> Stack<'a> {
 pub(super) fn read_item<'a>(
     text: &'a str,
     start: usize,
-    strings: Option<&'a Strings>,
+    strings: &'a Strings,
     stack: &mut Stack<'a>,
 ) -> Option<(&'a str, Item<'a>, Span)> {
     let mut p = Plain {
@@ -130,73 +128,6 @@ pub(super) fn read_item<'a>(
     // One key only: `{"rule": .., "x": 1}` is read (and reported) by the serde path.
     p.byte(b'}')?;
     Some((kind, item, Span::new(start, p.pos)))
-}
-
-/// An item read ahead on another thread, numbers still slices of the text.
-pub(super) type ReadAhead<'a> = (&'a str, Item<'a>, Span);
-
-/// What the read-ahead thread sends: items in order, in batches.
-pub(super) const BATCH: usize = 256;
-
-/// Reads plain items one after another from `i` (the first item of the array, or one after a
-/// `,`) and sends them in batches; stops before an item it cannot read, and after an item not
-/// followed by `,`. Pure: the reading thread applies what it receives, in order.
-pub(super) fn read_ahead<'a>(
-    text: &'a str,
-    mut i: usize,
-    send: &std::sync::mpsc::SyncSender<Vec<ReadAhead<'a>>>,
-) {
-    let b = text.as_bytes();
-    let mut stack = Stack::new();
-    let mut batch = Vec::with_capacity(BATCH);
-    while let Some(item) = read_item(text, i, None, &mut stack) {
-        let end = item.2.end as usize;
-        batch.push(item);
-        if batch.len() == BATCH {
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-            if send.send(full).is_err() {
-                return;
-            }
-        }
-        i = super::skip_ws(b, end);
-        if b.get(i) != Some(&b',') {
-            break;
-        }
-        i = super::skip_ws(b, i + 1);
-    }
-    if !batch.is_empty() {
-        let _ = send.send(batch);
-    }
-}
-
-/// Copies the numbers of an item read ahead into `strings` (without recursion), as the plain
-/// reader on the reading thread would have.
-pub(super) fn intern_numbers<'a>(strings: &'a Strings, item: &mut Item<'a>) {
-    let mut stack: Vec<&mut J<'a>> = Vec::with_capacity(32);
-    match item {
-        Item::Rule {
-            head,
-            exprs,
-            comment,
-        } => {
-            stack.push(head);
-            stack.extend(exprs.iter_mut().flatten().map(|(_, j)| j));
-            stack.extend(comment.iter_mut().map(|(_, j)| j));
-        }
-        Item::Body(j) => stack.push(j),
-        Item::Elems { rest, elems } => {
-            stack.push(rest);
-            stack.extend(elems.iter_mut().flatten().map(|(_, j)| j));
-        }
-    }
-    while let Some(j) = stack.pop() {
-        match j {
-            J::Num(n) => *n = strings.alloc(n),
-            J::Obj(fields) => stack.extend(fields.iter_mut().map(|(_, v)| v)),
-            J::Arr(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -294,11 +225,7 @@ impl<'a> Plain<'a, '_> {
             return None;
         }
         self.pos = i;
-        let n = &self.text[start..i];
-        Some(match self.strings {
-            Some(strings) => strings.alloc(n),
-            None => n,
-        })
+        Some(self.strings.alloc(&self.text[start..i]))
     }
 
     fn word(&mut self, word: &[u8]) -> Option<()> {
