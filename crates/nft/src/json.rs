@@ -1551,6 +1551,41 @@ mod tests {
         }
     }
 
+    /// A long array of items, some left by the plain reader to serde_json, reads as the
+    /// two-pass path reads it: whole, cut at several places, broken in the middle.
+    #[test]
+    fn long_arrays_equal_the_two_pass_path() {
+        let mut items = vec![
+            r#"{"metainfo": {"version": "1.0.6"}}"#.to_string(),
+            r#"{"table": {"family": "ip", "name": "t", "handle": 1}}"#.to_string(),
+        ];
+        for n in 0..700 {
+            items.push(format!(
+                r#"{{"chain": {{"family": "ip", "table": "t", "name": "c{}", "handle": {n}}}}}"#,
+                n % 50
+            ));
+            items.push(format!(
+                r#"{{"rule": {{"family": "ip", "table": "t", "chain": "c{}", "handle": {n}, "expr": [{{"match": {{"op": "==", "left": {{"payload": {{"protocol": "tcp", "field": "dport"}}}}, "right": {n}}}}}, {{"counter": {{"packets": {n}, "bytes": -{n}}}}}, {{"jump": {{"target": "c{}"}}}}]}}}}"#,
+                n % 50,
+                n % 7
+            ));
+            match n {
+                300 => items.push(r#"{"rule": {"family": "ip", "table": "t", "chain": "c\u0031", "expr": [{"accept": null}]}}"#.into()),
+                301 => items.push(r#"{"set": {"family": "ip", "name": "s", "table": "t", "elem": [1, 2.5]}}"#.into()),
+                450 => items.push(r#"{"map": {"family": "ip", "name": "m", "table": "t", "map": "verdict", "elem": [[1, {"goto": {"target": "c1"}}]]}}"#.into()),
+                _ => {}
+            }
+        }
+        let whole = format!("{{\"nftables\": [{}]}}\n", items.join(", "));
+        assert_one_pass_reads_as_two(&whole);
+        for cut in [whole.len() / 3, whole.len() / 2 + 1, whole.len() - 3] {
+            let at = whole.floor_char_boundary(cut);
+            assert_one_pass_reads_as_two(&whole[..at]);
+        }
+        let broken = whole.replacen("}}, {\"chain\"", "}} {\"chain\"", 400);
+        assert_one_pass_reads_as_two(&broken);
+    }
+
     /// The one-pass reader gives the same ruleset and diagnostics as the two-pass one.
     fn assert_one_pass_reads_as_two(text: &str) {
         let (s1, s2) = (Strings::new(), Strings::new());
