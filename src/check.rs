@@ -5,7 +5,7 @@ use rulelint_lint::baseline::{self, Baseline, BaselineEntry};
 use rulelint_lint::report::{
     CheckDocument, LocatedFile, Summary, Unreadable, github_annotations_located,
 };
-use rulelint_lint::source::check_source;
+use rulelint_lint::source::{check_source, check_source_unfreed};
 use rulelint_lint::{Config, ConfigError, FailOn, sarif};
 use rulelint_parser::{LineIndex, Severity};
 use std::collections::BTreeMap;
@@ -192,7 +192,11 @@ fn check_one(
     };
     // Each file is split into its iptables-save and nftables sections, each read and linted by
     // its own parser; a pure iptables-save file takes exactly the iptables path.
-    let mut checked = check_source(&input.text, config);
+    let mut checked = if skip_drop {
+        check_source_unfreed(&input.text, config)
+    } else {
+        check_source(&input.text, config)
+    };
     let outcome = reduce(options, baseline, entry, &input, &parts, &mut checked);
     if skip_drop {
         std::mem::forget(checked);

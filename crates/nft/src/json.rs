@@ -34,6 +34,8 @@ use serde_json::error::Category;
 use serde_json::value::RawValue;
 use std::fmt;
 
+mod plain;
+
 /// The side store for text a JSON ruleset does not hold as one string: keep it alive as long
 /// as the [`Ruleset`] read with it.
 ///
@@ -112,6 +114,10 @@ impl<'a> J<'a> {
             J::Obj(fields) if fields.len() == 1 => Some((fields[0].0, &fields[0].1)),
             _ => None,
         }
+    }
+
+    fn is_container(&self) -> bool {
+        matches!(self, J::Obj(_) | J::Arr(_))
     }
 
     /// A string, or an array of strings (`"flags": "fully-random"` or `["a", "b"]`).
@@ -331,6 +337,9 @@ impl<'a> Visitor<'a> for ItemFields<'a> {
 
 // ---- the reader ----
 
+/// Values of a list, each with its span (`None`: a value that could not be read).
+type Spanned<'a> = Vec<(Span, Option<J<'a>>)>;
+
 /// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
 /// input, read as what they add). `#` comment lines before the JSON are skipped; other text
 /// before or after it is stray (`RL151`). Never fails, never panics; a cut-off or broken text keeps
@@ -372,6 +381,7 @@ fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<
         sets: FxHashMap::default(),
         array_cut: false,
         scratch: Vec::new(),
+        stack: plain::Stack::new(),
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -418,6 +428,8 @@ struct Reader<'a> {
     array_cut: bool,
     /// One rule's statements, before they move to the ruleset's chunks.
     scratch: Vec<Statement<'a>>,
+    /// The plain reader's stack, kept from item to item.
+    stack: plain::Stack<'a>,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -546,7 +558,7 @@ impl<'a> Reader<'a> {
             }
             let rest = &text[i..];
             let fast = if self.one_pass {
-                self.fast_item(i, rest)
+                self.plain_item(i).or_else(|| self.fast_item(i, rest))
             } else {
                 None
             };
@@ -600,6 +612,44 @@ impl<'a> Reader<'a> {
                 "here",
             ),
         }
+    }
+
+    /// One item read by the plain reader ([`plain`]): a `rule`, `chain`, `set`, `map` or
+    /// `element` object of plain JSON (most of a ruleset), in one pass over its text. `None`
+    /// when that reader declines (nothing is recorded then): serde_json reads the item.
+    fn plain_item(&mut self, i: usize) -> Option<Span> {
+        let (kind, item, span) = plain::read_item(self.text, i, self.strings, &mut self.stack)?;
+        let done = match item {
+            plain::Item::Rule {
+                head,
+                exprs,
+                comment,
+            } => {
+                let stmts = exprs.into_iter().flatten().map(|(s, j)| (s, Some(j)));
+                let done = self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span);
+                self.stack.recycle(head);
+                done
+            }
+            plain::Item::Body(j) => {
+                let done = self.chain_tree(&j, span);
+                self.stack.recycle(j);
+                done
+            }
+            plain::Item::Elems { rest, elems } => {
+                let elems = elems.map(|list| list.into_iter().map(|(s, j)| (s, Some(j))).collect());
+                let done = if kind == "element" {
+                    self.element_from(&rest, elems, span)
+                } else {
+                    self.set_from(&rest, elems, span, kind == "map")
+                };
+                self.stack.recycle(rest);
+                done
+            }
+        };
+        if done.is_none() {
+            self.lacks_field(kind, span);
+        }
+        Some(span)
     }
 
     /// One item read in one pass when it is `{"rule": {...}}` (most of a ruleset): its span is
@@ -939,30 +989,62 @@ impl<'a> Reader<'a> {
         Some((J::Obj(rest), elems))
     }
 
-    fn elements(&mut self, list: &'a RawValue) -> Option<Vec<Element<'a>>> {
+    /// A raw `elem` list as its values with their spans (`None` for a value that is not read).
+    fn raw_elems(&self, list: Option<&'a RawValue>) -> Option<Spanned<'a>> {
+        let list = list?;
+        // A list that cannot be read ends the object where its elements are read (after its
+        // table is made): one value that is not read does that.
+        let raws = self
+            .raw_list(list)
+            .map_or_else(|_| vec![None], |raws| raws.into_iter().map(Some).collect());
+        let trees: Vec<_> = raws
+            .into_iter()
+            .map(|raw| match raw {
+                Some(raw) => (self.span(raw), self.tree(raw).ok()),
+                None => (Span::default(), None),
+            })
+            .collect();
+        Some(trees)
+    }
+
+    fn elements(
+        &mut self,
+        list: impl Iterator<Item = (Span, Option<J<'a>>)>,
+    ) -> Option<Vec<Element<'a>>> {
         let mut out = Vec::new();
-        for raw in self.raw_list(list).ok()? {
-            let span = self.span(raw);
-            let j = self.tree(raw).ok()?;
+        for (span, j) in list {
+            let j = j?;
             match element(self.strings, &j, span) {
                 Some(e) => out.push(e),
                 None => self.unexpected(span, "set element cannot be read".into()),
             }
+            self.stack.recycle(j);
         }
         Some(out)
     }
 
     fn set(&mut self, body: &'a RawValue, span: Span, is_map: bool) -> Option<()> {
         let (j, elems) = self.split_elems(body)?;
+        let elems = self.raw_elems(elems);
+        self.set_from(&j, elems, span, is_map)
+    }
+
+    fn set_from(
+        &mut self,
+        j: &J<'a>,
+        elems: Option<Spanned<'a>>,
+        span: Span,
+        is_map: bool,
+    ) -> Option<()> {
         let name = j.str_of("name")?;
-        let tid = self.owner(&j, span)?;
+        let tid = self.owner(j, span)?;
         let key_type = j.get("type").map(|t| SetType {
             typeof_: false,
             key: t.words(),
             data: j.get("map").map(J::words),
         });
         let elements = match elems {
-            Some(list) => self.elements(list)?,
+            Some(list) => self.elements(list.into_iter())?,
             None => Vec::new(),
         };
         let timeout = j
@@ -991,10 +1073,15 @@ impl<'a> Reader<'a> {
 
     fn element(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
         let (j, elems) = self.split_elems(body)?;
+        let elems = self.raw_elems(elems);
+        self.element_from(&j, elems, span)
+    }
+
+    fn element_from(&mut self, j: &J<'a>, elems: Option<Spanned<'a>>, span: Span) -> Option<()> {
         let name = j.str_of("name")?;
-        let tid = self.owner(&j, span)?;
+        let tid = self.owner(j, span)?;
         let elements = match elems {
-            Some(list) => self.elements(list)?,
+            Some(list) => self.elements(list.into_iter())?,
             None => Vec::new(),
         };
         let sid = self.set_id(tid, name, false, span);
@@ -1025,29 +1112,42 @@ impl<'a> Reader<'a> {
             end: _,
         } = parts;
         let head = J::Obj(head);
+        let stmts: Vec<(Span, Option<J<'a>>)> = exprs
+            .into_iter()
+            .flatten()
+            .map(|raw| (self.span(raw), self.tree(raw).ok()))
+            .collect();
+        let comment = comment.map(|raw| (self.span(raw), self.tree(raw).ok()));
+        self.rule_from(&head, stmts.into_iter(), comment, span)
+    }
+
+    /// A rule from its fields other than `expr` and `comment` (`head`), its statements and its
+    /// comment, each with its span (`None`: a value that could not be read).
+    fn rule_from(
+        &mut self,
+        head: &J<'a>,
+        stmts: impl Iterator<Item = (Span, Option<J<'a>>)>,
+        comment: Option<(Span, Option<J<'a>>)>,
+        span: Span,
+    ) -> Option<()> {
         let chain = head.str_of("chain")?;
-        let tid = self.owner(&head, span)?;
+        let tid = self.owner(head, span)?;
         self.scratch.clear();
-        if let Some(list) = exprs {
-            for raw in list {
-                let stmt_span = self.span(raw);
-                let kind = match self.tree(raw) {
-                    Ok(j) => statement(self.strings, &j),
-                    Err(_) => None,
-                }
-                .unwrap_or(Stmt::Opaque {
-                    words: vec![raw.get()],
-                });
-                self.scratch.push(Statement {
-                    span: stmt_span,
-                    kind,
-                });
-            }
+        for (stmt_span, j) in stmts {
+            let kind = j.and_then(|j| {
+                let kind = statement(self.strings, &j);
+                self.stack.recycle(j);
+                kind
+            });
+            let kind = kind.unwrap_or_else(|| Stmt::Opaque {
+                words: vec![&self.text[stmt_span.start as usize..stmt_span.end as usize]],
+            });
+            self.scratch.push(Statement {
+                span: stmt_span,
+                kind,
+            });
         }
-        if let Some(raw) = comment
-            && let Ok(J::Str(text)) = self.tree(raw)
-        {
-            let span = self.span(raw);
+        if let Some((span, Some(J::Str(text)))) = comment {
             self.scratch.push(Statement {
                 span,
                 kind: Stmt::Comment(text),
@@ -1412,6 +1512,26 @@ mod tests {
             r#"{"family": "ip", "table": "t", "chain": 5, "expr": [{"drop": null}]}"#,
             r#"{"family": "ip", "table": "t", "chain": "c", "expr": [7, {"bogus": 1}, "x"]}"#,
             r#"{"family": "ip", "table": "t", "chain": "c", "expr": {"accept": null}}"#,
+            // What the plain reader reads, and what it leaves to serde_json.
+            r#"{"family":"ip","table":"t","chain":"c","handle":-12,"expr":[{"match":{"op":"==","left":{"payload":{"protocol":"ip","field":"daddr"}},"right":{"set":["10.0.0.1",{"prefix":{"addr":"10.0.0.0","len":8}},{"range":[1,65535]}]}}},{"counter":{"packets":0,"bytes":123456789012345678}},{"vmap":{"key":{"concat":[{"meta":{"key":"l4proto"}},{"payload":{"protocol":"th","field":"dport"}}]},"data":"@m"}},{"numgen":{"mode":"random","mod":2,"offset":0}},true,false,null,[],{},[[1,[2,{}]]]],"comment":"c"}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": 1234567890123456789}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": -0}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": 0.5}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": 1e3}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": 012}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"counter": {"packets": -}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"jump": {"target": "a\u0041"}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"jump": {"target": "a	b"}}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"accept": nul}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"accept": null},]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"accept": null,}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"accept" null}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [{"accept": null}], "expr": [{"drop": null}]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "comment": 5, "comment": "x", "expr": []}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+            r#"{"family": "ip", "table": "t", "chain": "c", "expr": null}"#,
+            r#"{"chain": "c", "family": "ip", "table": "t", "chain": "d"}"#,
+            r#" { "family" : "ip" , "table" : "t" , "chain" : "c" , "expr" : [ { "drop" : null } ] , "comment" : "x" } "#,
             r#"{}"#,
             r#"[]"#,
             r#"5"#,
@@ -1431,6 +1551,41 @@ mod tests {
         }
     }
 
+    /// A long array of items, some left by the plain reader to serde_json, reads as the
+    /// two-pass path reads it: whole, cut at several places, broken in the middle.
+    #[test]
+    fn long_arrays_equal_the_two_pass_path() {
+        let mut items = vec![
+            r#"{"metainfo": {"version": "1.0.6"}}"#.to_string(),
+            r#"{"table": {"family": "ip", "name": "t", "handle": 1}}"#.to_string(),
+        ];
+        for n in 0..700 {
+            items.push(format!(
+                r#"{{"chain": {{"family": "ip", "table": "t", "name": "c{}", "handle": {n}}}}}"#,
+                n % 50
+            ));
+            items.push(format!(
+                r#"{{"rule": {{"family": "ip", "table": "t", "chain": "c{}", "handle": {n}, "expr": [{{"match": {{"op": "==", "left": {{"payload": {{"protocol": "tcp", "field": "dport"}}}}, "right": {n}}}}}, {{"counter": {{"packets": {n}, "bytes": -{n}}}}}, {{"jump": {{"target": "c{}"}}}}]}}}}"#,
+                n % 50,
+                n % 7
+            ));
+            match n {
+                300 => items.push(r#"{"rule": {"family": "ip", "table": "t", "chain": "c\u0031", "expr": [{"accept": null}]}}"#.into()),
+                301 => items.push(r#"{"set": {"family": "ip", "name": "s", "table": "t", "elem": [1, 2.5]}}"#.into()),
+                450 => items.push(r#"{"map": {"family": "ip", "name": "m", "table": "t", "map": "verdict", "elem": [[1, {"goto": {"target": "c1"}}]]}}"#.into()),
+                _ => {}
+            }
+        }
+        let whole = format!("{{\"nftables\": [{}]}}\n", items.join(", "));
+        assert_one_pass_reads_as_two(&whole);
+        for cut in [whole.len() / 3, whole.len() / 2 + 1, whole.len() - 3] {
+            let at = whole.floor_char_boundary(cut);
+            assert_one_pass_reads_as_two(&whole[..at]);
+        }
+        let broken = whole.replacen("}}, {\"chain\"", "}} {\"chain\"", 400);
+        assert_one_pass_reads_as_two(&broken);
+    }
+
     /// The one-pass reader gives the same ruleset and diagnostics as the two-pass one.
     fn assert_one_pass_reads_as_two(text: &str) {
         let (s1, s2) = (Strings::new(), Strings::new());
@@ -1446,6 +1601,78 @@ mod tests {
             format!("{:?}", two.diagnostics),
             "{text}"
         );
+    }
+
+    /// Sets, maps and elements read by the plain reader give what serde_json's path gives,
+    /// including where the plain reader declines.
+    #[test]
+    fn plain_sets_and_elements_equal_the_two_pass_path() {
+        let bodies = [
+            r#"{"family": "ip", "name": "m", "table": "t", "type": ["ipv4_addr", "inet_proto", "inet_service"], "handle": 3, "map": "verdict", "elem": [[{"concat": ["10.0.0.1", "tcp", 80]}, {"goto": {"target": "svc"}}], [{"elem": {"val": "10.0.0.2", "timeout": 3, "comment": "c"}}, {"accept": null}]]}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "type": "ipv4_addr", "flags": ["interval"], "elem": ["10.0.0.1", {"prefix": {"addr": "10.1.0.0", "len": 16}}, {"range": ["10.2.0.1", "10.2.0.9"]}, {"bogus": 1}, [1]]}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "elem": []}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "elem": 5}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "elem": ["a"], "elem": ["b"]}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "elem": ["a\"b"]}"#,
+            r#"{"family": "ip", "name": "s", "table": "t", "elem": [1.5]}"#,
+            r#"{"family": "ip", "name": "s", "elem": ["a"]}"#,
+            r#"{"family": "ip", "table": "t", "elem": ["a"]}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ];
+        for kind in ["set", "map", "element"] {
+            for body in bodies {
+                let whole = format!(r#"{{"nftables": [{{"{kind}": {body}}}]}}"#);
+                let texts = [
+                    whole.clone(),
+                    format!(
+                        "{{\"nftables\": [ {{ \"{kind}\" :\n {body} \n}} ,{{\"{kind}\": {body}, \"x\": 1}}]}}"
+                    ),
+                    whole[..whole.len() - 4].to_string(),
+                ];
+                for text in &texts {
+                    assert_one_pass_reads_as_two(text);
+                }
+            }
+        }
+    }
+
+    /// The plain reader takes the items `nft -j` prints (else the tests above compare serde_json
+    /// with itself), and declines what it must leave to serde_json.
+    #[test]
+    fn the_plain_reader_reads_plain_items_only() {
+        let strings = Strings::new();
+        let mut stack = plain::Stack::new();
+        let mut read = |text: &'static str| {
+            plain::read_item(text, 1, &strings, &mut stack).map(|(kind, _, span)| (kind, span))
+        };
+        assert_eq!(
+            read(
+                r#"[{"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 7, "expr": [{"accept": null}]}} ]"#
+            ),
+            Some(("rule", Span::new(1, 96)))
+        );
+        assert_eq!(
+            read(r#"[{"chain": {"family": "ip", "table": "t", "name": "c", "handle": 2}}]"#)
+                .map(|r| r.0),
+            Some("chain")
+        );
+        assert_eq!(
+            read(r#"[{"map": {"family": "ip", "name": "m", "table": "t", "elem": [["a", {"drop": null}]]}}]"#).map(|r| r.0),
+            Some("map")
+        );
+        for declined in [
+            r#"[{"table": {"family": "ip", "name": "t"}}]"#,
+            r#"[{"rule": {"chain": "c\"d"}}]"#,
+            r#"[{"rule": {"handle": 1.0}}]"#,
+            r#"[{"rule": {"handle": -0}}]"#,
+            r#"[{"rule": {}, "x": 1}]"#,
+            r#"[{"rule": {"expr": [}}]"#,
+            r#"[{"rule": {"expr": [1]"#,
+            r#"[{"chain": 5}]"#,
+        ] {
+            assert_eq!(read(declined), None, "{declined}");
+        }
     }
 
     /// Chains read from their raw fields give what reading the body whole gives, including
