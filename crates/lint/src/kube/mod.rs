@@ -305,6 +305,11 @@ pub struct Endpoint<'a> {
     /// A sound destination in the plain `a.b.c.d:port` form as one number: equal keys, equal
     /// destinations, compared without reading the text again (RL408's duplicates).
     pub destination_key: Option<u64>,
+    /// A rule before the DNAT marks for masquerading traffic from the destination's host as
+    /// iptables-save prints it (`-s HOST/32 -j KUBE-MARK-MASQ`): the hairpin rule, found
+    /// without parsing an address. Read with the DNAT, on the thread that reads those, so that
+    /// `RL415 missing-hairpin` only looks again at the endpoints where this is false.
+    pub hairpin_as_written: bool,
 }
 
 impl<'a> Endpoint<'a> {
@@ -461,6 +466,7 @@ struct EndpointDnat<'a> {
     destination: Option<&'a str>,
     sound: bool,
     destination_key: Option<u64>,
+    hairpin_as_written: bool,
 }
 
 impl<'a> EndpointDnat<'a> {
@@ -470,14 +476,46 @@ impl<'a> EndpointDnat<'a> {
             .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"));
         let (destination, sound, destination_key) =
             rule.map_or((None, false, None), |rule| dnat_read_keyed(rule, family));
+        // The rules before the DNAT were just read: still in cache.
+        let hairpin_as_written = rule.is_some_and(|dnat| {
+            destination.and_then(destination_host).is_some_and(|host| {
+                chain
+                    .rules()
+                    .take_while(|r| r.id != dnat.id)
+                    .any(|r| marks_from_text(r, host))
+            })
+        });
         EndpointDnat {
             chain: chain.id,
             rule: rule.map(|r| r.id),
             destination,
             sound,
             destination_key,
+            hairpin_as_written,
         }
     }
+}
+
+/// The host of a `--to-destination` as written: `10.244.1.5` of `10.244.1.5:8080`, `fd00::5`
+/// of `[fd00::5]:8080`.
+pub(crate) fn destination_host(text: &str) -> Option<&str> {
+    match text.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map(|(host, _)| host),
+        None => text.split_once(':').map(|(host, _)| host),
+    }
+}
+
+/// Whether a rule marks for masquerading traffic whose `-s` is, as written, `host/32` or
+/// `host/128`.
+pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
+    rule.target()
+        .is_some_and(|t| matches!(t.name(), "KUBE-MARK-MASQ" | "MARK"))
+        && rule.option(None, &["-s", "--source"]).is_some_and(|s| {
+            !s.negated
+                && s.value
+                    .strip_prefix(host)
+                    .is_some_and(|rest| rest == "/32" || rest == "/128")
+        })
 }
 
 /// No entry in a dense per-chain table.
@@ -700,6 +738,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             destination: None,
             sound: false,
             destination_key: None,
+            hairpin_as_written: false,
         });
     }
 
@@ -728,6 +767,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             endpoint.destination = dnat.destination;
             endpoint.sound = dnat.sound;
             endpoint.destination_key = dnat.destination_key;
+            endpoint.hairpin_as_written = dnat.hairpin_as_written;
         }
     }
 
@@ -906,8 +946,11 @@ impl<'r, 'a> Builder<'r, 'a> {
                 ipvs,
             },
         );
-        // Nearly always decided by the first endpoint.
-        let commented = self.endpoints.iter().any(|e| e.name(self.set).is_some());
+        // Past the threshold the comments do not matter: a node in large-cluster mode has none
+        // on its endpoints, and looking for one would read every endpoint chain.
+        let large_cluster = self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
+            || (!self.endpoints.is_empty()
+                && !self.endpoints.iter().any(|e| e.name(self.set).is_some()));
         let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
             c.rules().find_map(|r| {
                 let target = r.target()?;
@@ -921,8 +964,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             })
         });
         Layout {
-            large_cluster: self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
-                || (!self.endpoints.is_empty() && !commented),
+            large_cluster,
             masquerade_mark,
             ..decided
         }

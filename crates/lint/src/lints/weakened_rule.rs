@@ -493,10 +493,42 @@ fn returns_by_mark(rule: RuleRef<'_, '_>) -> bool {
         && rule.option(Some("mark"), &["--mark"]).is_some()
 }
 
+/// A quick necessary condition for [`Known::in_chain`] of any known rule: the chain's name is
+/// as long as one of their exact chain names, or starts with one of their prefixes. Most chains
+/// of a large node (`KUBE-SEP-*`, `KUBE-SVC-*`, 24 or 25 bytes) fail it at once, where comparing
+/// each with every known rule's chains costs most of the lint.
+struct KnownChainNames {
+    /// Bit `n`: an exact name of `n` bytes (names of 128 bytes or more always pass).
+    lengths: u128,
+    prefixes: Vec<&'static str>,
+}
+
+impl KnownChainNames {
+    fn new() -> Self {
+        let mut lengths = 0u128;
+        let mut prefixes = Vec::new();
+        for c in KNOWN.iter().flat_map(|k| k.chains) {
+            match c.strip_suffix('*') {
+                Some(prefix) => prefixes.push(prefix),
+                None if c.len() < 128 => lengths |= 1 << c.len(),
+                None => {}
+            }
+        }
+        KnownChainNames { lengths, prefixes }
+    }
+
+    fn may_hold(&self, name: &str) -> bool {
+        name.len() >= 128
+            || self.lengths & (1 << name.len()) != 0
+            || self.prefixes.iter().any(|p| name.starts_with(p))
+    }
+}
+
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let mut generation = None;
     // The known rules of the chain at hand, in KNOWN's order; reused.
     let mut here: Vec<&Known> = Vec::new();
+    let known_names = KnownChainNames::new();
     for chain in cx.chains() {
         let kind = chain.table().kind();
         if !matches!(kind, TableKind::Filter | TableKind::Nat) {
@@ -507,6 +539,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         // known rule are compared once per chain, not once per rule and comment.
         here.clear();
         let name = chain.name();
+        if !known_names.may_hold(name) {
+            continue;
+        }
         here.extend(KNOWN.iter().filter(|k| k.table == kind && k.in_chain(name)));
         if here.is_empty() {
             continue;
