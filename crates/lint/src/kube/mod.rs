@@ -586,6 +586,10 @@ struct Builder<'r, 'a> {
     by_name: FxHashMap<Cow<'a, str>, usize>,
     service_by_chain: Vec<u32>,
     endpoint_by_chain: Vec<u32>,
+    /// Per chain, one bit: it is an endpoint chain. Asked for every jump of every Service
+    /// chain: a table of bits stays in the cache where `endpoint_by_chain` (32 times larger)
+    /// misses it.
+    is_endpoint: Vec<u64>,
     /// Scratch space for [`Builder::load_jumps`].
     jumps: Vec<(RuleId, ChainId)>,
     /// Layout facts of nat's service and endpoint chains, read while they are listed, and the
@@ -612,6 +616,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             service_by_chain: vec![NONE; set.chains.len()],
             endpoint_by_chain: vec![NONE; set.chains.len()],
+            is_endpoint: vec![0; set.chains.len().div_ceil(64)],
             jumps: Vec::new(),
             service_or_endpoint_chains: false,
             modern_chains: false,
@@ -684,9 +689,13 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// Gives a service its name from a comment, or finds the service of that name.
     fn name_service(&mut self, index: usize, name: Cow<'a, str>) {
-        if self.services[index].name.is_none() && !self.by_name.contains_key(&name) {
-            self.services[index].name = Some(name.clone());
-            self.by_name.insert(name, index);
+        if self.services[index].name.is_some() {
+            return;
+        }
+        // One hash of the name for the question and the insertion.
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.by_name.entry(name) {
+            self.services[index].name = Some(slot.key().clone());
+            slot.insert(index);
         }
     }
 
@@ -732,6 +741,7 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
+        self.is_endpoint[chain.id.index() / 64] |= 1 << (chain.id.index() % 64);
         self.endpoints.push(Endpoint {
             chain: chain.id,
             dnat: None,
@@ -795,7 +805,12 @@ impl<'r, 'a> Builder<'r, 'a> {
         self.load_jumps(chain.id);
         let jumps = std::mem::take(&mut self.jumps);
         for &(rule, to) in &jumps {
-            if lookup(&self.endpoint_by_chain, to).is_none() {
+            let bit = to.index();
+            if self
+                .is_endpoint
+                .get(bit / 64)
+                .is_none_or(|w| w & (1 << (bit % 64)) == 0)
+            {
                 continue;
             }
             let (probability, affinity) = jump_balance(self.set.rule(rule));

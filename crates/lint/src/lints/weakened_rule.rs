@@ -6,7 +6,7 @@ use crate::known::owner;
 use crate::kube::Generation;
 use crate::kube::names::{CommentRole, comments, option_anywhere, service_comment};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind};
+use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind, TableRef};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -493,55 +493,38 @@ fn returns_by_mark(rule: RuleRef<'_, '_>) -> bool {
         && rule.option(Some("mark"), &["--mark"]).is_some()
 }
 
-/// A quick necessary condition for [`Known::in_chain`] of any known rule: the chain's name is
-/// as long as one of their exact chain names, or starts with one of their prefixes. Most chains
-/// of a large node (`KUBE-SEP-*`, `KUBE-SVC-*`, 24 or 25 bytes) fail it at once, where comparing
-/// each with every known rule's chains costs most of the lint.
-struct KnownChainNames {
-    /// Bit `n`: an exact name of `n` bytes (names of 128 bytes or more always pass).
-    lengths: u128,
-    prefixes: Vec<&'static str>,
-}
-
-impl KnownChainNames {
-    fn new() -> Self {
-        let mut lengths = 0u128;
-        let mut prefixes = Vec::new();
-        for c in KNOWN.iter().flat_map(|k| k.chains) {
-            match c.strip_suffix('*') {
-                Some(prefix) => prefixes.push(prefix),
-                None if c.len() < 128 => lengths |= 1 << c.len(),
-                None => {}
-            }
-        }
-        KnownChainNames { lengths, prefixes }
+/// The chains of a table that known rules may be written to, in table order. Most chains of a
+/// large node (`KUBE-SVC-*`, `KUBE-SEP-*`) hold none: a table whose known chains all have exact
+/// names gets them by name, and the names of its other chains are never read. (A prefix such as
+/// Calico's `cali-*` needs every name of its table read.)
+fn known_chains<'r, 'a>(table: TableRef<'r, 'a>) -> Vec<ChainRef<'r, 'a>> {
+    let kind = table.kind();
+    if !matches!(kind, TableKind::Filter | TableKind::Nat) {
+        return Vec::new();
     }
-
-    fn may_hold(&self, name: &str) -> bool {
-        name.len() >= 128
-            || self.lengths & (1 << name.len()) != 0
-            || self.prefixes.iter().any(|p| name.starts_with(p))
+    let names = KNOWN
+        .iter()
+        .filter(|k| k.table == kind)
+        .flat_map(|k| k.chains.iter().copied());
+    if names.clone().any(|c| c.ends_with('*')) {
+        return table.chains().collect();
     }
+    let mut chains: Vec<ChainRef<'r, 'a>> = names.filter_map(|n| table.chain(n)).collect();
+    chains.sort_unstable_by_key(|c| c.id.index());
+    chains.dedup_by_key(|c| c.id);
+    chains
 }
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let mut generation = None;
     // The known rules of the chain at hand, in KNOWN's order; reused.
     let mut here: Vec<&Known> = Vec::new();
-    let known_names = KnownChainNames::new();
-    for chain in cx.chains() {
+    for chain in cx.tables().flat_map(known_chains) {
         let kind = chain.table().kind();
-        if !matches!(kind, TableKind::Filter | TableKind::Nat) {
-            continue;
-        }
-        // Most chains of a large node (KUBE-SVC-*, KUBE-SEP-*) hold no rule of the table: skip
-        // them whole rather than reading every rule's comments. The table and chain of each
-        // known rule are compared once per chain, not once per rule and comment.
+        // The known rules of this chain. The table and chain of each known rule are compared
+        // once per chain, not once per rule and comment.
         here.clear();
         let name = chain.name();
-        if !known_names.may_hold(name) {
-            continue;
-        }
         here.extend(KNOWN.iter().filter(|k| k.table == kind && k.in_chain(name)));
         if here.is_empty() {
             continue;
