@@ -1153,7 +1153,7 @@ fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
     let inner = raw
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
-        .filter(|t| !t.bytes().any(|b| b == b'"' || b == b'\\'));
+        .filter(|t| memchr::memchr2(b'"', b'\\', t.as_bytes()).is_none());
     if let Some(text) = inner {
         return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
     }
