@@ -192,18 +192,42 @@ fn check_one(
     };
     // Each file is split into its iptables-save and nftables sections, each read and linted by
     // its own parser; a pure iptables-save file takes exactly the iptables path.
-    let mut checked = if skip_drop {
-        check_source_unfreed(&input.text, config)
-    } else {
-        check_source(&input.text, config)
+    let check = || {
+        if skip_drop {
+            check_source_unfreed(&input.text, config)
+        } else {
+            check_source(&input.text, config)
+        }
     };
-    let outcome = reduce(options, baseline, entry, &input, &parts, &mut checked);
+    let (mut checked, lines) = if skip_drop && input.text.len() >= LINES_AHEAD_MIN_BYTES {
+        // The only file of the run: its line index (for locating and rendering the findings)
+        // is built on a second thread meanwhile, which the parse leaves idle.
+        std::thread::scope(|scope| {
+            let lines = scope.spawn(|| LineIndex::new(&input.text));
+            let checked = check();
+            (checked, lines.join().ok())
+        })
+    } else {
+        (check(), None)
+    };
+    let outcome = reduce(
+        options,
+        baseline,
+        entry,
+        &input,
+        &parts,
+        &mut checked,
+        lines.as_ref(),
+    );
     if skip_drop {
         std::mem::forget(checked);
         std::mem::forget(input);
     }
     outcome
 }
+
+/// From this size on, the only file of a run has its line index built beside its check.
+const LINES_AHEAD_MIN_BYTES: usize = 1 << 20;
 
 fn empty_outcome() -> Outcome {
     Outcome {
@@ -220,6 +244,7 @@ fn empty_outcome() -> Outcome {
 }
 
 /// One checked file's findings as the run reports them: baseline applied, rendered, located.
+/// `lines`: the line index of the input's text, when it was built already.
 fn reduce(
     options: &Options,
     baseline: Option<&Baseline>,
@@ -227,6 +252,7 @@ fn reduce(
     input: &input::Input,
     parts: &[input::Part],
     checked: &mut rulelint_lint::source::CheckedSource<'_>,
+    lines: Option<&LineIndex>,
 ) -> Outcome {
     let mut outcome = empty_outcome();
     outcome.file.path.clone_from(&input.name);
@@ -258,21 +284,38 @@ fn reduce(
         outcome.split = crate::node_files::split(union, &input.text, parts);
         return outcome;
     }
-    if options.format == Format::Human && !options.statistics && !diagnostics.is_empty() {
+    // The index built beside the check is of the input's text: usable when the findings'
+    // spans are into that same text.
+    let source = ruleset.source();
+    let lines = lines
+        .filter(|_| source.as_ptr() == input.text.as_ptr() && source.len() == input.text.len());
+    let built;
+    let lines = match lines {
+        Some(lines) => Some(lines),
+        None if !diagnostics.is_empty() => {
+            built = LineIndex::new(source);
+            Some(&built)
+        }
+        None => None,
+    };
+    // A file with findings always has its line index here.
+    if let Some(lines) = lines
+        && options.format == Format::Human
+        && !options.statistics
+        && !diagnostics.is_empty()
+    {
         // One line index per file: each finding's snippet is then found in O(log n).
-        let source = ruleset.source();
-        let lines = LineIndex::new(source);
         for d in &diagnostics {
-            outcome.rendered.push_str(&d.render_indexed(
-                &input.name,
-                source,
-                &lines,
-                options.color,
-            ));
+            outcome
+                .rendered
+                .push_str(&d.render_indexed(&input.name, source, lines, options.color));
             outcome.rendered.push('\n');
         }
     }
-    outcome.file = LocatedFile::new(input.name.clone(), ruleset, diagnostics);
+    outcome.file = match lines {
+        Some(lines) => LocatedFile::with_index(input.name.clone(), ruleset, diagnostics, lines),
+        None => LocatedFile::new(input.name.clone(), ruleset, diagnostics),
+    };
     outcome
 }
 

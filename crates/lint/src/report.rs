@@ -44,8 +44,25 @@ pub struct LocatedFile {
 impl LocatedFile {
     /// Locates `diagnostics` (findings about `ruleset`, in output order) in its source.
     pub fn new(path: String, ruleset: &Ruleset<'_>, diagnostics: Vec<Diagnostic>) -> LocatedFile {
+        if diagnostics.is_empty() {
+            // Nothing to locate: a clean dump does not pay for a line index of its text.
+            return LocatedFile {
+                path,
+                findings: Vec::new(),
+            };
+        }
+        let index = LineIndex::new(ruleset.source());
+        LocatedFile::with_index(path, ruleset, diagnostics, &index)
+    }
+
+    /// [`LocatedFile::new`] with `index`, the line index of `ruleset`'s source, already built.
+    pub fn with_index(
+        path: String,
+        ruleset: &Ruleset<'_>,
+        diagnostics: Vec<Diagnostic>,
+        index: &LineIndex,
+    ) -> LocatedFile {
         let source = ruleset.source();
-        let index = LineIndex::new(source);
         let findings = diagnostics
             .into_iter()
             .map(|d| LocatedFinding {

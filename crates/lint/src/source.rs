@@ -183,7 +183,17 @@ fn opens_nft(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut pos = 0;
     while pos < bytes.len() {
+        // The lines of a dump, told by their first byte (as below) before anything else is read.
+        let plain = match bytes[pos] {
+            b':' | b'*' | b'#' | b'\n' | b'\r' => true,
+            b'-' => !bytes[pos..].starts_with(b"-A -"),
+            _ => false,
+        };
         let end = line_end(bytes, pos);
+        if plain {
+            pos = end;
+            continue;
+        }
         let line = &text[pos..end];
         let first = line.bytes().find(|b| !matches!(b, b' ' | b'\t'));
         let candidate = match first {

@@ -305,6 +305,11 @@ pub struct Endpoint<'a> {
     /// A sound destination in the plain `a.b.c.d:port` form as one number: equal keys, equal
     /// destinations, compared without reading the text again (RL408's duplicates).
     pub destination_key: Option<u64>,
+    /// A rule before the DNAT marks for masquerading traffic from the destination's host as
+    /// iptables-save prints it (`-s HOST/32 -j KUBE-MARK-MASQ`): the hairpin rule, found
+    /// without parsing an address. Read with the DNAT, on the thread that reads those, so that
+    /// `RL415 missing-hairpin` only looks again at the endpoints where this is false.
+    pub hairpin_as_written: bool,
 }
 
 impl<'a> Endpoint<'a> {
@@ -461,6 +466,7 @@ struct EndpointDnat<'a> {
     destination: Option<&'a str>,
     sound: bool,
     destination_key: Option<u64>,
+    hairpin_as_written: bool,
 }
 
 impl<'a> EndpointDnat<'a> {
@@ -470,14 +476,46 @@ impl<'a> EndpointDnat<'a> {
             .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"));
         let (destination, sound, destination_key) =
             rule.map_or((None, false, None), |rule| dnat_read_keyed(rule, family));
+        // The rules before the DNAT were just read: still in cache.
+        let hairpin_as_written = rule.is_some_and(|dnat| {
+            destination.and_then(destination_host).is_some_and(|host| {
+                chain
+                    .rules()
+                    .take_while(|r| r.id != dnat.id)
+                    .any(|r| marks_from_text(r, host))
+            })
+        });
         EndpointDnat {
             chain: chain.id,
             rule: rule.map(|r| r.id),
             destination,
             sound,
             destination_key,
+            hairpin_as_written,
         }
     }
+}
+
+/// The host of a `--to-destination` as written: `10.244.1.5` of `10.244.1.5:8080`, `fd00::5`
+/// of `[fd00::5]:8080`.
+pub(crate) fn destination_host(text: &str) -> Option<&str> {
+    match text.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map(|(host, _)| host),
+        None => text.split_once(':').map(|(host, _)| host),
+    }
+}
+
+/// Whether a rule marks for masquerading traffic whose `-s` is, as written, `host/32` or
+/// `host/128`.
+pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
+    rule.target()
+        .is_some_and(|t| matches!(t.name(), "KUBE-MARK-MASQ" | "MARK"))
+        && rule.option(None, &["-s", "--source"]).is_some_and(|s| {
+            !s.negated
+                && s.value
+                    .strip_prefix(host)
+                    .is_some_and(|rest| rest == "/32" || rest == "/128")
+        })
 }
 
 /// No entry in a dense per-chain table.
@@ -548,6 +586,10 @@ struct Builder<'r, 'a> {
     by_name: FxHashMap<Cow<'a, str>, usize>,
     service_by_chain: Vec<u32>,
     endpoint_by_chain: Vec<u32>,
+    /// Per chain, one bit: it is an endpoint chain. Asked for every jump of every Service
+    /// chain: a table of bits stays in the cache where `endpoint_by_chain` (32 times larger)
+    /// misses it.
+    is_endpoint: Vec<u64>,
     /// Scratch space for [`Builder::load_jumps`].
     jumps: Vec<(RuleId, ChainId)>,
     /// Layout facts of nat's service and endpoint chains, read while they are listed, and the
@@ -574,6 +616,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             service_by_chain: vec![NONE; set.chains.len()],
             endpoint_by_chain: vec![NONE; set.chains.len()],
+            is_endpoint: vec![0; set.chains.len().div_ceil(64)],
             jumps: Vec::new(),
             service_or_endpoint_chains: false,
             modern_chains: false,
@@ -646,9 +689,13 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// Gives a service its name from a comment, or finds the service of that name.
     fn name_service(&mut self, index: usize, name: Cow<'a, str>) {
-        if self.services[index].name.is_none() && !self.by_name.contains_key(&name) {
-            self.services[index].name = Some(name.clone());
-            self.by_name.insert(name, index);
+        if self.services[index].name.is_some() {
+            return;
+        }
+        // One hash of the name for the question and the insertion.
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.by_name.entry(name) {
+            self.services[index].name = Some(slot.key().clone());
+            slot.insert(index);
         }
     }
 
@@ -694,12 +741,14 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
         self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
+        self.is_endpoint[chain.id.index() / 64] |= 1 << (chain.id.index() % 64);
         self.endpoints.push(Endpoint {
             chain: chain.id,
             dnat: None,
             destination: None,
             sound: false,
             destination_key: None,
+            hairpin_as_written: false,
         });
     }
 
@@ -728,6 +777,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             endpoint.destination = dnat.destination;
             endpoint.sound = dnat.sound;
             endpoint.destination_key = dnat.destination_key;
+            endpoint.hairpin_as_written = dnat.hairpin_as_written;
         }
     }
 
@@ -755,7 +805,12 @@ impl<'r, 'a> Builder<'r, 'a> {
         self.load_jumps(chain.id);
         let jumps = std::mem::take(&mut self.jumps);
         for &(rule, to) in &jumps {
-            if lookup(&self.endpoint_by_chain, to).is_none() {
+            let bit = to.index();
+            if self
+                .is_endpoint
+                .get(bit / 64)
+                .is_none_or(|w| w & (1 << (bit % 64)) == 0)
+            {
                 continue;
             }
             let (probability, affinity) = jump_balance(self.set.rule(rule));
@@ -906,8 +961,11 @@ impl<'r, 'a> Builder<'r, 'a> {
                 ipvs,
             },
         );
-        // Nearly always decided by the first endpoint.
-        let commented = self.endpoints.iter().any(|e| e.name(self.set).is_some());
+        // Past the threshold the comments do not matter: a node in large-cluster mode has none
+        // on its endpoints, and looking for one would read every endpoint chain.
+        let large_cluster = self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
+            || (!self.endpoints.is_empty()
+                && !self.endpoints.iter().any(|e| e.name(self.set).is_some()));
         let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
             c.rules().find_map(|r| {
                 let target = r.target()?;
@@ -921,8 +979,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             })
         });
         Layout {
-            large_cluster: self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
-                || (!self.endpoints.is_empty() && !commented),
+            large_cluster,
             masquerade_mark,
             ..decided
         }
@@ -1096,7 +1153,7 @@ fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
     let inner = raw
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
-        .filter(|t| !t.bytes().any(|b| b == b'"' || b == b'\\'));
+        .filter(|t| memchr::memchr2(b'"', b'\\', t.as_bytes()).is_none());
     if let Some(text) = inner {
         return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
     }

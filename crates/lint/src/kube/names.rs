@@ -51,7 +51,10 @@ pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
         "masquerade LOCAL traffic for ",
     ];
     const NOT_ACCEPTED: &str = " traffic not accepted by ";
-    let Some((first, rest)) = comment.split_once(' ') else {
+    // The first space, found by `memchr` (`split_once` looks for a `char`).
+    let Some((first, rest)) =
+        memchr::memchr(b' ', comment.as_bytes()).map(|i| (&comment[..i], &comment[i + 1..]))
+    else {
         return is_service_port_name(comment).then_some((comment, CommentRole::Plain));
     };
     if let Some(&(_, role)) = SUFFIXES.iter().find(|(s, _)| *s == rest) {

@@ -2,7 +2,7 @@
 //! address, port and protocol; the later one never sees traffic.
 
 use crate::context::{Findings, LintContext};
-use crate::kube::names::{CommentRole, comments, option_anywhere, service_chain, service_comment};
+use crate::kube::names::{CommentRole, comments, service_chain, service_comment};
 use crate::registry::{Category, Lint};
 use ipnet::IpNet;
 use rulelint_parser::views::PortRange;
@@ -73,16 +73,67 @@ fn protocol_number(text: &str) -> Option<u16> {
 /// Destination address, protocol and port of a dispatch rule.
 type Key = (IpNet, u16, PortRange);
 
+/// [`key`] and [`matches_only_the_key`] of a dispatch rule, read in one walk over its matches
+/// (this runs once per dispatch rule of a large node; `key` alone walks them three times). Each
+/// option is the first of its kind, as `RuleRef::destination`, `protocol` and
+/// `option_anywhere` read them (a test compares the two ways).
+fn read_dispatch(rule: RuleRef<'_, '_>) -> (Option<Key>, bool) {
+    let mut destination: Option<(bool, &str)> = None;
+    let mut protocol: Option<(bool, &str)> = None;
+    let mut port: Option<(bool, &str)> = None;
+    let mut only_key = true;
+    for m in rule.matches() {
+        let module = m.module();
+        if !matches!(module, None | Some("comment" | "tcp" | "udp" | "sctp")) {
+            only_key = false;
+        }
+        for o in m.options() {
+            let name = o.name();
+            let is_port = matches!(name, "--dport" | "--destination-port");
+            let slot = match (module, name) {
+                _ if is_port => &mut port,
+                (None, "-d" | "--destination") => &mut destination,
+                (None, "-p" | "--protocol") => &mut protocol,
+                _ => {
+                    if module != Some("comment") {
+                        only_key = false;
+                    }
+                    continue;
+                }
+            };
+            let negated = o.negated();
+            if negated && module != Some("comment") {
+                only_key = false;
+            }
+            if slot.is_none() {
+                *slot = Some((negated, o.args().next().unwrap_or("")));
+            }
+        }
+    }
+    let key = (|| {
+        let address = destination
+            .filter(|&(negated, _)| !negated)
+            .and_then(|(_, text)| rulelint_parser::views::parse_address(text).ok())?;
+        let protocol = protocol_number(protocol.filter(|&(negated, _)| !negated)?.1)?;
+        let port = port.filter(|&(negated, _)| !negated)?.1;
+        Some((address, protocol, PortRange::parse(port)?))
+    })();
+    (key, only_key)
+}
+
+#[cfg(test)]
 fn key(rule: RuleRef<'_, '_>) -> Option<Key> {
     let address = rule.destination().filter(|d| !d.negated)?.value;
     let protocol = protocol_number(rule.protocol().filter(|p| !p.negated)?.value)?;
     // One port (kube-proxy's `--dport`), read without building the list of a multiport match.
-    let port = option_anywhere(rule, &["--dport", "--destination-port"]).filter(|p| !p.negated)?;
+    let port = crate::kube::names::option_anywhere(rule, &["--dport", "--destination-port"])
+        .filter(|p| !p.negated)?;
     Some((address, protocol, PortRange::parse(port.value)?))
 }
 
 /// Whether the rule matches nothing but its destination address, protocol and port: then every
 /// packet to that address and port stops at it, and a later rule for them is never reached.
+#[cfg(test)]
 fn matches_only_the_key(rule: RuleRef<'_, '_>) -> bool {
     rule.matches().all(|m| match m.module() {
         // In kube-proxy's restore input `--dport` follows the basic options, outside its match.
@@ -123,7 +174,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         {
             continue;
         }
-        let Some(key) = key(rule) else {
+        let (key, only_key) = read_dispatch(rule);
+        let Some(key) = key else {
             continue;
         };
         match first.get(&key) {
@@ -134,7 +186,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 }
             }
             None => {
-                if matches_only_the_key(rule) {
+                if only_key {
                     first.insert(key, rule.id);
                 }
             }
@@ -234,6 +286,47 @@ fn report<'a>(
 mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, run};
+
+    /// `read_dispatch` reads every rule as `key` and `matches_only_the_key` do: the lint's
+    /// corpus, odd forms (negations, options in other modules, repeated options) and a
+    /// generated node.
+    #[test]
+    fn one_walk_reads_as_key_and_matches_only_the_key() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../corpus/lints/RL409-cluster-ip-conflict");
+        let mut texts: Vec<String> = std::fs::read_dir(corpus)
+            .expect("RL409 corpus")
+            .map(|f| std::fs::read_to_string(f.expect("entry").path()).expect("dump"))
+            .collect();
+        texts.push(nat(concat!(
+            "-A KUBE-SERVICES ! -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 ! -p tcp -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m tcp ! --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -d 10.0.0.2/32 -p tcp -p udp --dport 80 -m tcp --dport 81 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d bogus -p tcp -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p 6 -m comment --comment x --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m comment ! --comment x -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -d 10.0.0.3 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m tcp --dport 80 --sport 9 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m physdev ! --physdev-is-in -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m set --match-set s dst -m tcp --destination-port 80:90 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -i eth0 -d 10.0.0.1/32 -p udp -m udp --dport 53 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+        )));
+        texts.push(rulelint_dumpgen::generate(
+            &rulelint_dumpgen::Shape::with_rule_target(3_000),
+        ));
+        let mut keyed = 0;
+        for text in &texts {
+            let parsed = rulelint_parser::parse(text);
+            for rule in parsed.ruleset.iter_rules() {
+                let (key_read, only_read) = read_dispatch(rule);
+                assert_eq!(key_read, key(rule), "{}", rule.text());
+                assert_eq!(only_read, matches_only_the_key(rule), "{}", rule.text());
+                keyed += usize::from(key_read.is_some());
+            }
+        }
+        assert!(keyed > 100, "{keyed}");
+    }
 
     fn nat(lines: &str) -> String {
         format!(

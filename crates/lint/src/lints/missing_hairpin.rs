@@ -94,14 +94,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         };
         let chain = set.chain(endpoint.chain);
-        // The common case first, without parsing an address: the rule before the DNAT has
-        // `-s` with the DNAT's address as iptables-save prints both.
-        if let Some(text) = endpoint.destination.and_then(destination_host)
-            && chain
-                .rules()
-                .take_while(|r| r.id != dnat)
-                .any(|r| marks_from_text(r, text))
-        {
+        // The common case first, read with the DNAT (`Endpoint::hairpin_as_written`): the
+        // rule before the DNAT has `-s` with the DNAT's address as iptables-save prints both.
+        if endpoint.hairpin_as_written {
             continue;
         }
         let dnat = set.rule(dnat);
@@ -197,28 +192,6 @@ fn destination_ip(endpoint: &Endpoint<'_>, dnat: RuleRef<'_, '_>) -> Option<IpAd
     let parsed = NatAddress::parse(text).ok()?;
     let first = parsed.first?;
     (parsed.last == Some(first)).then_some(first)
-}
-
-/// The address part of a `--to-destination` as written: `10.244.1.5` of `10.244.1.5:8080`,
-/// `fd00::5` of `[fd00::5]:8080`.
-fn destination_host(text: &str) -> Option<&str> {
-    match text.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map(|(host, _)| host),
-        None => text.split_once(':').map(|(host, _)| host),
-    }
-}
-
-/// Whether a rule marks for masquerading traffic whose `-s` is, as written, `host/32` or
-/// `host/128`.
-fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
-    rule.target()
-        .is_some_and(|t| matches!(t.name(), "KUBE-MARK-MASQ" | "MARK"))
-        && rule.option(None, &["-s", "--source"]).is_some_and(|s| {
-            !s.negated
-                && s.value
-                    .strip_prefix(host)
-                    .is_some_and(|rest| rest == "/32" || rest == "/128")
-        })
 }
 
 /// The single source address of a rule that marks for masquerading: `-s IP/32` (`/128`) with

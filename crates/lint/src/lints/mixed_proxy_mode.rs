@@ -5,7 +5,7 @@ use crate::context::{Findings, LintContext};
 use crate::kube::names::{is_endpoint_chain, service_chain};
 use crate::kube::{is_ipvs_chain, is_ipvs_set};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{ChainId, CodeInfo, RuleRef, Severity, TableKind};
+use rulelint_parser::{ChainId, CodeInfo, MatchRef, RuleRef, Severity, TableKind};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -73,16 +73,26 @@ enum Evidence<'a> {
 /// The first ipset a rule matches on that `pred` accepts.
 fn set_match<'a>(rule: RuleRef<'_, 'a>, pred: impl Fn(&str) -> bool) -> Option<&'a str> {
     rule.matches()
-        .filter(|m| m.module() == Some("set"))
+        .filter(is_set_match)
         .flat_map(|m| m.options())
         .filter(|o| matches!(o.name(), "--match-set" | "--set"))
         .filter_map(|o| o.args().next())
         .find(|name| pred(name))
 }
 
-/// A jump to a chain of the rule's table that has rules and whose name `pred` accepts.
-fn jump_to<'a>(rule: RuleRef<'_, 'a>, pred: impl Fn(&str) -> bool) -> Option<&'a str> {
-    let target = rule.target()?.name();
+/// Whether a match is `-m set`.
+fn is_set_match(m: &MatchRef<'_, '_>) -> bool {
+    m.module() == Some("set")
+}
+
+/// A jump to a chain of the rule's table that has rules and whose name `pred` accepts;
+/// `target` is the rule's target's name.
+fn jump_named<'a>(
+    rule: RuleRef<'_, 'a>,
+    target: Option<&'a str>,
+    pred: impl Fn(&str) -> bool,
+) -> Option<&'a str> {
+    let target = target?;
     if !pred(target) {
         return None;
     }
@@ -218,25 +228,36 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 if iptables.is_some() && (ipvs.is_some() || router.is_some()) {
                     break;
                 }
+                // The target and whether any match is a set match, read once for the questions
+                // below (this runs for every dispatch rule of a large node).
+                let target = rule.target().map(|t| t.name());
+                let sets = (ipvs.is_none() || router.is_none())
+                    && rule.matches().any(|m| is_set_match(&m));
                 if ipvs.is_none() {
-                    ipvs = jump_to(rule, is_ipvs_chain)
+                    ipvs = jump_named(rule, target, is_ipvs_chain)
                         .map(Evidence::Jump)
-                        .or_else(|| set_match(rule, is_ipvs_set).map(Evidence::Set))
+                        .or_else(|| {
+                            sets.then(|| set_match(rule, is_ipvs_set))
+                                .flatten()
+                                .map(Evidence::Set)
+                        })
                         .map(|e| (rule, e));
                 }
                 if router.is_none() {
-                    router = jump_to(rule, |n| n == "KUBE-ROUTER-SERVICES")
+                    router = jump_named(rule, target, |n| n == "KUBE-ROUTER-SERVICES")
                         .map(Evidence::Jump)
                         .or_else(|| {
-                            set_match(rule, |n| n.starts_with("kube-router-svip"))
+                            sets.then(|| set_match(rule, |n| n.starts_with("kube-router-svip")))
+                                .flatten()
                                 .map(Evidence::Set)
                         })
                         .map(|e| (rule, e));
                 }
                 if iptables.is_none() && kind == TableKind::Nat {
-                    iptables =
-                        jump_to(rule, |n| service_chain(n).is_some() || is_endpoint_chain(n))
-                            .map(|t| (rule, Evidence::Jump(t)));
+                    iptables = jump_named(rule, target, |n| {
+                        service_chain(n).is_some() || is_endpoint_chain(n)
+                    })
+                    .map(|t| (rule, Evidence::Jump(t)));
                 }
             }
         }

@@ -4,9 +4,9 @@
 use crate::context::{Findings, LintContext};
 use crate::known::owner;
 use crate::kube::Generation;
-use crate::kube::names::{CommentRole, comments, option_anywhere, service_comment};
+use crate::kube::names::{CommentRole, comments, service_comment};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind};
+use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind, TableRef};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -105,7 +105,78 @@ enum Need {
     SourceAndDestinationOrMark,
 }
 
+/// What [`Need::holds`] reads of a rule's options, in one walk over its matches: this runs for
+/// every dispatch rule of a large node, where reading each need apart walks them once per need.
+/// Each is read as the one-by-one readers do (a test compares the two): the negation of the
+/// first basic `-s`, `-d`, `-p` (`RuleRef::option(None, ..)`) and of the first `-m mark
+/// --mark`, and whether a destination-port option is anywhere (`option_anywhere`).
+#[derive(Default)]
+struct OptionFacts {
+    source: Option<bool>,
+    destination: Option<bool>,
+    protocol: Option<bool>,
+    mark: Option<bool>,
+    port: bool,
+}
+
+impl OptionFacts {
+    fn read(rule: RuleRef<'_, '_>) -> OptionFacts {
+        let mut facts = OptionFacts::default();
+        for m in rule.matches() {
+            let module = m.module();
+            for o in m.options() {
+                let name = o.name();
+                let slot = match (module, name) {
+                    (_, "--dport" | "--destination-port" | "--dports" | "--destination-ports") => {
+                        facts.port = true;
+                        continue;
+                    }
+                    (None, "-s" | "--source") => &mut facts.source,
+                    (None, "-d" | "--destination") => &mut facts.destination,
+                    (None, "-p" | "--protocol") => &mut facts.protocol,
+                    (Some("mark"), "--mark") => &mut facts.mark,
+                    _ => continue,
+                };
+                if slot.is_none() {
+                    *slot = Some(o.negated());
+                }
+            }
+        }
+        facts
+    }
+}
+
 impl Need {
+    /// Whether the rule has what this need asks, its options read in `facts`.
+    fn holds_in(self, rule: RuleRef<'_, '_>, facts: &OptionFacts) -> bool {
+        let state = |wanted: &[&str]| {
+            rule.ctstate()
+                .is_some_and(|s| !s.negated && s.value.iter().any(|v| wanted.contains(v)))
+        };
+        match self {
+            Need::Mark => facts.mark == Some(false),
+            Need::Destination => facts.destination == Some(false),
+            Need::NegatedSource => facts.source == Some(true),
+            Need::NegatedCtstate => rule.ctstate().is_some_and(|s| s.negated),
+            Need::Established => state(&["RELATED", "ESTABLISHED"]),
+            Need::New => state(&["NEW"]),
+            Need::LocalOrDestination => {
+                rule.dst_type()
+                    .is_some_and(|t| !t.negated && t.value == "LOCAL")
+                    || facts.destination == Some(false)
+            }
+            Need::DestinationPort => facts.port,
+            Need::Protocol => facts.protocol == Some(false),
+            Need::SourceAndDestination => facts.source.is_some() && facts.destination.is_some(),
+            Need::SourceOrDestination => facts.source.is_some() || facts.destination.is_some(),
+            Need::SourceAndDestinationOrMark => {
+                (facts.source.is_some() && facts.destination.is_some()) || facts.mark == Some(false)
+            }
+        }
+    }
+
+    /// [`Need::holds_in`] read one option at a time: what `OptionFacts` must agree with.
+    #[cfg(test)]
     fn holds(self, rule: RuleRef<'_, '_>) -> bool {
         let basic = |names: &[&str]| rule.option(None, names);
         let source = || basic(&["-s", "--source"]);
@@ -130,7 +201,7 @@ impl Need {
                     .is_some_and(|t| !t.negated && t.value == "LOCAL")
                     || Need::Destination.holds(rule)
             }
-            Need::DestinationPort => option_anywhere(
+            Need::DestinationPort => crate::kube::names::option_anywhere(
                 rule,
                 &[
                     "--dport",
@@ -493,18 +564,36 @@ fn returns_by_mark(rule: RuleRef<'_, '_>) -> bool {
         && rule.option(Some("mark"), &["--mark"]).is_some()
 }
 
+/// The chains of a table that known rules may be written to, in table order. Most chains of a
+/// large node (`KUBE-SVC-*`, `KUBE-SEP-*`) hold none: a table whose known chains all have exact
+/// names gets them by name, and the names of its other chains are never read. (A prefix such as
+/// Calico's `cali-*` needs every name of its table read.)
+fn known_chains<'r, 'a>(table: TableRef<'r, 'a>) -> Vec<ChainRef<'r, 'a>> {
+    let kind = table.kind();
+    if !matches!(kind, TableKind::Filter | TableKind::Nat) {
+        return Vec::new();
+    }
+    let names = KNOWN
+        .iter()
+        .filter(|k| k.table == kind)
+        .flat_map(|k| k.chains.iter().copied());
+    if names.clone().any(|c| c.ends_with('*')) {
+        return table.chains().collect();
+    }
+    let mut chains: Vec<ChainRef<'r, 'a>> = names.filter_map(|n| table.chain(n)).collect();
+    chains.sort_unstable_by_key(|c| c.id.index());
+    chains.dedup_by_key(|c| c.id);
+    chains
+}
+
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let mut generation = None;
     // The known rules of the chain at hand, in KNOWN's order; reused.
     let mut here: Vec<&Known> = Vec::new();
-    for chain in cx.chains() {
+    for chain in cx.tables().flat_map(known_chains) {
         let kind = chain.table().kind();
-        if !matches!(kind, TableKind::Filter | TableKind::Nat) {
-            continue;
-        }
-        // Most chains of a large node (KUBE-SVC-*, KUBE-SEP-*) hold no rule of the table: skip
-        // them whole rather than reading every rule's comments. The table and chain of each
-        // known rule are compared once per chain, not once per rule and comment.
+        // The known rules of this chain. The table and chain of each known rule are compared
+        // once per chain, not once per rule and comment.
         here.clear();
         let name = chain.name();
         here.extend(KNOWN.iter().filter(|k| k.table == kind && k.in_chain(name)));
@@ -538,10 +627,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
             // A rule with every match that the known rules of its target need lost nothing,
             // whatever its comment says: most rules of a healthy node stop here, unread.
+            let options = OptionFacts::read(rule);
             if here
                 .iter()
                 .filter(|k| k.target.is_empty() || k.target == target)
-                .all(|k| k.needs.iter().all(|n| n.holds(rule)))
+                .all(|k| k.needs.iter().all(|n| n.holds_in(rule, &options)))
             {
                 continue;
             }
@@ -556,7 +646,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 .needs
                 .iter()
                 .copied()
-                .filter(|n| !n.holds(rule))
+                .filter(|n| !n.holds_in(rule, &options))
                 .collect();
             if missing.is_empty() {
                 continue;
@@ -619,6 +709,60 @@ fn report(
 mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, filter, nat, run};
+
+    /// Every need reads the same from `OptionFacts` as one option at a time, on every rule of
+    /// the lint corpus, odd forms and a generated node.
+    #[test]
+    fn needs_read_in_one_walk_hold_as_read_one_by_one() {
+        const NEEDS: [Need; 12] = [
+            Need::Mark,
+            Need::Destination,
+            Need::NegatedSource,
+            Need::NegatedCtstate,
+            Need::Established,
+            Need::New,
+            Need::LocalOrDestination,
+            Need::DestinationPort,
+            Need::Protocol,
+            Need::SourceAndDestination,
+            Need::SourceOrDestination,
+            Need::SourceAndDestinationOrMark,
+        ];
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../corpus/lints/RL413-weakened-rule");
+        let mut texts: Vec<String> = std::fs::read_dir(corpus)
+            .expect("RL413 corpus")
+            .map(|f| std::fs::read_to_string(f.expect("entry").path()).expect("dump"))
+            .collect();
+        texts.push(nat(concat!(
+            "-A KUBE-SERVICES ! -d 10.0.0.1/32 -s 10.0.0.2 -d 10.0.0.3 -p tcp -m tcp ! --dport 80 -j KUBE-SVC-A\n",
+            "-A KUBE-SERVICES ! -s 10.0.0.2 ! -p tcp -m multiport --dports 80,443 -m mark ! --mark 0x1 -m mark --mark 0x2 -j X\n",
+            "-A KUBE-SERVICES -m mark --mark 0x4000/0x4000 -m addrtype --dst-type LOCAL -m conntrack --ctstate NEW -j X\n",
+            "-A KUBE-SERVICES -m comment --comment \"--mark\" -m set --match-set s dst --destination-port 1 -j X\n",
+            "-A KUBE-SERVICES --source 10.0.0.1 --destination 10.0.0.2 --protocol udp -m udp --destination-ports 1 -j X\n",
+        )));
+        texts.push(rulelint_dumpgen::generate(
+            &rulelint_dumpgen::Shape::with_rule_target(3_000),
+        ));
+        let mut held = 0;
+        for text in &texts {
+            let parsed = rulelint_parser::parse(text);
+            for rule in parsed.ruleset.iter_rules() {
+                let facts = OptionFacts::read(rule);
+                for need in NEEDS {
+                    let one_by_one = need.holds(rule);
+                    assert_eq!(
+                        need.holds_in(rule, &facts),
+                        one_by_one,
+                        "{need:?}: {}",
+                        rule.text()
+                    );
+                    held += usize::from(one_by_one);
+                }
+            }
+        }
+        assert!(held > 1000, "{held}");
+    }
 
     const MODERN: &str = ":KUBE-PROXY-FIREWALL - [0:0]\n";
 
