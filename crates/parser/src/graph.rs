@@ -1,7 +1,9 @@
 //! The chain graph: one node per chain, one edge per jump or goto, carrying the rule it came from.
 //!
 //! Stored compactly (issue 16): the jumps grouped by called chain, 8 bytes each, and 4 bytes a
-//! chain, where petgraph took 24 bytes per edge and 12 per node. The jumps out of a chain are
+//! chain, where petgraph took 24 bytes per edge and 12 per node. A run of consecutive rules of
+//! one chain that all jump to the same chain (`-A X -j X` a million times) is stored as its
+//! first jump and one run entry, so a pathological dump does not cost 8 bytes a rule here. The jumps out of a chain are
 //! its rules that jump, read from the ruleset (the rules are grouped by chain already), so the
 //! walks forward take the ruleset. Every walk is iterative: no recursion on the input's depth.
 
@@ -27,11 +29,70 @@ struct Edge {
 
 const GOTO_BIT: u32 = 1 << 31;
 
+/// `Edge::from` of a run entry: the edge before it stands for `rule_and_goto` more jumps, by the
+/// rules that follow its rule, from the same chain and of the same kind. No chain has this id:
+/// chains are far fewer than 2^32.
+const RUN: u32 = u32::MAX;
+
 impl Edge {
     fn jump(self) -> Jump {
         Jump {
             rule: RuleId(self.rule_and_goto & !GOTO_BIT),
             goto: self.rule_and_goto & GOTO_BIT != 0,
+        }
+    }
+
+    /// True for a run entry (see [`RUN`]), which names no calling chain.
+    fn is_run(self) -> bool {
+        self.from == RUN
+    }
+}
+
+/// Whether rule `i` continues a run: the rule before it is of the same chain and jumps the same
+/// way to the same chain, so its jump into that chain was the one stored just before.
+fn continues_run(rules: &[Rule], i: usize) -> bool {
+    let Some(prev) = i.checked_sub(1).and_then(|p| rules.get(p)) else {
+        return false;
+    };
+    let rule = &rules[i];
+    rule.target_chain != Rule::NO_CHAIN
+        && prev.target_chain == rule.target_chain
+        && prev.chain == rule.chain
+        && (prev.flags ^ rule.flags) & Rule::GOTO == 0
+}
+
+/// The jumps of stored entries, last first, with runs expanded.
+struct JumpsBack<'g> {
+    entries: &'g [Edge],
+    /// The run being expanded: its first edge, and how many of the rules after it are left.
+    run: Option<(Edge, u32)>,
+}
+
+impl Iterator for JumpsBack<'_> {
+    type Item = (u32, Jump);
+
+    fn next(&mut self) -> Option<(u32, Jump)> {
+        loop {
+            if let Some((head, left)) = &mut self.run {
+                if *left > 0 {
+                    let mut jump = head.jump();
+                    jump.rule = RuleId(jump.rule.0 + *left);
+                    *left -= 1;
+                    return Some((head.from, jump));
+                }
+                self.run = None;
+            }
+            let (&last, rest) = self.entries.split_last()?;
+            self.entries = rest;
+            if !last.is_run() {
+                return Some((last.from, last.jump()));
+            }
+            // The run's first edge is stored just before it, and is yielded after the run.
+            if let Some(&head) = rest.last()
+                && !head.is_run()
+            {
+                self.run = Some((head, last.rule_and_goto));
+            }
         }
     }
 }
@@ -62,6 +123,8 @@ pub struct ChainGraph {
     /// The jumps into chain `c` are `into[into_start[c]..into_start[c + 1]]`, in rule order.
     into_start: Vec<u32>,
     into: Vec<Edge>,
+    /// Number of jumps, runs counted in full.
+    jumps: usize,
     /// Rules whose `-j`/`-g` names no chain of their table (extension targets included).
     non_chain_targets: Vec<RuleId>,
 }
@@ -70,14 +133,23 @@ impl ChainGraph {
     /// Builds the graph in two passes over the rules, whose targets the parser has resolved.
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
         let n = set.chains.len();
-        // Counts first, so that every array is allocated once at its final size.
+        let rules = &set.rules;
+        // Counts first, so that every array is allocated once at its final size. A rule that
+        // continues a run takes an entry only when it is the run's second (the run entry).
         let mut into_start = vec![0u32; n + 1];
+        let mut entries = 0usize;
         let mut jumps = 0usize;
-        for rule in &set.rules {
+        let mut in_run = false;
+        for (i, rule) in rules.iter().enumerate() {
+            let continues = continues_run(rules, i);
             if rule.target_chain != Rule::NO_CHAIN {
-                into_start[rule.target_chain as usize + 1] += 1;
                 jumps += 1;
+                if !continues || !in_run {
+                    into_start[rule.target_chain as usize + 1] += 1;
+                    entries += 1;
+                }
             }
+            in_run = continues;
         }
         for i in 0..n {
             into_start[i + 1] += into_start[i];
@@ -87,28 +159,42 @@ impl ChainGraph {
                 from: 0,
                 rule_and_goto: 0
             };
-            jumps
+            entries
         ];
         // Fill cursors: where the next jump into each chain goes.
         let mut into_fill: Vec<u32> = into_start[..n].to_vec();
         let mut non_chain_targets = Vec::new();
-        for (i, rule) in set.rules.iter().enumerate() {
+        let mut in_run = false;
+        for (i, rule) in rules.iter().enumerate() {
+            let continues = continues_run(rules, i);
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = rule.flags & Rule::GOTO != 0;
                 let slot = &mut into_fill[rule.target_chain as usize];
-                let at = *slot;
-                *slot += 1;
-                into[at as usize] = Edge {
-                    from: rule.chain.0,
-                    rule_and_goto: i as u32 | if goto { GOTO_BIT } else { 0 },
-                };
+                if continues && in_run {
+                    // One more rule for the run entry written last into this chain.
+                    into[*slot as usize - 1].rule_and_goto += 1;
+                } else if continues {
+                    into[*slot as usize] = Edge {
+                        from: RUN,
+                        rule_and_goto: 1,
+                    };
+                    *slot += 1;
+                } else {
+                    let goto = rule.flags & Rule::GOTO != 0;
+                    into[*slot as usize] = Edge {
+                        from: rule.chain.0,
+                        rule_and_goto: i as u32 | if goto { GOTO_BIT } else { 0 },
+                    };
+                    *slot += 1;
+                }
             } else if rule.has_target() {
                 non_chain_targets.push(RuleId(i as u32));
             }
+            in_run = continues;
         }
         ChainGraph {
             into_start,
             into,
+            jumps,
             non_chain_targets,
         }
     }
@@ -117,7 +203,7 @@ impl ChainGraph {
         self.into_start.len() - 1
     }
 
-    /// The stored jumps into chain `c`, in rule order.
+    /// The stored entries for the jumps into chain `c`, in rule order: edges and run entries.
     fn edges_into(&self, c: usize) -> &[Edge] {
         &self.into[self.into_start[c] as usize..self.into_start[c + 1] as usize]
     }
@@ -145,9 +231,14 @@ impl ChainGraph {
         })
     }
 
-    /// The chains that chain `c` calls, one per jump, in reverse rule order.
+    /// The chains that chain `c` calls, in reverse rule order, one per run of jumps to the same
+    /// chain: a walk's stack then holds one entry for a million `-j X` in a row, and visits
+    /// chains in the same order as with one entry per jump.
     fn successors<'s>(&self, set: &'s Ruleset<'_>, c: usize) -> impl Iterator<Item = u32> + 's {
-        self.edges_out(set, c).map(|(to, _)| to)
+        let mut last = None;
+        self.edges_out(set, c)
+            .map(|(to, _)| to)
+            .filter(move |&to| last.replace(to) != Some(to))
     }
 
     /// The built-in chains of a table: where packets enter.
@@ -215,10 +306,12 @@ impl ChainGraph {
 
     /// The jumps into `chain`: (calling chain, jump), in reverse rule order.
     pub fn jumps_into(&self, chain: ChainId) -> impl Iterator<Item = (ChainId, Jump)> + '_ {
-        self.edges_into(chain.index())
-            .iter()
-            .rev()
-            .map(|e| (ChainId(e.from), e.jump()))
+        let entries = if chain.index() < self.node_count() {
+            self.edges_into(chain.index())
+        } else {
+            &[]
+        };
+        JumpsBack { entries, run: None }.map(|(from, jump)| (ChainId(from), jump))
     }
 
     /// The jumps out of `chain`: (called chain, jump), in reverse rule order. `set` is the
@@ -280,7 +373,11 @@ impl ChainGraph {
                 let ci = c as usize;
                 if at < self.into_start[ci + 1] {
                     top.1 += 1;
-                    let w = self.into[at as usize].from as usize;
+                    let edge = self.into[at as usize];
+                    if edge.is_run() {
+                        continue; // the same calling chain as the edge before
+                    }
+                    let w = edge.from as usize;
                     if order[w] == UNSEEN {
                         order[w] = next;
                         low[w] = next;
@@ -317,7 +414,8 @@ impl ChainGraph {
     pub fn is_acyclic(&self) -> bool {
         let n = self.node_count();
         let mut calls_left = vec![0u32; n];
-        for e in &self.into {
+        // Each stored edge counts once, a run entry not at all: added and taken away alike.
+        for e in self.into.iter().filter(|e| !e.is_run()) {
             calls_left[e.from as usize] += 1;
         }
         let mut ready: Vec<u32> = (0..n as u32)
@@ -326,7 +424,7 @@ impl ChainGraph {
         let mut removed = 0usize;
         while let Some(c) = ready.pop() {
             removed += 1;
-            for e in self.edges_into(c as usize) {
+            for e in self.edges_into(c as usize).iter().filter(|e| !e.is_run()) {
                 let left = &mut calls_left[e.from as usize];
                 *left -= 1;
                 if *left == 0 {
@@ -345,7 +443,7 @@ impl ChainGraph {
 
     /// Number of jump edges.
     pub fn jump_count(&self) -> usize {
-        self.into.len()
+        self.jumps
     }
 }
 
@@ -466,6 +564,22 @@ mod tests {
                 (4, 4, 2),
                 (5, 4, 1),
             ],
+            // Runs of the same jump, broken by a goto, another chain and another target.
+            &[
+                (1, 1, 0),
+                (1, 1, 0),
+                (1, 1, 0),
+                (1, 1, 1),
+                (1, 1, 1),
+                (1, 1, 0),
+                (2, 1, 0),
+                (2, 1, 0),
+                (1, 2, 0),
+                (1, 2, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+            ],
         ] {
             check_against_reference(&dump(rules));
         }
@@ -480,6 +594,29 @@ mod tests {
         ) {
             check_against_reference(&dump(&rules));
         }
+    }
+
+    #[test]
+    fn a_run_of_jumps_is_stored_once() {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n");
+        text.push_str(&"-A X -j X\n".repeat(1000));
+        text.push_str(&"-A INPUT -j X\n".repeat(1000));
+        text.push_str("COMMIT\n");
+        let parsed = parse(&text);
+        let set = &parsed.ruleset;
+        let graph = ChainGraph::build(set);
+        // Two runs, each its first edge and a run entry.
+        assert_eq!(graph.into.len(), 4);
+        assert_eq!(graph.jump_count(), 2000);
+        let into: Vec<_> = graph.jumps_into(ChainId(1)).collect();
+        assert_eq!(into.len(), 2000);
+        let rules: Vec<u32> = into.iter().map(|(_, j)| j.rule.0).collect();
+        assert_eq!(rules, (0..2000).rev().collect::<Vec<_>>());
+        assert!(into[..1000].iter().all(|(from, _)| *from == ChainId(0)));
+        assert!(into[1000..].iter().all(|(from, _)| *from == ChainId(1)));
+        assert_eq!(graph.cycles(), vec![vec![ChainId(1)]]);
+        assert_eq!(graph.reachable_from_hooks(set), vec![true, true]);
+        check_against_reference(&text);
     }
 
     #[test]
