@@ -56,14 +56,15 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         // and lines are built only for what the finding prints: a loop may hold a million.
         let name = |i: usize| {
             path.get(i)
-                .map_or(first.name(), |&(from, _)| set.chain(from).name())
+                .map_or(first.name(), |&rule| set.rule(rule).chain().name())
         };
         // Larger knots hold more cycles; one finding per knot is enough to act on.
-        let Some(&(closing_chain, closing_rule)) = path.last() else {
+        let Some(&closing_rule) = path.last() else {
             continue;
         };
         let rule = set.rule(closing_rule);
-        let line = |i: usize| cx.line(set.rule(path[i].1).get().span.start).to_string();
+        let closing_chain = rule.get().chain;
+        let line = |i: usize| cx.line(set.rule(path[i]).get().span.start).to_string();
         let others = path.len() - 1;
         let message = if path.len() == 1 {
             format!("chain `{}` jumps to itself", first.name())
@@ -119,34 +120,48 @@ fn shortened<S: AsRef<str>>(count: usize, item: impl Fn(usize) -> S, separator: 
     out
 }
 
-/// A shortest cycle through the group's first chain, as (chain, jump rule) steps.
-fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<(ChainId, RuleId)>> {
+/// A shortest cycle through the group's first chain, as the rules of its jumps in order (each
+/// rule's chain is the step's chain). 4 bytes a chain of the group while searching: a loop of a
+/// million chains is searched whole.
+fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<RuleId>> {
+    const NONE: u32 = u32::MAX;
+    let set = cx.ruleset();
     let graph = cx.graph();
     let start = group[0];
-    let in_group = |c: ChainId| group.binary_search(&c).is_ok();
-    // parent[i] = (previous chain, rule) for group[i], filled by the BFS.
-    let mut parent: Vec<Option<(ChainId, RuleId)>> = vec![None; group.len()];
+    // parent[i]: the jump rule by which the BFS reached group[i] (its chain is the previous
+    // step), or NONE.
+    let mut parent: Vec<u32> = vec![NONE; group.len()];
     let mut queue = VecDeque::from([start]);
     while let Some(chain) = queue.pop_front() {
-        for (to, jump) in graph.jumps_from(cx.ruleset(), chain) {
+        for (to, jump) in graph.jumps_from(set, chain) {
             if to == start {
-                let mut path = vec![(chain, jump.rule)];
+                let step_back = |at: ChainId| -> Option<RuleId> {
+                    let rule = parent[group.binary_search(&at).ok()?];
+                    (rule != NONE).then_some(RuleId(rule))
+                };
+                // Counted first, so that the path is allocated once at its length.
+                let mut len = 1;
                 let mut at = chain;
                 while at != start {
-                    let i = group.binary_search(&at).ok()?;
-                    let (prev, rule) = parent[i]?;
-                    path.push((prev, rule));
-                    at = prev;
+                    at = set.rule(step_back(at)?).get().chain;
+                    len += 1;
+                }
+                let mut path = Vec::with_capacity(len);
+                path.push(jump.rule);
+                let mut at = chain;
+                while at != start {
+                    let rule = step_back(at)?;
+                    path.push(rule);
+                    at = set.rule(rule).get().chain;
                 }
                 path.reverse();
                 return Some(path);
             }
-            if !in_group(to) {
+            let Ok(i) = group.binary_search(&to) else {
                 continue;
-            }
-            let i = group.binary_search(&to).ok()?;
-            if parent[i].is_none() {
-                parent[i] = Some((chain, jump.rule));
+            };
+            if parent[i] == NONE {
+                parent[i] = jump.rule.0;
                 queue.push_back(to);
             }
         }
