@@ -500,9 +500,7 @@ mod tests {
         }
         for (i, rule) in set.rules.iter().enumerate() {
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = set
-                    .rule_target(i)
-                    .is_some_and(|t| set.tokens[t as usize].is_goto());
+                let goto = set.target_token(i).is_some_and(|t| t.is_goto());
                 let jump = Jump {
                     rule: RuleId(i as u32),
                     goto,
