@@ -332,30 +332,47 @@ impl ChainGraph {
         if self.is_acyclic() {
             return Vec::new();
         }
-        let mut cycles = Vec::new();
-        self.strongly_connected(|group| {
+        // The components that loop, by number, with their sizes; their chains are gathered
+        // after the search, when its scratch is freed (on a loop of a million chains a copy
+        // made during the search was part of the peak).
+        let mut looping: Vec<(u32, u32)> = Vec::new();
+        let component_of = self.strongly_connected(|component, group| {
             let c = group[0];
             if group.len() > 1 || self.edges_into(c as usize).iter().any(|e| e.from == c) {
-                let mut ids: Vec<ChainId> = group.iter().map(|&c| ChainId(c)).collect();
-                ids.sort_unstable();
-                cycles.push(ids);
+                looping.push((component, group.len() as u32));
             }
         });
+        looping.sort_unstable();
+        let mut cycles: Vec<Vec<ChainId>> = looping
+            .iter()
+            .map(|&(_, len)| Vec::with_capacity(len as usize))
+            .collect();
+        if !looping.is_empty() {
+            // In ascending chain order, so each group comes out sorted.
+            for (c, component) in component_of.iter().enumerate() {
+                if let Ok(at) = looping.binary_search_by_key(component, |&(k, _)| k) {
+                    cycles[at].push(ChainId(c as u32));
+                }
+            }
+        }
         cycles.sort_unstable();
         cycles
     }
 
     /// Strongly connected components over the jumps taken backwards (a graph and its reverse
     /// have the same components, and the backward lists are the ones stored with their other
-    /// end). Calls `found` with each component.
+    /// end). Calls `found` with each component's number and chains; returns every chain's
+    /// component number.
     ///
     /// Pearce's space-efficient variant of Tarjan ("A space-efficient algorithm for finding
     /// strongly connected components", 2016), without recursion: one word a chain holds both
-    /// the visit index and the lowest index reached, and the walk's path and the chains waiting
-    /// for their component share one array (a chain is on one of them at most). About 12 bytes
-    /// a chain in all, where Tarjan's two indexes, flags and two stacks took 22: on a loop of a
-    /// million chains this scratch was the peak of `check`.
-    fn strongly_connected(&self, mut found: impl FnMut(&[u32])) {
+    /// the visit index and the lowest index reached, and one array holds both the walk's path
+    /// and the chains waiting for their component (a chain is on one of them at most). A path
+    /// entry is the position of the next jump to follow; the chain it belongs to is where the
+    /// jump its parent followed comes from. About 8 bytes a chain in all, where Tarjan's two
+    /// indexes, flags and two stacks took 22: on a loop of a million chains this scratch was
+    /// the peak of `check`.
+    fn strongly_connected(&self, mut found: impl FnMut(u32, &[u32])) -> Vec<u32> {
         let n = self.node_count();
         // 0: not visited. While a chain is on the path or waiting: the lowest visit index it
         // reaches (visit indexes count up from 1). Once in a component: that component's
@@ -363,9 +380,8 @@ impl ChainGraph {
         let mut rindex = vec![0u32; n];
         // Per chain: still the root of its component as far as the walk has seen.
         let mut root = vec![0u64; n.div_ceil(64)];
-        // Per chain on the path: the position of the next jump into it to follow.
-        let mut next = vec![0u32; n];
-        // The path grows up from the front, the waiting chains down from the back.
+        // The path grows up from the front (per chain on it: the position of the next jump
+        // into it to follow), the waiting chains down from the back.
         let mut stacks = vec![0u32; n];
         let mut path_len = 0usize;
         let mut waiting_from = n;
@@ -375,33 +391,40 @@ impl ChainGraph {
             if rindex[start as usize] != 0 {
                 continue;
             }
+            // The chain at level `k` of the path: the walk's start, or where the jump its
+            // parent last followed comes from.
+            let chain_at = |stacks: &[u32], k: usize| -> u32 {
+                if k == 0 {
+                    start
+                } else {
+                    self.into[stacks[k - 1] as usize - 1].from
+                }
+            };
             // Puts chain `c` on the path with the next visit index.
             macro_rules! visit {
                 ($c:expr) => {{
-                    let c: u32 = $c;
-                    let ci = c as usize;
+                    let ci = $c as usize;
                     rindex[ci] = index;
                     index += 1;
                     root[ci / 64] |= 1 << (ci % 64);
-                    next[ci] = self.into_start[ci];
-                    stacks[path_len] = c;
+                    stacks[path_len] = self.into_start[ci];
                     path_len += 1;
                 }};
             }
             visit!(start);
             while path_len > 0 {
-                let c = stacks[path_len - 1];
+                let c = chain_at(&stacks, path_len - 1);
                 let ci = c as usize;
-                let at = next[ci];
+                let at = stacks[path_len - 1];
                 if at < self.into_start[ci + 1] {
-                    next[ci] = at + 1;
+                    stacks[path_len - 1] = at + 1;
                     let edge = self.into[at as usize];
                     if edge.is_run() {
                         continue; // the same calling chain as the edge before
                     }
                     let w = edge.from as usize;
                     if rindex[w] == 0 {
-                        visit!(edge.from);
+                        visit!(w);
                     } else if rindex[w] < rindex[ci] {
                         rindex[ci] = rindex[w];
                         root[ci / 64] &= !(1 << (ci % 64));
@@ -420,10 +443,10 @@ impl ChainGraph {
                     }
                     index -= (end - waiting_from) as u32 + 1;
                     rindex[ci] = component;
-                    component -= 1;
                     waiting_from -= 1;
                     stacks[waiting_from] = c;
-                    found(&stacks[waiting_from..end]);
+                    found(component, &stacks[waiting_from..end]);
+                    component -= 1;
                     waiting_from = end;
                 } else {
                     waiting_from -= 1;
@@ -431,8 +454,8 @@ impl ChainGraph {
                 }
                 // The chain below on the path reaches whatever `c` reached (a finished
                 // component's number is above every index, so it changes nothing).
-                if let Some(&parent) = stacks[..path_len].last() {
-                    let pi = parent as usize;
+                if path_len > 0 {
+                    let pi = chain_at(&stacks, path_len - 1) as usize;
                     if rindex[ci] < rindex[pi] {
                         rindex[pi] = rindex[ci];
                         root[pi / 64] &= !(1 << (pi % 64));
@@ -440,6 +463,7 @@ impl ChainGraph {
                 }
             }
         }
+        rindex
     }
 
     /// True when no chain can reach itself: Kahn's algorithm on the jumps taken backwards,
