@@ -1,7 +1,9 @@
 //! The chain graph: one node per chain, one edge per jump or goto, carrying the rule it came from.
 //!
 //! Stored compactly (issue 16): the jumps grouped by called chain, 8 bytes each, and 4 bytes a
-//! chain, where petgraph took 24 bytes per edge and 12 per node. The jumps out of a chain are
+//! chain, where petgraph took 24 bytes per edge and 12 per node. A run of consecutive rules of
+//! one chain that all jump to the same chain (`-A X -j X` a million times) is stored as its
+//! first jump and one run entry, so a pathological dump does not cost 8 bytes a rule here. The jumps out of a chain are
 //! its rules that jump, read from the ruleset (the rules are grouped by chain already), so the
 //! walks forward take the ruleset. Every walk is iterative: no recursion on the input's depth.
 
@@ -27,11 +29,70 @@ struct Edge {
 
 const GOTO_BIT: u32 = 1 << 31;
 
+/// `Edge::from` of a run entry: the edge before it stands for `rule_and_goto` more jumps, by the
+/// rules that follow its rule, from the same chain and of the same kind. No chain has this id:
+/// chains are far fewer than 2^32.
+const RUN: u32 = u32::MAX;
+
 impl Edge {
     fn jump(self) -> Jump {
         Jump {
             rule: RuleId(self.rule_and_goto & !GOTO_BIT),
             goto: self.rule_and_goto & GOTO_BIT != 0,
+        }
+    }
+
+    /// True for a run entry (see [`RUN`]), which names no calling chain.
+    fn is_run(self) -> bool {
+        self.from == RUN
+    }
+}
+
+/// Whether rule `i` continues a run: the rule before it is of the same chain and jumps the same
+/// way to the same chain, so its jump into that chain was the one stored just before.
+fn continues_run(rules: &[Rule], i: usize) -> bool {
+    let Some(prev) = i.checked_sub(1).and_then(|p| rules.get(p)) else {
+        return false;
+    };
+    let rule = &rules[i];
+    rule.target_chain != Rule::NO_CHAIN
+        && prev.target_chain == rule.target_chain
+        && prev.chain == rule.chain
+        && (prev.flags ^ rule.flags) & Rule::GOTO == 0
+}
+
+/// The jumps of stored entries, last first, with runs expanded.
+struct JumpsBack<'g> {
+    entries: &'g [Edge],
+    /// The run being expanded: its first edge, and how many of the rules after it are left.
+    run: Option<(Edge, u32)>,
+}
+
+impl Iterator for JumpsBack<'_> {
+    type Item = (u32, Jump);
+
+    fn next(&mut self) -> Option<(u32, Jump)> {
+        loop {
+            if let Some((head, left)) = &mut self.run {
+                if *left > 0 {
+                    let mut jump = head.jump();
+                    jump.rule = RuleId(jump.rule.0 + *left);
+                    *left -= 1;
+                    return Some((head.from, jump));
+                }
+                self.run = None;
+            }
+            let (&last, rest) = self.entries.split_last()?;
+            self.entries = rest;
+            if !last.is_run() {
+                return Some((last.from, last.jump()));
+            }
+            // The run's first edge is stored just before it, and is yielded after the run.
+            if let Some(&head) = rest.last()
+                && !head.is_run()
+            {
+                self.run = Some((head, last.rule_and_goto));
+            }
         }
     }
 }
@@ -62,6 +123,8 @@ pub struct ChainGraph {
     /// The jumps into chain `c` are `into[into_start[c]..into_start[c + 1]]`, in rule order.
     into_start: Vec<u32>,
     into: Vec<Edge>,
+    /// Number of jumps, runs counted in full.
+    jumps: usize,
     /// Rules whose `-j`/`-g` names no chain of their table (extension targets included).
     non_chain_targets: Vec<RuleId>,
 }
@@ -70,14 +133,23 @@ impl ChainGraph {
     /// Builds the graph in two passes over the rules, whose targets the parser has resolved.
     pub fn build(set: &Ruleset<'_>) -> ChainGraph {
         let n = set.chains.len();
-        // Counts first, so that every array is allocated once at its final size.
+        let rules = &set.rules;
+        // Counts first, so that every array is allocated once at its final size. A rule that
+        // continues a run takes an entry only when it is the run's second (the run entry).
         let mut into_start = vec![0u32; n + 1];
+        let mut entries = 0usize;
         let mut jumps = 0usize;
-        for rule in &set.rules {
+        let mut in_run = false;
+        for (i, rule) in rules.iter().enumerate() {
+            let continues = continues_run(rules, i);
             if rule.target_chain != Rule::NO_CHAIN {
-                into_start[rule.target_chain as usize + 1] += 1;
                 jumps += 1;
+                if !continues || !in_run {
+                    into_start[rule.target_chain as usize + 1] += 1;
+                    entries += 1;
+                }
             }
+            in_run = continues;
         }
         for i in 0..n {
             into_start[i + 1] += into_start[i];
@@ -87,28 +159,42 @@ impl ChainGraph {
                 from: 0,
                 rule_and_goto: 0
             };
-            jumps
+            entries
         ];
         // Fill cursors: where the next jump into each chain goes.
         let mut into_fill: Vec<u32> = into_start[..n].to_vec();
         let mut non_chain_targets = Vec::new();
-        for (i, rule) in set.rules.iter().enumerate() {
+        let mut in_run = false;
+        for (i, rule) in rules.iter().enumerate() {
+            let continues = continues_run(rules, i);
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = rule.flags & Rule::GOTO != 0;
                 let slot = &mut into_fill[rule.target_chain as usize];
-                let at = *slot;
-                *slot += 1;
-                into[at as usize] = Edge {
-                    from: rule.chain.0,
-                    rule_and_goto: i as u32 | if goto { GOTO_BIT } else { 0 },
-                };
+                if continues && in_run {
+                    // One more rule for the run entry written last into this chain.
+                    into[*slot as usize - 1].rule_and_goto += 1;
+                } else if continues {
+                    into[*slot as usize] = Edge {
+                        from: RUN,
+                        rule_and_goto: 1,
+                    };
+                    *slot += 1;
+                } else {
+                    let goto = rule.flags & Rule::GOTO != 0;
+                    into[*slot as usize] = Edge {
+                        from: rule.chain.0,
+                        rule_and_goto: i as u32 | if goto { GOTO_BIT } else { 0 },
+                    };
+                    *slot += 1;
+                }
             } else if rule.has_target() {
                 non_chain_targets.push(RuleId(i as u32));
             }
+            in_run = continues;
         }
         ChainGraph {
             into_start,
             into,
+            jumps,
             non_chain_targets,
         }
     }
@@ -117,7 +203,7 @@ impl ChainGraph {
         self.into_start.len() - 1
     }
 
-    /// The stored jumps into chain `c`, in rule order.
+    /// The stored entries for the jumps into chain `c`, in rule order: edges and run entries.
     fn edges_into(&self, c: usize) -> &[Edge] {
         &self.into[self.into_start[c] as usize..self.into_start[c + 1] as usize]
     }
@@ -145,9 +231,14 @@ impl ChainGraph {
         })
     }
 
-    /// The chains that chain `c` calls, one per jump, in reverse rule order.
+    /// The chains that chain `c` calls, in reverse rule order, one per run of jumps to the same
+    /// chain: a walk's stack then holds one entry for a million `-j X` in a row, and visits
+    /// chains in the same order as with one entry per jump.
     fn successors<'s>(&self, set: &'s Ruleset<'_>, c: usize) -> impl Iterator<Item = u32> + 's {
-        self.edges_out(set, c).map(|(to, _)| to)
+        let mut last = None;
+        self.edges_out(set, c)
+            .map(|(to, _)| to)
+            .filter(move |&to| last.replace(to) != Some(to))
     }
 
     /// The built-in chains of a table: where packets enter.
@@ -215,10 +306,12 @@ impl ChainGraph {
 
     /// The jumps into `chain`: (calling chain, jump), in reverse rule order.
     pub fn jumps_into(&self, chain: ChainId) -> impl Iterator<Item = (ChainId, Jump)> + '_ {
-        self.edges_into(chain.index())
-            .iter()
-            .rev()
-            .map(|e| (ChainId(e.from), e.jump()))
+        let entries = if chain.index() < self.node_count() {
+            self.edges_into(chain.index())
+        } else {
+            &[]
+        };
+        JumpsBack { entries, run: None }.map(|(from, jump)| (ChainId(from), jump))
     }
 
     /// The jumps out of `chain`: (called chain, jump), in reverse rule order. `set` is the
@@ -239,77 +332,138 @@ impl ChainGraph {
         if self.is_acyclic() {
             return Vec::new();
         }
-        let mut cycles = Vec::new();
-        self.strongly_connected(|group| {
+        // The components that loop, by number, with their sizes; their chains are gathered
+        // after the search, when its scratch is freed (on a loop of a million chains a copy
+        // made during the search was part of the peak).
+        let mut looping: Vec<(u32, u32)> = Vec::new();
+        let component_of = self.strongly_connected(|component, group| {
             let c = group[0];
             if group.len() > 1 || self.edges_into(c as usize).iter().any(|e| e.from == c) {
-                let mut ids: Vec<ChainId> = group.iter().map(|&c| ChainId(c)).collect();
-                ids.sort_unstable();
-                cycles.push(ids);
+                looping.push((component, group.len() as u32));
             }
         });
+        looping.sort_unstable();
+        let mut cycles: Vec<Vec<ChainId>> = looping
+            .iter()
+            .map(|&(_, len)| Vec::with_capacity(len as usize))
+            .collect();
+        if !looping.is_empty() {
+            // In ascending chain order, so each group comes out sorted.
+            for (c, component) in component_of.iter().enumerate() {
+                if let Ok(at) = looping.binary_search_by_key(component, |&(k, _)| k) {
+                    cycles[at].push(ChainId(c as u32));
+                }
+            }
+        }
         cycles.sort_unstable();
         cycles
     }
 
-    /// Tarjan's strongly connected components with an explicit stack, over the jumps taken
-    /// backwards (a graph and its reverse have the same components, and the backward lists are
-    /// the ones stored with their other end). Calls `found` with each component.
-    fn strongly_connected(&self, mut found: impl FnMut(&[u32])) {
-        const UNSEEN: u32 = u32::MAX;
+    /// Strongly connected components over the jumps taken backwards (a graph and its reverse
+    /// have the same components, and the backward lists are the ones stored with their other
+    /// end). Calls `found` with each component's number and chains; returns every chain's
+    /// component number.
+    ///
+    /// Pearce's space-efficient variant of Tarjan ("A space-efficient algorithm for finding
+    /// strongly connected components", 2016), without recursion: one word a chain holds both
+    /// the visit index and the lowest index reached, and one array holds both the walk's path
+    /// and the chains waiting for their component (a chain is on one of them at most). A path
+    /// entry is the position of the next jump to follow; the chain it belongs to is where the
+    /// jump its parent followed comes from. About 8 bytes a chain in all, where Tarjan's two
+    /// indexes, flags and two stacks took 22: on a loop of a million chains this scratch was
+    /// the peak of `check`.
+    fn strongly_connected(&self, mut found: impl FnMut(u32, &[u32])) -> Vec<u32> {
         let n = self.node_count();
-        let mut order = vec![UNSEEN; n];
-        let mut low = vec![0u32; n];
-        let mut on_stack = vec![false; n];
-        let mut stack: Vec<u32> = Vec::new();
-        // (chain, position of the next jump into it to follow)
-        let mut calls: Vec<(u32, u32)> = Vec::new();
-        let mut next = 0u32;
-        for root in 0..n as u32 {
-            if order[root as usize] != UNSEEN {
+        // 0: not visited. While a chain is on the path or waiting: the lowest visit index it
+        // reaches (visit indexes count up from 1). Once in a component: that component's
+        // number, counting down from u32::MAX, so always above every visit index.
+        let mut rindex = vec![0u32; n];
+        // Per chain: still the root of its component as far as the walk has seen.
+        let mut root = vec![0u64; n.div_ceil(64)];
+        // The path grows up from the front (per chain on it: the position of the next jump
+        // into it to follow), the waiting chains down from the back.
+        let mut stacks = vec![0u32; n];
+        let mut path_len = 0usize;
+        let mut waiting_from = n;
+        let mut index = 1u32;
+        let mut component = u32::MAX;
+        for start in 0..n as u32 {
+            if rindex[start as usize] != 0 {
                 continue;
             }
-            order[root as usize] = next;
-            low[root as usize] = next;
-            next += 1;
-            stack.push(root);
-            on_stack[root as usize] = true;
-            calls.push((root, self.into_start[root as usize]));
-            while let Some(top) = calls.last_mut() {
-                let (c, at) = *top;
+            // The chain at level `k` of the path: the walk's start, or where the jump its
+            // parent last followed comes from.
+            let chain_at = |stacks: &[u32], k: usize| -> u32 {
+                if k == 0 {
+                    start
+                } else {
+                    self.into[stacks[k - 1] as usize - 1].from
+                }
+            };
+            // Puts chain `c` on the path with the next visit index.
+            macro_rules! visit {
+                ($c:expr) => {{
+                    let ci = $c as usize;
+                    rindex[ci] = index;
+                    index += 1;
+                    root[ci / 64] |= 1 << (ci % 64);
+                    stacks[path_len] = self.into_start[ci];
+                    path_len += 1;
+                }};
+            }
+            visit!(start);
+            while path_len > 0 {
+                let c = chain_at(&stacks, path_len - 1);
                 let ci = c as usize;
+                let at = stacks[path_len - 1];
                 if at < self.into_start[ci + 1] {
-                    top.1 += 1;
-                    let w = self.into[at as usize].from as usize;
-                    if order[w] == UNSEEN {
-                        order[w] = next;
-                        low[w] = next;
-                        next += 1;
-                        stack.push(w as u32);
-                        on_stack[w] = true;
-                        calls.push((w as u32, self.into_start[w]));
-                    } else if on_stack[w] {
-                        low[ci] = low[ci].min(order[w]);
+                    stacks[path_len - 1] = at + 1;
+                    let edge = self.into[at as usize];
+                    if edge.is_run() {
+                        continue; // the same calling chain as the edge before
+                    }
+                    let w = edge.from as usize;
+                    if rindex[w] == 0 {
+                        visit!(w);
+                    } else if rindex[w] < rindex[ci] {
+                        rindex[ci] = rindex[w];
+                        root[ci / 64] &= !(1 << (ci % 64));
                     }
                     continue;
                 }
-                calls.pop();
-                if let Some(&(parent, _)) = calls.last() {
-                    low[parent as usize] = low[parent as usize].min(low[ci]);
-                }
-                if low[ci] == order[ci] {
-                    // `c` is on the stack (Tarjan's invariant); its component is above it.
-                    let Some(from) = stack.iter().rposition(|&s| s == c) else {
-                        continue;
-                    };
-                    for &s in &stack[from..] {
-                        on_stack[s as usize] = false;
+                // `c` is finished: off the path.
+                path_len -= 1;
+                if root[ci / 64] & (1 << (ci % 64)) != 0 {
+                    // Its component: the waiting chains that reached no lower than it, and
+                    // itself, put in the free slot just below them.
+                    let mut end = waiting_from;
+                    while end < n && rindex[stacks[end] as usize] >= rindex[ci] {
+                        rindex[stacks[end] as usize] = component;
+                        end += 1;
                     }
-                    found(&stack[from..]);
-                    stack.truncate(from);
+                    index -= (end - waiting_from) as u32 + 1;
+                    rindex[ci] = component;
+                    waiting_from -= 1;
+                    stacks[waiting_from] = c;
+                    found(component, &stacks[waiting_from..end]);
+                    component -= 1;
+                    waiting_from = end;
+                } else {
+                    waiting_from -= 1;
+                    stacks[waiting_from] = c;
+                }
+                // The chain below on the path reaches whatever `c` reached (a finished
+                // component's number is above every index, so it changes nothing).
+                if path_len > 0 {
+                    let pi = chain_at(&stacks, path_len - 1) as usize;
+                    if rindex[ci] < rindex[pi] {
+                        rindex[pi] = rindex[ci];
+                        root[pi / 64] &= !(1 << (pi % 64));
+                    }
                 }
             }
         }
+        rindex
     }
 
     /// True when no chain can reach itself: Kahn's algorithm on the jumps taken backwards,
@@ -317,7 +471,8 @@ impl ChainGraph {
     pub fn is_acyclic(&self) -> bool {
         let n = self.node_count();
         let mut calls_left = vec![0u32; n];
-        for e in &self.into {
+        // Each stored edge counts once, a run entry not at all: added and taken away alike.
+        for e in self.into.iter().filter(|e| !e.is_run()) {
             calls_left[e.from as usize] += 1;
         }
         let mut ready: Vec<u32> = (0..n as u32)
@@ -326,7 +481,7 @@ impl ChainGraph {
         let mut removed = 0usize;
         while let Some(c) = ready.pop() {
             removed += 1;
-            for e in self.edges_into(c as usize) {
+            for e in self.edges_into(c as usize).iter().filter(|e| !e.is_run()) {
                 let left = &mut calls_left[e.from as usize];
                 *left -= 1;
                 if *left == 0 {
@@ -345,7 +500,7 @@ impl ChainGraph {
 
     /// Number of jump edges.
     pub fn jump_count(&self) -> usize {
-        self.into.len()
+        self.jumps
     }
 }
 
@@ -369,9 +524,7 @@ mod tests {
         }
         for (i, rule) in set.rules.iter().enumerate() {
             if rule.target_chain != Rule::NO_CHAIN {
-                let goto = set
-                    .rule_target(i)
-                    .is_some_and(|t| set.tokens[t as usize].is_goto());
+                let goto = set.target_token(i).is_some_and(|t| t.is_goto());
                 let jump = Jump {
                     rule: RuleId(i as u32),
                     goto,
@@ -466,6 +619,22 @@ mod tests {
                 (4, 4, 2),
                 (5, 4, 1),
             ],
+            // Runs of the same jump, broken by a goto, another chain and another target.
+            &[
+                (1, 1, 0),
+                (1, 1, 0),
+                (1, 1, 0),
+                (1, 1, 1),
+                (1, 1, 1),
+                (1, 1, 0),
+                (2, 1, 0),
+                (2, 1, 0),
+                (1, 2, 0),
+                (1, 2, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+            ],
         ] {
             check_against_reference(&dump(rules));
         }
@@ -480,6 +649,29 @@ mod tests {
         ) {
             check_against_reference(&dump(&rules));
         }
+    }
+
+    #[test]
+    fn a_run_of_jumps_is_stored_once() {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n");
+        text.push_str(&"-A X -j X\n".repeat(1000));
+        text.push_str(&"-A INPUT -j X\n".repeat(1000));
+        text.push_str("COMMIT\n");
+        let parsed = parse(&text);
+        let set = &parsed.ruleset;
+        let graph = ChainGraph::build(set);
+        // Two runs, each its first edge and a run entry.
+        assert_eq!(graph.into.len(), 4);
+        assert_eq!(graph.jump_count(), 2000);
+        let into: Vec<_> = graph.jumps_into(ChainId(1)).collect();
+        assert_eq!(into.len(), 2000);
+        let rules: Vec<u32> = into.iter().map(|(_, j)| j.rule.0).collect();
+        assert_eq!(rules, (0..2000).rev().collect::<Vec<_>>());
+        assert!(into[..1000].iter().all(|(from, _)| *from == ChainId(0)));
+        assert!(into[1000..].iter().all(|(from, _)| *from == ChainId(1)));
+        assert_eq!(graph.cycles(), vec![vec![ChainId(1)]]);
+        assert_eq!(graph.reachable_from_hooks(set), vec![true, true]);
+        check_against_reference(&text);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub use graph::{ChainGraph, Jump};
 pub use model::{
     Chain, ChainId, ChainRef, Command, CommandVerb, Comment, CommentKind, Family, Generator,
     MatchIter, MatchRef, OptionIter, OptionRef, Rule, RuleId, RuleOp, RuleRef, Ruleset, Table,
-    TableId, TableKind, TableRef, TargetRef, Token, TokenKind,
+    TableId, TableKind, TableRef, TargetRef, Token, TokenKind, Tokens,
 };
 pub use parse::{Parsed, parse};
 pub use print::print;

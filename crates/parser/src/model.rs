@@ -682,6 +682,44 @@ impl<'a> Ruleset<'a> {
         Some((start + at) as u32)
     }
 
+    /// Rule `rule`'s target token, if it has one: stored, or produced from the rule's text for
+    /// a rule whose only word is its jump (see [`Ruleset::lone_target`]).
+    #[inline]
+    pub(crate) fn target_token(&self, rule: usize) -> Option<Token> {
+        if !self.rules[rule].has_target() {
+            return None;
+        }
+        match self.rule_target(rule) {
+            Some(at) => self.tokens.get(at as usize).copied(),
+            None => self.lone_target(rule),
+        }
+    }
+
+    /// The token of a rule that has a target and no stored token: its only word is its jump
+    /// (`-A X -j Y`), and the parser stored nothing for it because [`lone_target_token`] reads
+    /// it back exactly from the rule's text (issue 16: millions of one-word rules paid 8
+    /// bytes each for it).
+    #[inline]
+    fn lone_target(&self, rule: usize) -> Option<Token> {
+        let r = &self.rules[rule];
+        if !r.has_target() || !self.rule_tokens(rule).is_empty() {
+            return None;
+        }
+        lone_target_token(self.source, r.span)
+    }
+
+    /// The tokens of rule `rule`, the lone target produced when it is not stored.
+    #[inline]
+    pub(crate) fn rule_token_list(&self, rule: usize) -> Tokens<'_> {
+        let stored = self.rule_tokens(rule);
+        let lone = if stored.is_empty() {
+            self.lone_target(rule)
+        } else {
+            None
+        };
+        Tokens { stored, lone }
+    }
+
     /// The position in `tokens`, rule `rule`'s tokens, of its target when that is among the
     /// last [`Rule::NEAR_TARGET`]: the last `Target` token (the parser keeps the last
     /// `-j`/`-g`), most often at a distance from the end that the rule's flags hold.
@@ -941,8 +979,8 @@ impl<'r, 'a> RuleRef<'r, 'a> {
 
     /// The rule's words after `-A CHAIN`.
     #[inline]
-    pub fn tokens(&self) -> &'r [Token] {
-        self.set.rule_tokens(self.id.index())
+    pub fn tokens(&self) -> Tokens<'r> {
+        self.set.rule_token_list(self.id.index())
     }
 
     /// The rule number of `-I CHAIN n`, `-R CHAIN n`, `-D CHAIN n`; 0 when absent.
@@ -979,12 +1017,27 @@ impl<'r, 'a> RuleRef<'r, 'a> {
             return None;
         }
         let i = self.id.index();
-        let index = if r.flags & Rule::FAR_TARGET != 0 {
-            (self.set.rule_target(i)? as usize).checked_sub(self.set.rule_tokens_start(i))?
+        let (index, token) = if r.flags & Rule::FAR_TARGET != 0 {
+            let at = self.set.rule_target(i)?;
+            let token = *self.set.tokens.get(at as usize)?;
+            (
+                (at as usize).checked_sub(self.set.rule_tokens_start(i))?,
+                token,
+            )
         } else {
-            self.set.target_in(i, self.tokens())?
+            let stored = self.set.rule_tokens(i);
+            if stored.is_empty() {
+                (0, lone_target_token(self.set.source, r.span)?)
+            } else {
+                let index = self.set.target_in(i, stored)?;
+                (index, stored[index])
+            }
         };
-        Some(TargetRef { rule: *self, index })
+        Some(TargetRef {
+            rule: *self,
+            index,
+            token,
+        })
     }
 
     /// The chain this rule jumps or goes to: its target, when that names a chain of the rule's
@@ -1001,7 +1054,8 @@ impl<'r, 'a> RuleRef<'r, 'a> {
         let end = self.target().map_or(tokens.len(), |t| t.index);
         MatchIter {
             rule: *self,
-            tokens: &tokens[..end],
+            // A produced lone target has no words before it: its stored list is empty.
+            tokens: tokens.stored().get(..end).unwrap_or_default(),
             pos: 0,
         }
     }
@@ -1018,34 +1072,127 @@ pub(crate) fn token_text<'a>(source: &'a str, token: &Token) -> &'a str {
     &source[token.name_span().range()]
 }
 
+/// The `-j NAME` / `-g NAME` token that ends the rule text under `span`, read back from the
+/// text: the last word is the name, the word before it the verb. The parser stores no token
+/// for a rule whose only word is its jump when this gives exactly the token it made.
+pub(crate) fn lone_target_token(source: &str, span: Span) -> Option<Token> {
+    let text = source.as_bytes().get(span.range())?;
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    // Backwards: the name, the blanks before it, the verb.
+    let mut at = text.len();
+    while at > 0 && !blank(text[at - 1]) {
+        at -= 1;
+    }
+    let name_start = at;
+    while at > 0 && blank(text[at - 1]) {
+        at -= 1;
+    }
+    let verb_end = at;
+    while at > 0 && !blank(text[at - 1]) {
+        at -= 1;
+    }
+    let verb_start = at;
+    if name_start == 0 || verb_start == verb_end {
+        return None;
+    }
+    let flags = match &text[verb_start..verb_end] {
+        b"-j" | b"--jump" => 0,
+        b"-g" | b"--goto" => Token::GOTO,
+        _ => return None,
+    };
+    Some(Token {
+        start: span.start + verb_start as u32,
+        len: u16::try_from(text.len() - verb_start).ok()?,
+        bits: TokenKind::Target as u8 | flags,
+        name_offset: u8::try_from(name_start - verb_start).ok()?,
+    })
+}
+
+/// A rule's tokens: a slice of the shared token list, or the one token of a rule whose only
+/// word is its jump, which is not stored (see [`Ruleset::lone_target`]). Dereferences to a
+/// slice; iterating it by value gives the tokens by value.
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens<'r> {
+    stored: &'r [Token],
+    lone: Option<Token>,
+}
+
+impl<'r> Tokens<'r> {
+    /// The stored tokens: all of them, or none for a rule whose lone target is produced.
+    fn stored(&self) -> &'r [Token] {
+        self.stored
+    }
+}
+
+impl std::ops::Deref for Tokens<'_> {
+    type Target = [Token];
+
+    #[inline]
+    fn deref(&self) -> &[Token] {
+        match &self.lone {
+            Some(token) => std::slice::from_ref(token),
+            None => self.stored,
+        }
+    }
+}
+
+impl<'r> IntoIterator for Tokens<'r> {
+    type Item = Token;
+    type IntoIter = std::iter::Chain<
+        std::iter::Copied<std::slice::Iter<'r, Token>>,
+        std::option::IntoIter<Token>,
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.stored.iter().copied().chain(self.lone)
+    }
+}
+
+impl<'t> IntoIterator for &'t Tokens<'_> {
+    type Item = &'t Token;
+    type IntoIter = std::slice::Iter<'t, Token>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// A rule's target with its options.
 #[derive(Clone, Copy)]
 pub struct TargetRef<'r, 'a> {
     rule: RuleRef<'r, 'a>,
     index: usize,
+    /// The `-j`/`-g` token, read once: a lone target's is produced from the text.
+    token: Token,
 }
 
 impl<'r, 'a> TargetRef<'r, 'a> {
     /// The target's name: a chain, or an extension such as `DNAT`.
     pub fn name(&self) -> &'a str {
-        self.rule.token_text(&self.rule.tokens()[self.index])
+        self.rule.token_text(&self.token)
     }
 
     /// `-g` rather than `-j`.
     pub fn is_goto(&self) -> bool {
-        self.rule.tokens()[self.index].is_goto()
+        self.token.is_goto()
     }
 
     /// The `-j NAME` / `-g NAME` token.
-    pub fn token(&self) -> &'r Token {
-        &self.rule.tokens()[self.index]
+    pub fn token(&self) -> Token {
+        self.token
     }
 
     /// The target's options (`--to-destination 10.0.0.1:80`), grouped with their arguments.
     pub fn options(&self) -> OptionIter<'r, 'a> {
         OptionIter {
             rule: self.rule,
-            tokens: &self.rule.tokens()[self.index + 1..],
+            // A produced lone target has no options: its stored list is empty.
+            tokens: self
+                .rule
+                .tokens()
+                .stored()
+                .get(self.index + 1..)
+                .unwrap_or_default(),
             pos: 0,
         }
     }
@@ -1060,7 +1207,7 @@ impl<'r, 'a> TargetRef<'r, 'a> {
     /// The span from `-j` to the last target option.
     pub fn span(&self) -> Span {
         let tokens = self.rule.tokens();
-        tokens[self.index]
+        self.token
             .span()
             .cover(tokens.last().map_or(Span::default(), |t| t.span()))
     }

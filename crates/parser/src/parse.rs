@@ -91,7 +91,9 @@ struct Parser<'a> {
     declarations_prefetched: usize,
     /// Rules whose target is still to be resolved, with the hash of its name.
     /// A ring: `pending_len` entries in use, the oldest first, the next written at `pending_at`.
-    pending_targets: [(u32, u64); PENDING_TARGETS],
+    /// (rule, hash of its target's name, the name): the name kept so that resolving does not
+    /// look for the target token again.
+    pending_targets: [(u32, u64, &'a str); PENDING_TARGETS],
     pending_len: usize,
     pending_at: usize,
     tables_by_name: FxHashMap<&'a str, TableId>,
@@ -194,7 +196,7 @@ impl<'a> Parser<'a> {
             tables_with_rules: Vec::new(),
             late_chains: Vec::new(),
             declarations_prefetched: 0,
-            pending_targets: [(0, 0); PENDING_TARGETS],
+            pending_targets: [(0, 0, ""); PENDING_TARGETS],
             pending_len: 0,
             pending_at: 0,
             tables_by_name: FxHashMap::default(),
@@ -374,8 +376,8 @@ impl<'a> Parser<'a> {
         }
         for k in 0..self.pending_len {
             let slot = (self.pending_at + PENDING_TARGETS - self.pending_len + k) % PENDING_TARGETS;
-            let (rule, hash) = self.pending_targets[slot];
-            self.resolve_target(rule, hash);
+            let (rule, hash, name) = self.pending_targets[slot];
+            self.resolve_target(rule, hash, name);
         }
         self.pending_len = 0;
         self.resolve_late_targets();
@@ -1182,6 +1184,8 @@ impl<'a> Parser<'a> {
             flags |= Rule::HAS_POSITION;
             self.set.positions.push((RuleId(id), position));
         }
+        let target_name = (target != Rule::NO_TARGET)
+            .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
         if target != Rule::NO_TARGET {
             flags |= Rule::HAS_TARGET;
             if self.set.tokens[target as usize].is_goto() {
@@ -1195,6 +1199,15 @@ impl<'a> Parser<'a> {
             if from_end >= Rule::NEAR_TARGET {
                 flags |= Rule::FAR_TARGET;
                 self.set.far_targets.push((RuleId(id), target));
+            }
+            // A rule whose only word is its jump keeps no token when the text gives it back
+            // exactly: `Ruleset::lone_target` produces it on demand.
+            if target == tokens_start
+                && self.set.tokens.len() == target as usize + 1
+                && crate::model::lone_target_token(self.src, span)
+                    == Some(self.set.tokens[target as usize])
+            {
+                self.set.tokens.truncate(target as usize);
             }
         }
         let block = id as usize / Ruleset::TOKEN_BLOCK;
@@ -1222,25 +1235,24 @@ impl<'a> Parser<'a> {
             tokens_rel,
             target_chain: Rule::NO_CHAIN,
         });
-        if target != Rule::NO_TARGET {
-            self.queue_target(table, id);
+        if let Some(name) = target_name {
+            self.queue_target(table, id, name);
         }
     }
 
     /// Queues the target of rule `rule` to be resolved a few rules later. In a large dump each
     /// lookup misses the cache; prefetching now and looking up later overlaps those misses
     /// with parsing instead of waiting on each.
-    fn queue_target(&mut self, table: TableId, rule: u32) {
+    fn queue_target(&mut self, table: TableId, rule: u32, name: &'a str) {
         let slot = self.pending_at;
         if self.pending_len == PENDING_TARGETS {
             // The ring is full: the slot to write holds the oldest entry.
-            let (oldest, hash) = self.pending_targets[slot];
-            self.resolve_target(oldest, hash);
+            let (oldest, hash, oldest_name) = self.pending_targets[slot];
+            self.resolve_target(oldest, hash, oldest_name);
             // Halfway through the ring the index slots have arrived: fetch the name they point
             // at in the text, the last miss of a lookup.
-            let (halfway, hash) =
+            let (halfway, hash, name) =
                 self.pending_targets[(slot + PENDING_TARGETS / 2) % PENDING_TARGETS];
-            let name = self.target_name(halfway);
             let table = self.set.chains[self.set.rules[halfway as usize].chain.index()].table;
             self.set.tables[table.index()]
                 .chain_names
@@ -1248,17 +1260,15 @@ impl<'a> Parser<'a> {
         } else {
             self.pending_len += 1;
         }
-        let name = self.target_name(rule);
         let hash = ChainIndex::hash(name.as_bytes());
         self.set.tables[table.index()].chain_names.prefetch(hash);
-        self.pending_targets[slot] = (rule, hash);
+        self.pending_targets[slot] = (rule, hash, name);
         self.pending_at = (slot + 1) % PENDING_TARGETS;
     }
 
     /// Records the chain that rule `rule`'s target names in the rule's table, if any; `hash` is
-    /// the target name's [`ChainIndex::hash`].
-    fn resolve_target(&mut self, rule: u32, hash: u64) {
-        let name = self.target_name(rule);
+    /// the hash of `name`, the target's name.
+    fn resolve_target(&mut self, rule: u32, hash: u64, name: &str) {
         let table = self.set.chains[self.set.rules[rule as usize].chain.index()].table;
         let found = self.set.tables[table.index()]
             .chain_names
@@ -1268,8 +1278,9 @@ impl<'a> Parser<'a> {
 
     /// The target name of a rule that has a target.
     fn target_name(&self, rule: u32) -> &'a str {
-        let target = self.set.rule_target(rule as usize).unwrap_or_default();
-        crate::model::token_text(self.src, &self.set.tokens[target as usize])
+        self.set
+            .target_token(rule as usize)
+            .map_or("", |t| crate::model::token_text(self.src, &t))
     }
 
     /// Resolves again the targets of rules that came before a chain of their table was
@@ -1286,8 +1297,9 @@ impl<'a> Parser<'a> {
                 && rule.has_target()
                 && self.late_chains[table.index()]
             {
-                let hash = ChainIndex::hash(self.target_name(i as u32).as_bytes());
-                self.resolve_target(i as u32, hash);
+                let name = self.target_name(i as u32);
+                let hash = ChainIndex::hash(name.as_bytes());
+                self.resolve_target(i as u32, hash, name);
             }
         }
     }
@@ -1493,6 +1505,48 @@ mod tests {
             "[1:2] -R X 3 -j ACCEPT\n",
         ] {
             assert!(printed.contains(line), "{line}");
+        }
+    }
+
+    /// A rule whose only word is its jump stores no token: the token is produced from the
+    /// text, the same as the one the parser made, in every spelling; odd spellings stay stored.
+    #[test]
+    fn lone_jump_tokens_are_produced_not_stored() {
+        let cases: &[(&str, &str, bool, bool)] = &[
+            // (rule, the token's text, goto, produced)
+            ("-A INPUT -j X", "-j X", false, true),
+            ("-A INPUT -g X", "-g X", true, true),
+            ("-A INPUT --jump X", "--jump X", false, true),
+            ("-A INPUT --goto X", "--goto X", true, true),
+            ("-A INPUT -j \t  X  ", "-j \t  X", false, true),
+            ("[3:4] -A INPUT -j ACCEPT", "-j ACCEPT", false, true),
+            ("-I INPUT 2 -j X", "-j X", false, true),
+            ("-A INPUT -j X\r", "-j X", false, true),
+            ("-A INPUT -j \"X\"", "-j \"X\"", false, true),
+            ("-A INPUT -j X --log-prefix a", "-j X", false, false),
+            ("-A INPUT -p tcp -j X", "-j X", false, false),
+        ];
+        for &(rule, token_text, goto, produced) in cases {
+            let text = format!("*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n{rule}\nCOMMIT\n");
+            let parsed = parse(&text);
+            let set = &parsed.ruleset;
+            let r = set.rule(RuleId(0));
+            let target = r.target().expect(rule);
+            assert_eq!(set.text(target.token().span()), token_text, "{rule}");
+            assert_eq!(target.is_goto(), goto, "{rule}");
+            assert_eq!(set.token_count() == 0, produced, "{rule}");
+            if produced {
+                assert_eq!(r.tokens().len(), 1, "{rule}");
+                assert_eq!(r.tokens()[0], target.token(), "{rule}");
+                assert_eq!(r.tokens().into_iter().count(), 1, "{rule}");
+                assert_eq!(r.matches().count(), 0, "{rule}");
+                assert_eq!(target.options().count(), 0, "{rule}");
+                assert_eq!(r.target_chain().is_some(), target.name() == "X", "{rule}");
+            }
+            // The rule reads and prints the same as when its token was stored.
+            let printed = crate::print(set);
+            let again = parse(&printed);
+            assert!(set.same_content(&again.ruleset), "{rule}");
         }
     }
 

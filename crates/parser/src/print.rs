@@ -101,7 +101,7 @@ fn print_rule(out: &mut String, rule: Option<RuleRef<'_, '_>>) {
     let mut previous_end: Option<usize> = None;
     for token in rule.tokens() {
         out.push_str(gap(set.source(), previous_end, token.span().start as usize));
-        write_token(out, rule, token);
+        write_token(out, rule, &token);
         previous_end = Some(token.span().end as usize);
     }
     out.push('\n');
@@ -186,7 +186,7 @@ fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
         && a.chain().table().name() == b.chain().table().name()
         && a.counters_span().map(|s| set_a.text(s)) == b.counters_span().map(|s| set_b.text(s))
         && a.tokens().len() == b.tokens().len()
-        && a.tokens().iter().zip(b.tokens()).all(|(x, y)| {
+        && a.tokens().iter().zip(b.tokens().iter()).all(|(x, y)| {
             x.kind() == y.kind()
                 && x.negated() == y.negated()
                 && x.is_goto() == y.is_goto()

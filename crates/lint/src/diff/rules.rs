@@ -87,7 +87,7 @@ fn is_dispatch_rule(rule: RuleRef<'_, '_>) -> bool {
 /// The key of a rule's meaning: its words, with addresses blanked out when `mask_addresses`.
 fn key_with(rule: RuleRef<'_, '_>, mask_addresses: bool) -> u64 {
     let mut h = FxHasher::default();
-    for token in rule.tokens() {
+    for token in &rule.tokens() {
         let kind = token.kind();
         (kind as u8, token.negated(), token.is_goto()).hash(&mut h);
         let text = rule.token_text(token);
@@ -439,7 +439,7 @@ fn only_node_addresses_differ(
 ) -> bool {
     let (ta, tb) = (ra.tokens(), rb.tokens());
     ta.len() == tb.len()
-        && ta.iter().zip(tb).all(|(x, y)| {
+        && ta.iter().zip(&tb).all(|(x, y)| {
             let (sx, sy) = (ra.token_text(x), rb.token_text(y));
             if sx == sy {
                 return true;

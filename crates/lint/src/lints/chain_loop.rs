@@ -54,21 +54,27 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         };
         // `path` holds the jumps in order; the last one leads back to the first chain. Names
         // and lines are built only for what the finding prints: a loop may hold a million.
+        // Past the path's end: the first chain again, where the loop closes.
         let name = |i: usize| {
             path.get(i)
-                .map_or(first.name(), |&(from, _)| set.chain(from).name())
+                .map_or(first.name(), |rule| set.rule(rule).chain().name())
         };
         // Larger knots hold more cycles; one finding per knot is enough to act on.
-        let Some(&(closing_chain, closing_rule)) = path.last() else {
+        let Some(closing_rule) = path.len.checked_sub(1).and_then(|i| path.get(i)) else {
             continue;
         };
         let rule = set.rule(closing_rule);
-        let line = |i: usize| cx.line(set.rule(path[i].1).get().span.start).to_string();
-        let others = path.len() - 1;
-        let message = if path.len() == 1 {
+        let closing_chain = rule.get().chain;
+        let line = |i: usize| {
+            path.get(i).map_or(String::new(), |r| {
+                cx.line(set.rule(r).get().span.start).to_string()
+            })
+        };
+        let others = path.len - 1;
+        let message = if path.len == 1 {
             format!("chain `{}` jumps to itself", first.name())
         } else {
-            format!("chains loop: {}", shortened(path.len() + 1, name, " -> "))
+            format!("chains loop: {}", shortened(path.len + 1, name, " -> "))
         };
         let help = if others == 0 {
             "the kernel refuses a table whose jumps loop (ELOOP), so iptables-restore fails; remove this jump".to_string()
@@ -119,34 +125,68 @@ fn shortened<S: AsRef<str>>(count: usize, item: impl Fn(usize) -> S, separator: 
     out
 }
 
-/// A shortest cycle through the group's first chain, as (chain, jump rule) steps.
-fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<Vec<(ChainId, RuleId)>> {
+/// A loop's jumps in order, of which only the ends are kept: the steps a finding names.
+struct LoopPath {
+    /// Number of jumps.
+    len: usize,
+    /// (position, jump rule) of the first and last [`NAMED_AT_MOST`] + 1 jumps, in order;
+    /// each rule's chain is its step's chain.
+    ends: Vec<(usize, RuleId)>,
+}
+
+impl LoopPath {
+    /// The jump rule at position `i`, if kept.
+    fn get(&self, i: usize) -> Option<RuleId> {
+        let at = self.ends.binary_search_by_key(&i, |&(p, _)| p).ok()?;
+        Some(self.ends[at].1)
+    }
+}
+
+/// A shortest cycle through the group's first chain. 4 bytes a chain of the group while
+/// searching, and only the loop's ends kept: a loop of a million chains is searched whole.
+fn shortest_cycle(cx: &LintContext<'_, '_>, group: &[ChainId]) -> Option<LoopPath> {
+    const NONE: u32 = u32::MAX;
+    let set = cx.ruleset();
     let graph = cx.graph();
     let start = group[0];
-    let in_group = |c: ChainId| group.binary_search(&c).is_ok();
-    // parent[i] = (previous chain, rule) for group[i], filled by the BFS.
-    let mut parent: Vec<Option<(ChainId, RuleId)>> = vec![None; group.len()];
+    // parent[i]: the jump rule by which the BFS reached group[i] (its chain is the previous
+    // step), or NONE.
+    let mut parent: Vec<u32> = vec![NONE; group.len()];
     let mut queue = VecDeque::from([start]);
     while let Some(chain) = queue.pop_front() {
-        for (to, jump) in graph.jumps_from(cx.ruleset(), chain) {
+        for (to, jump) in graph.jumps_from(set, chain) {
             if to == start {
-                let mut path = vec![(chain, jump.rule)];
+                let step_back = |at: ChainId| -> Option<RuleId> {
+                    let rule = parent[group.binary_search(&at).ok()?];
+                    (rule != NONE).then_some(RuleId(rule))
+                };
+                // Walked back twice from the closing jump: to count, then to keep the ends.
+                let mut len = 1;
                 let mut at = chain;
                 while at != start {
-                    let i = group.binary_search(&at).ok()?;
-                    let (prev, rule) = parent[i]?;
-                    path.push((prev, rule));
-                    at = prev;
+                    at = set.rule(step_back(at)?).get().chain;
+                    len += 1;
                 }
-                path.reverse();
-                return Some(path);
+                let kept = |i: usize| i <= NAMED_AT_MOST || i + NAMED_AT_MOST + 1 >= len;
+                let mut ends = vec![(len - 1, jump.rule)];
+                let mut at = chain;
+                let mut i = len - 1;
+                while at != start {
+                    let rule = step_back(at)?;
+                    i -= 1;
+                    if kept(i) {
+                        ends.push((i, rule));
+                    }
+                    at = set.rule(rule).get().chain;
+                }
+                ends.reverse();
+                return Some(LoopPath { len, ends });
             }
-            if !in_group(to) {
+            let Ok(i) = group.binary_search(&to) else {
                 continue;
-            }
-            let i = group.binary_search(&to).ok()?;
-            if parent[i].is_none() {
-                parent[i] = Some((chain, jump.rule));
+            };
+            if parent[i] == NONE {
+                parent[i] = jump.rule.0;
                 queue.push_back(to);
             }
         }

@@ -64,16 +64,13 @@ pub(crate) fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
 /// at the first word compared.
 fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
     let set = a.ruleset();
-    a.tokens().len() == b.tokens().len()
-        && a.tokens()
-            .iter()
-            .rev()
-            .zip(b.tokens().iter().rev())
-            .all(|(x, y)| {
-                x.kind() == y.kind()
-                    && x.negated() == y.negated()
-                    && set.text(x.span()) == set.text(y.span())
-            })
+    let (a, b) = (a.tokens(), b.tokens());
+    a.len() == b.len()
+        && a.iter().rev().zip(b.iter().rev()).all(|(x, y)| {
+            x.kind() == y.kind()
+                && x.negated() == y.negated()
+                && set.text(x.span()) == set.text(y.span())
+        })
 }
 
 /// Chains up to this many rules are compared pairwise by hash; larger ones go through a map.

@@ -50,6 +50,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 .tokens()
                 .iter()
                 .find(|t| t.kind() == TokenKind::Unsupported)
+                .copied()
             else {
                 continue;
             };
