@@ -176,6 +176,8 @@ pub(crate) struct Cur<'t, 'a> {
     /// so a long statement that fails late is not re-read from each of its words.
     far: usize,
     depth: u32,
+    /// No newline among the tokens (a rule's line): the `n`th token from `pos` is at `pos + n`.
+    flat: bool,
     diags: &'t mut Vec<Diagnostic>,
 }
 
@@ -187,6 +189,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             pos: 0,
             far: 0,
             depth: 0,
+            flat: !toks.iter().any(|t| t.kind == Kind::Newline),
             diags,
         }
     }
@@ -195,6 +198,11 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     /// Index of the `n`th token from `pos` that is not a newline.
     fn index(&self, n: usize) -> Option<usize> {
+        if self.flat {
+            // Most cursors read one rule's line: no newline to skip.
+            let i = self.pos.saturating_add(n);
+            return (i < self.toks.len()).then_some(i);
+        }
         let mut seen = 0;
         let mut i = self.pos;
         while i < self.toks.len() {
