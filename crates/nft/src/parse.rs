@@ -128,13 +128,13 @@ impl<'a> Parser<'a> {
     fn word_at(&self, i: usize) -> Option<&'a str> {
         self.toks
             .get(i)
-            .filter(|t| t.kind == Kind::Word)
+            .filter(|t| t.kind(self.text) == Kind::Word)
             .map(|t| self.s(*t))
     }
 
     fn skip_blank(&mut self) {
         while let Some(t) = self.peek() {
-            if matches!(t.kind, Kind::Newline | Kind::Semi | Kind::Handle) {
+            if matches!(t.kind(self.text), Kind::Newline | Kind::Semi | Kind::Handle) {
                 self.pos += 1;
             } else {
                 break;
@@ -145,7 +145,7 @@ impl<'a> Parser<'a> {
     fn line_end(&self, from: usize) -> usize {
         self.toks[from..]
             .iter()
-            .position(|t| t.kind == Kind::Newline)
+            .position(|t| t.kind(self.text) == Kind::Newline)
             .map_or(self.toks.len(), |p| from + p)
     }
 
@@ -154,7 +154,7 @@ impl<'a> Parser<'a> {
     }
 
     fn take_handle(&mut self) -> Option<u64> {
-        let t = self.peek().filter(|t| t.kind == Kind::Handle)?;
+        let t = self.peek().filter(|t| t.kind(self.text) == Kind::Handle)?;
         self.pos += 1;
         lexer::handle_value(self.s(t).as_bytes())
     }
@@ -163,13 +163,13 @@ impl<'a> Parser<'a> {
     /// Returns the index of its `{`.
     fn header_brace(&self, i: usize) -> Option<usize> {
         let end = self.line_end(i);
-        let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind == Kind::LBrace)?;
+        let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind(self.text) == Kind::LBrace)?;
         let names_ok = self.toks[i + 1..brace]
             .iter()
-            .all(|t| matches!(t.kind, Kind::Word | Kind::Str));
+            .all(|t| matches!(t.kind(self.text), Kind::Word | Kind::Str));
         let rest_ok = self.toks[brace + 1..end]
             .iter()
-            .all(|t| t.kind == Kind::Handle);
+            .all(|t| t.kind(self.text) == Kind::Handle);
         (brace > i + 1 && names_ok && rest_ok).then_some(brace)
     }
 
@@ -181,7 +181,7 @@ impl<'a> Parser<'a> {
     }
 
     fn at_line_start(&self, i: usize) -> bool {
-        i == 0 || self.toks[i - 1].kind == Kind::Newline
+        i == 0 || self.toks[i - 1].kind(self.text) == Kind::Newline
     }
 
     fn unclosed(&mut self, what: String, open: Span) {
@@ -205,7 +205,7 @@ impl<'a> Parser<'a> {
             self.skip_blank();
             let Some(t) = self.peek() else { break };
             let kw = self.block_kw(self.pos);
-            match (t.kind, kw) {
+            match (t.kind(self.text), kw) {
                 (_, Some("table")) => {
                     self.flush_stray(&mut stray);
                     implicit = None;
@@ -273,7 +273,7 @@ impl<'a> Parser<'a> {
         self.toks[..self.pos]
             .iter()
             .rev()
-            .find(|t| t.kind != Kind::Newline)
+            .find(|t| t.kind(self.text) != Kind::Newline)
             .map_or(0, |t| t.end)
     }
 
@@ -357,7 +357,7 @@ impl<'a> Parser<'a> {
                 self.unclosed(format!("`{label}`"), open);
                 return End::Eof;
             };
-            if t.kind == Kind::RBrace {
+            if t.kind(self.text) == Kind::RBrace {
                 self.pos += 1;
                 return End::Closed;
             }
@@ -378,7 +378,11 @@ impl<'a> Parser<'a> {
             let w = self.word_at(self.pos);
             match w {
                 Some("comment") => {
-                    if let Some(s) = self.toks.get(self.pos + 1).filter(|t| t.kind == Kind::Str) {
+                    if let Some(s) = self
+                        .toks
+                        .get(self.pos + 1)
+                        .filter(|t| t.kind(self.text) == Kind::Str)
+                    {
                         self.rs.tables[tid.index()].comment = Some(unquote(self.s(*s)));
                     }
                     self.skip_line();
@@ -405,7 +409,7 @@ impl<'a> Parser<'a> {
         let end = self.line_end(i);
         self.toks[i.min(end)..end]
             .iter()
-            .filter(|t| t.kind == Kind::Word)
+            .filter(|t| t.kind(self.text) == Kind::Word)
             .map(|t| self.s(*t))
             .collect()
     }
@@ -448,7 +452,7 @@ impl<'a> Parser<'a> {
         let mut depth = 0u32;
         let mut i = brace;
         while i < self.toks.len() {
-            match self.toks[i].kind {
+            match self.toks[i].kind(self.text) {
                 Kind::LBrace => depth += 1,
                 Kind::RBrace => {
                     depth -= 1;
@@ -544,7 +548,7 @@ impl<'a> Parser<'a> {
                 self.unclosed(format!("chain `{name}`"), open);
                 return End::Eof;
             };
-            if t.kind == Kind::RBrace {
+            if t.kind(self.text) == Kind::RBrace {
                 self.pos += 1;
                 return End::Closed;
             }
@@ -576,7 +580,7 @@ impl<'a> Parser<'a> {
                     let end = self.line_end(self.pos);
                     let rest = &self.toks[self.pos + 1..end];
                     if let [s, tail @ ..] = rest
-                        && s.kind == Kind::Str
+                        && s.kind(self.text) == Kind::Str
                         && tail.is_empty()
                     {
                         self.rs.chains[cid.index()].comment = Some(unquote(self.s(*s)));
@@ -599,10 +603,14 @@ impl<'a> Parser<'a> {
         let mut i = start;
         while i < end {
             let t = self.toks[i];
-            let w = if t.kind == Kind::Word { self.s(t) } else { "" };
+            let w = if t.kind(self.text) == Kind::Word {
+                self.s(t)
+            } else {
+                ""
+            };
             let next = self.toks.get(i + 1).filter(|_| i + 1 < end).copied();
-            let next_word = next.filter(|n| matches!(n.kind, Kind::Word | Kind::Str));
-            match (t.kind, w) {
+            let next_word = next.filter(|n| matches!(n.kind(self.text), Kind::Word | Kind::Str));
+            match (t.kind(self.text), w) {
                 (Kind::Semi | Kind::Handle, _) => i += 1,
                 (_, "type" | "hook" | "policy" | "device") => {
                     let v = next_word.map(|n| self.s(n)).filter(|v| {
@@ -626,7 +634,7 @@ impl<'a> Parser<'a> {
                 }
                 (_, "devices") => {
                     let mut j = i + 1;
-                    while j < end && self.toks[j].kind != Kind::RBrace {
+                    while j < end && self.toks[j].kind(self.text) != Kind::RBrace {
                         j += 1;
                     }
                     let last = j.min(end - 1);
@@ -636,7 +644,7 @@ impl<'a> Parser<'a> {
                 }
                 (_, "priority") => {
                     let mut j = i + 1;
-                    while j < end && self.toks[j].kind == Kind::Word {
+                    while j < end && self.toks[j].kind(self.text) == Kind::Word {
                         j += 1;
                     }
                     priority = Some((i + 1, j));
@@ -719,13 +727,13 @@ impl<'a> Parser<'a> {
         let mut j = start;
         while j < self.toks.len() {
             let t = self.toks[j];
-            match t.kind {
+            match t.kind(self.text) {
                 Kind::Newline => {
                     // An anonymous set written over several lines: the line ends in `{` or `,`,
                     // or the next line closes the set. `{` then a line with `}` is a rule cut
                     // short before the chain's `}` (empty anonymous sets do not exist).
-                    let prev = self.toks[j - 1].kind;
-                    let next = self.toks.get(j + 1).map(|t| t.kind);
+                    let prev = self.toks[j - 1].kind(self.text);
+                    let next = self.toks.get(j + 1).map(|t| t.kind(self.text));
                     let wraps = match (prev, next) {
                         (Kind::LBrace, Some(Kind::RBrace)) => false,
                         (Kind::LBrace | Kind::Comma, _) => true,
@@ -750,7 +758,7 @@ impl<'a> Parser<'a> {
             return;
         }
         let mut end = j;
-        while end > start && self.toks[end - 1].kind == Kind::Newline {
+        while end > start && self.toks[end - 1].kind(self.text) == Kind::Newline {
             end -= 1;
         }
         let span = Span {
@@ -780,7 +788,7 @@ impl<'a> Parser<'a> {
             self.diags.truncate(before);
         }
         self.pos = j;
-        if self.peek().is_some_and(|t| t.kind == Kind::Semi) {
+        if self.peek().is_some_and(|t| t.kind(self.text) == Kind::Semi) {
             self.pos += 1;
         }
         let handle = self.take_handle();
@@ -804,7 +812,7 @@ impl<'a> Parser<'a> {
                 self.unclosed(format!("{kw} `{name}`"), open);
                 return End::Eof;
             };
-            if t.kind == Kind::RBrace {
+            if t.kind(self.text) == Kind::RBrace {
                 self.pos += 1;
                 return End::Closed;
             }
@@ -841,7 +849,7 @@ impl<'a> Parser<'a> {
                     if self
                         .toks
                         .get(self.pos + 1)
-                        .is_some_and(|t| t.kind == Kind::Str) =>
+                        .is_some_and(|t| t.kind(self.text) == Kind::Str) =>
                 {
                     let s = self.toks[self.pos + 1];
                     self.rs.sets[set].comment = Some(unquote(self.s(s)));
@@ -857,7 +865,7 @@ impl<'a> Parser<'a> {
                         && self
                             .toks
                             .get(self.pos + 2)
-                            .is_some_and(|t| t.kind == Kind::LBrace) =>
+                            .is_some_and(|t| t.kind(self.text) == Kind::LBrace) =>
                 {
                     let open_elems = self.toks[self.pos].span();
                     match self.element_list(sid, self.pos + 2) {
@@ -881,7 +889,7 @@ impl<'a> Parser<'a> {
         let toks = &self.toks[from..end];
         let colon = toks
             .iter()
-            .position(|t| t.kind == Kind::Word && self.s(*t) == ":");
+            .position(|t| t.kind(self.text) == Kind::Word && self.s(*t) == ":");
         let (key, data) = match colon {
             Some(c) => (&toks[..c], Some(&toks[c + 1..])),
             None => (toks, None),
@@ -899,12 +907,12 @@ impl<'a> Parser<'a> {
         let mut parts = Vec::new();
         for group in toks
             .iter()
-            .filter(|t| t.kind != Kind::Handle)
+            .filter(|t| t.kind(self.text) != Kind::Handle)
             .collect::<Vec<_>>()
             .split(|t| self.s(**t) == ".")
         {
             let (first, last) = (group.first()?, group.last()?);
-            if group.iter().any(|t| t.kind != Kind::Word) {
+            if group.iter().any(|t| t.kind(self.text) != Kind::Word) {
                 return None;
             }
             parts.push(&self.text[first.start as usize..last.end as usize]);
@@ -919,7 +927,7 @@ impl<'a> Parser<'a> {
         let mut j = open;
         let mut end = End::Eof;
         while j < self.toks.len() {
-            match self.toks[j].kind {
+            match self.toks[j].kind(self.text) {
                 Kind::LBrace => depth += 1,
                 Kind::RBrace => {
                     depth -= 1;
@@ -945,7 +953,7 @@ impl<'a> Parser<'a> {
             let last_line = self.toks[open..j]
                 .iter()
                 .rev()
-                .find(|t| t.kind == Kind::Newline)
+                .find(|t| t.kind(self.text) == Kind::Newline)
                 .map_or(0, |t| t.end);
             let mut i = before;
             while i < self.diags.len() {

@@ -176,6 +176,8 @@ pub(crate) struct Cur<'t, 'a> {
     /// so a long statement that fails late is not re-read from each of its words.
     far: usize,
     depth: u32,
+    /// No newline among the tokens (a rule's line): the `n`th token from `pos` is at `pos + n`.
+    flat: bool,
     diags: &'t mut Vec<Diagnostic>,
 }
 
@@ -187,6 +189,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             pos: 0,
             far: 0,
             depth: 0,
+            flat: !toks.iter().any(|t| t.kind(text) == Kind::Newline),
             diags,
         }
     }
@@ -195,10 +198,15 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     /// Index of the `n`th token from `pos` that is not a newline.
     fn index(&self, n: usize) -> Option<usize> {
+        if self.flat {
+            // Most cursors read one rule's line: no newline to skip.
+            let i = self.pos.saturating_add(n);
+            return (i < self.toks.len()).then_some(i);
+        }
         let mut seen = 0;
         let mut i = self.pos;
         while i < self.toks.len() {
-            if self.toks[i].kind != Kind::Newline {
+            if self.toks[i].kind(self.text) != Kind::Newline {
                 if seen == n {
                     return Some(i);
                 }
@@ -232,7 +240,7 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     fn nth_word(&self, n: usize) -> Option<&'a str> {
         self.nth(n)
-            .filter(|t| t.kind == Kind::Word)
+            .filter(|t| t.kind(self.text) == Kind::Word)
             .map(|t| self.s(t))
     }
 
@@ -244,7 +252,7 @@ impl<'t, 'a> Cur<'t, 'a> {
         self.toks[..self.pos]
             .iter()
             .rev()
-            .find(|t| t.kind != Kind::Newline)
+            .find(|t| t.kind(self.text) != Kind::Newline)
             .map_or(0, |t| t.end)
     }
 
@@ -264,7 +272,7 @@ impl<'t, 'a> Cur<'t, 'a> {
     /// Reads every statement of the slice onto the end of `out`.
     pub fn statements_into(&mut self, out: &mut Vec<Statement<'a>>) {
         while let Some(t) = self.peek() {
-            if t.kind == Kind::Semi {
+            if t.kind(self.text) == Kind::Semi {
                 self.bump();
                 continue;
             }
@@ -296,12 +304,12 @@ impl<'t, 'a> Cur<'t, 'a> {
             if !words.is_empty()
                 && self.pos >= far
                 && depth == 0
-                && t.kind == Kind::Word
+                && t.kind(self.text) == Kind::Word
                 && is_boundary(self.s(t))
             {
                 break;
             }
-            match t.kind {
+            match t.kind(self.text) {
                 Kind::LBrace => depth += 1,
                 Kind::RBrace => depth = depth.saturating_sub(1),
                 _ => {}
@@ -314,7 +322,7 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     fn statement(&mut self) -> Option<Stmt<'a>> {
         let t = self.peek()?;
-        if t.kind != Kind::Word {
+        if t.kind(self.text) != Kind::Word {
             return None;
         }
         let w = self.s(t);
@@ -359,7 +367,9 @@ impl<'t, 'a> Cur<'t, 'a> {
                     }
                     Some("name") => {
                         for _ in 0..2 {
-                            if let Some(t) = self.peek().filter(|t| t.kind != Kind::LBrace) {
+                            if let Some(t) =
+                                self.peek().filter(|t| t.kind(self.text) != Kind::LBrace)
+                            {
                                 args.push(self.s(t));
                                 self.bump();
                             }
@@ -371,7 +381,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             }
             "comment" => {
                 self.bump();
-                let s = self.peek().filter(|t| t.kind == Kind::Str)?;
+                let s = self.peek().filter(|t| t.kind(self.text) == Kind::Str)?;
                 self.bump();
                 Some(Stmt::Comment(unquote(self.s(s))))
             }
@@ -380,7 +390,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 self.bump();
                 let set = self.word()?.strip_prefix('@')?;
                 self.bump();
-                if self.peek()?.kind != Kind::LBrace {
+                if self.peek()?.kind(self.text) != Kind::LBrace {
                     return None;
                 }
                 let Expr::Set(elements) = self.anon_set(true)? else {
@@ -404,8 +414,8 @@ impl<'t, 'a> Cur<'t, 'a> {
                     }
                 } else {
                     while let Some(t) = self.peek() {
-                        if matches!(t.kind, Kind::LBrace | Kind::RBrace | Kind::Semi)
-                            || (t.kind == Kind::Word && is_boundary(self.s(t)))
+                        if matches!(t.kind(self.text), Kind::LBrace | Kind::RBrace | Kind::Semi)
+                            || (t.kind(self.text) == Kind::Word && is_boundary(self.s(t)))
                         {
                             break;
                         }
@@ -452,12 +462,14 @@ impl<'t, 'a> Cur<'t, 'a> {
     fn verdict_target(&mut self, kind: VerdictKind, at: Token) -> Verdict<'a> {
         let target = if kind.takes_chain() {
             match self.peek() {
-                Some(t) if t.kind == Kind::Str => {
+                Some(t) if t.kind(self.text) == Kind::Str => {
                     self.bump();
                     Some(unquote(self.s(t)))
                 }
                 Some(t)
-                    if t.kind == Kind::Word && !is_stmt_keyword(self.s(t)) && self.s(t) != ":" =>
+                    if t.kind(self.text) == Kind::Word
+                        && !is_stmt_keyword(self.s(t))
+                        && self.s(t) != ":" =>
                 {
                     self.bump();
                     Some(self.s(t))
@@ -508,7 +520,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             flags.push(f);
             self.bump();
             match self.peek() {
-                Some(t) if t.kind == Kind::Comma => self.bump(),
+                Some(t) if t.kind(self.text) == Kind::Comma => self.bump(),
                 _ => {}
             }
         }
@@ -652,7 +664,7 @@ impl<'t, 'a> Cur<'t, 'a> {
     /// A constant word or string.
     fn literal(&mut self) -> Option<Expr<'a>> {
         let t = self.peek()?;
-        match t.kind {
+        match t.kind(self.text) {
             Kind::Str => {
                 self.bump();
                 Some(Expr::Literal(self.s(t)))
@@ -674,7 +686,7 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     fn rhs_primary(&mut self) -> Option<Expr<'a>> {
         let t = self.peek()?;
-        match t.kind {
+        match t.kind(self.text) {
             Kind::LBrace => self.anon_set(false),
             Kind::Word if self.s(t).len() > 1 && self.s(t).starts_with('@') => {
                 self.bump();
@@ -685,7 +697,7 @@ impl<'t, 'a> Cur<'t, 'a> {
     }
 
     fn map_ref(&mut self) -> Option<Expr<'a>> {
-        match self.peek()?.kind {
+        match self.peek()?.kind(self.text) {
             Kind::LBrace => self.anon_set(false),
             _ => match self.rhs_primary()? {
                 e @ Expr::SetRef(_) => Some(e),
@@ -727,9 +739,9 @@ impl<'t, 'a> Cur<'t, 'a> {
     /// Whether `,WORD` written without blanks follows the cursor (a flag list goes on).
     fn list_continues(&self) -> bool {
         matches!((self.nth(0), self.nth(1)), (Some(c), Some(n))
-            if c.kind == Kind::Comma
+            if c.kind(self.text) == Kind::Comma
                 && c.start == self.last_end()
-                && n.kind == Kind::Word
+                && n.kind(self.text) == Kind::Word
                 && n.start == c.end)
     }
 
@@ -765,7 +777,7 @@ impl<'t, 'a> Cur<'t, 'a> {
         let elements = self.elements(selectors);
         self.depth -= 1;
         match self.peek() {
-            Some(t) if t.kind == Kind::RBrace => self.bump(),
+            Some(t) if t.kind(self.text) == Kind::RBrace => self.bump(),
             _ => return None,
         }
         Some(Expr::Set(elements))
@@ -778,11 +790,14 @@ impl<'t, 'a> Cur<'t, 'a> {
     pub fn elements(&mut self, selectors: bool) -> Vec<Element<'a>> {
         let mut out = Vec::with_capacity(self.elements_ahead());
         loop {
-            while self.peek().is_some_and(|t| t.kind == Kind::Comma) {
+            while self
+                .peek()
+                .is_some_and(|t| t.kind(self.text) == Kind::Comma)
+            {
                 self.bump();
             }
             let Some(t) = self.peek() else { break };
-            if t.kind == Kind::RBrace {
+            if t.kind(self.text) == Kind::RBrace {
                 break;
             }
             let start = self.pos;
@@ -791,7 +806,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                     out.push(e);
                     match self.peek() {
                         None => {}
-                        Some(n) if matches!(n.kind, Kind::Comma | Kind::RBrace) => {}
+                        Some(n) if matches!(n.kind(self.text), Kind::Comma | Kind::RBrace) => {}
                         Some(n) => {
                             let from = n.start;
                             self.skip_element();
@@ -821,7 +836,7 @@ impl<'t, 'a> Cur<'t, 'a> {
         let mut starts = 0;
         let mut at_start = true;
         for t in &self.toks[self.pos..] {
-            match t.kind {
+            match t.kind(self.text) {
                 Kind::Newline => continue,
                 Kind::Comma if depth == 0 => {
                     at_start = true;
@@ -858,7 +873,7 @@ impl<'t, 'a> Cur<'t, 'a> {
         let mut depth = 0u32;
         let mut first = true;
         while let Some(t) = self.peek() {
-            match t.kind {
+            match t.kind(self.text) {
                 Kind::Comma | Kind::RBrace if depth == 0 && !first => break,
                 Kind::LBrace => depth += 1,
                 Kind::RBrace => {
@@ -903,7 +918,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 }
                 Some("comment") => {
                     self.bump();
-                    let s = self.peek().filter(|t| t.kind == Kind::Str)?;
+                    let s = self.peek().filter(|t| t.kind(self.text) == Kind::Str)?;
                     self.bump();
                     comment = Some(unquote(self.s(s)));
                 }

@@ -93,23 +93,23 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
         // a `{ ... }` over several lines (copied only then: most commands are one line).
         let mut cmd = &toks[pos..end];
         if let [head @ .., last] = cmd
-            && matches!(last.kind, Kind::Newline | Kind::Semi)
+            && matches!(last.kind(text), Kind::Newline | Kind::Semi)
         {
             cmd = head;
         }
         let filtered: Vec<Token>;
         if cmd
             .iter()
-            .any(|k| matches!(k.kind, Kind::Newline | Kind::Handle))
+            .any(|k| matches!(k.kind(text), Kind::Newline | Kind::Handle))
         {
             filtered = cmd
                 .iter()
                 .copied()
-                .filter(|k| !matches!(k.kind, Kind::Newline | Kind::Handle))
+                .filter(|k| !matches!(k.kind(text), Kind::Newline | Kind::Handle))
                 .collect();
             cmd = &filtered;
         }
-        if cmd.iter().any(|k| k.kind != Kind::Semi) {
+        if cmd.iter().any(|k| k.kind(text) != Kind::Semi) {
             t.command(cmd);
         }
         pos = end.max(pos + 1);
@@ -157,11 +157,11 @@ impl<'t, 'a> Tx<'t, 'a> {
         let mut i = pos;
         while i < self.toks.len() {
             let k = self.toks[i];
-            match k.kind {
+            match k.kind(self.text) {
                 Kind::Newline | Kind::Semi if depth == 0 => return i + 1,
                 Kind::Newline => {
                     if let Some(n) = self.toks.get(i + 1)
-                        && n.kind == Kind::Word
+                        && n.kind(self.text) == Kind::Word
                         && VERBS.contains(&self.s(*n))
                     {
                         return i + 1;
@@ -191,7 +191,7 @@ impl<'t, 'a> Tx<'t, 'a> {
     fn head(&self, cmd: &[Token], names: usize) -> Option<Head<'a>> {
         let word = |i: usize| {
             cmd.get(i)
-                .filter(|t| matches!(t.kind, Kind::Word | Kind::Str))
+                .filter(|t| matches!(t.kind(self.text), Kind::Word | Kind::Str))
                 .map(|t| unquote(self.s(*t)))
         };
         let verb = word(0)?;
@@ -226,13 +226,13 @@ impl<'t, 'a> Tx<'t, 'a> {
     fn command(&mut self, cmd: &[Token]) {
         let Some(first) = cmd
             .iter()
-            .find(|t| t.kind == Kind::Word)
+            .find(|t| t.kind(self.text) == Kind::Word)
             .map(|t| self.s(*t))
         else {
             self.invalid(cmd, "line is not an nft command".into(), "no command word");
             return;
         };
-        if cmd[0].kind != Kind::Word || !VERBS.contains(&first) {
+        if cmd[0].kind(self.text) != Kind::Word || !VERBS.contains(&first) {
             self.invalid(
                 cmd,
                 format!("`{first}` is not an nft command rulelint reads here"),
@@ -411,10 +411,10 @@ impl<'t, 'a> Tx<'t, 'a> {
     }
 
     /// The `;`-separated groups of a `{ ... }` body (without the braces).
-    fn groups(body: &[Token]) -> Vec<&[Token]> {
+    fn groups<'b>(text: &str, body: &'b [Token]) -> Vec<&'b [Token]> {
         let inner = match body {
             [open, inner @ .., close]
-                if open.kind == Kind::LBrace && close.kind == Kind::RBrace =>
+                if open.kind(text) == Kind::LBrace && close.kind(text) == Kind::RBrace =>
             {
                 inner
             }
@@ -424,7 +424,7 @@ impl<'t, 'a> Tx<'t, 'a> {
         let mut depth = 0u32;
         let mut from = 0;
         for (i, t) in inner.iter().enumerate() {
-            match t.kind {
+            match t.kind(text) {
                 Kind::LBrace => depth += 1,
                 Kind::RBrace => depth = depth.saturating_sub(1),
                 Kind::Semi if depth == 0 => {
@@ -447,10 +447,10 @@ impl<'t, 'a> Tx<'t, 'a> {
         let closed = match body {
             [] => true,
             [open, .., close] => {
-                open.kind == Kind::LBrace && close.kind == Kind::RBrace && {
+                open.kind(self.text) == Kind::LBrace && close.kind(self.text) == Kind::RBrace && {
                     let mut depth = 0i64;
                     body.iter().all(|t| {
-                        match t.kind {
+                        match t.kind(self.text) {
                             Kind::LBrace => depth += 1,
                             Kind::RBrace => depth -= 1,
                             _ => {}
@@ -473,19 +473,19 @@ impl<'t, 'a> Tx<'t, 'a> {
 
     fn words(&self, toks: &[Token]) -> Vec<&'a str> {
         toks.iter()
-            .filter(|t| t.kind == Kind::Word)
+            .filter(|t| t.kind(self.text) == Kind::Word)
             .map(|t| self.s(*t))
             .collect()
     }
 
     fn string(&self, toks: &[Token]) -> Option<&'a str> {
         toks.iter()
-            .find(|t| t.kind == Kind::Str)
+            .find(|t| t.kind(self.text) == Kind::Str)
             .map(|t| unquote(self.s(*t)))
     }
 
     fn table_body(&mut self, tid: TableId, body: &[Token]) {
-        for g in Self::groups(body) {
+        for g in Self::groups(self.text, body) {
             match self.s(g[0]) {
                 "comment" => self.rs.tables[tid.index()].comment = self.string(g),
                 "flags" => self.rs.tables[tid.index()].flags = self.words(&g[1..]),
@@ -496,7 +496,7 @@ impl<'t, 'a> Tx<'t, 'a> {
 
     fn chain_body(&mut self, tid: TableId, cid: ChainId, body: &[Token]) {
         let family = self.rs.tables[tid.index()].family;
-        for g in Self::groups(body) {
+        for g in Self::groups(self.text, body) {
             let span = Span {
                 start: g[0].start,
                 end: g[g.len() - 1].end,
@@ -562,7 +562,7 @@ impl<'t, 'a> Tx<'t, 'a> {
         if !self.body_ok(body, cmd) {
             return;
         }
-        for g in Self::groups(body) {
+        for g in Self::groups(self.text, body) {
             let w = self.s(g[0]);
             match w {
                 "type" | "typeof" => {
@@ -585,7 +585,7 @@ impl<'t, 'a> Tx<'t, 'a> {
                 "size" => self.rs.sets[sid.index()].size = g.get(1).map(|t| self.s(*t)),
                 "comment" => self.rs.sets[sid.index()].comment = self.string(g),
                 "elements" => {
-                    let open = g.iter().position(|t| t.kind == Kind::LBrace);
+                    let open = g.iter().position(|t| t.kind(self.text) == Kind::LBrace);
                     if let Some(open) = open {
                         let elements = self.brace_elements(&g[open..], cmd).unwrap_or_default();
                         self.rs.sets[sid.index()].elements.extend(elements);
