@@ -518,14 +518,21 @@ pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
         })
 }
 
-/// No entry in a dense per-chain table.
-const NONE: u32 = u32::MAX;
+/// No entry in a dense per-chain table. An entry holds its index plus one, so that a fresh
+/// table is all zeros: a large one is then zeroed memory the system maps on first write, and
+/// the pages of chains that are neither (a million filter chains) never count (issue 16).
+const NONE: u32 = 0;
 
 fn lookup(table: &[u32], chain: ChainId) -> Option<usize> {
     table
         .get(chain.index())
         .filter(|&&i| i != NONE)
-        .map(|&i| i as usize)
+        .map(|&i| i as usize - 1)
+}
+
+/// The entry of a dense per-chain table for index `i`.
+fn entry(i: usize) -> u32 {
+    i as u32 + 1
 }
 
 impl<'a> KubeModel<'a> {
@@ -718,7 +725,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             if let Some((kind, hash)) = service_chain(name) {
                 let i = self.service_for_hash(hash);
                 self.services[i].chains.slot(kind).get_or_insert(chain.id);
-                self.service_by_chain[chain.id.index()] = i as u32;
+                self.service_by_chain[chain.id.index()] = entry(i);
                 self.service_or_endpoint_chains = true;
                 self.modern_chains |=
                     name.starts_with("KUBE-EXT-") || name.starts_with("KUBE-SVL-");
@@ -740,7 +747,7 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
-        self.endpoint_by_chain[chain.id.index()] = self.endpoints.len() as u32;
+        self.endpoint_by_chain[chain.id.index()] = entry(self.endpoints.len());
         self.is_endpoint[chain.id.index() / 64] |= 1 << (chain.id.index() % 64);
         self.endpoints.push(Endpoint {
             chain: chain.id,

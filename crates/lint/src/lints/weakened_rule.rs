@@ -567,23 +567,26 @@ fn returns_by_mark(rule: RuleRef<'_, '_>) -> bool {
 /// The chains of a table that known rules may be written to, in table order. Most chains of a
 /// large node (`KUBE-SVC-*`, `KUBE-SEP-*`) hold none: a table whose known chains all have exact
 /// names gets them by name, and the names of its other chains are never read. (A prefix such as
-/// Calico's `cali-*` needs every name of its table read.)
-fn known_chains<'r, 'a>(table: TableRef<'r, 'a>) -> Vec<ChainRef<'r, 'a>> {
+/// Calico's `cali-*` needs every name of its table read; those chains are walked, not
+/// collected: a million-chain table would otherwise hold a list of them, issue 16.)
+fn known_chains<'r, 'a>(
+    table: TableRef<'r, 'a>,
+) -> Box<dyn Iterator<Item = ChainRef<'r, 'a>> + 'r> {
     let kind = table.kind();
     if !matches!(kind, TableKind::Filter | TableKind::Nat) {
-        return Vec::new();
+        return Box::new(std::iter::empty());
     }
     let names = KNOWN
         .iter()
         .filter(|k| k.table == kind)
         .flat_map(|k| k.chains.iter().copied());
     if names.clone().any(|c| c.ends_with('*')) {
-        return table.chains().collect();
+        return Box::new(table.chains());
     }
     let mut chains: Vec<ChainRef<'r, 'a>> = names.filter_map(|n| table.chain(n)).collect();
     chains.sort_unstable_by_key(|c| c.id.index());
     chains.dedup_by_key(|c| c.id);
-    chains
+    Box::new(chains.into_iter())
 }
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
