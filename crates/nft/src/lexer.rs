@@ -104,6 +104,7 @@ pub(crate) fn tokenize_counted(
     let b = text.as_bytes();
     let mut counts = Counts::default();
     let mut out = Vec::with_capacity(b.len() / 5 + 1);
+    rulelint_parser::huge_pages::advise(&out);
     let mut i = 0;
     // The kind is not stored (it follows from the first byte); the unit tests check that it
     // does for every token pushed.

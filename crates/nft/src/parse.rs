@@ -77,6 +77,18 @@ pub fn parse(text: &str) -> Parsed<'_> {
         },
         diags: diagnostics,
     };
+    // As the iptables parser does: a large node's buffers fault 2 MiB at a time. The first
+    // statement chunk is sized for a quarter of the tokens (a statement takes two words or
+    // more, and set elements take many), so that a large node's statements are one advised
+    // buffer rather than thousands of small chunks each faulting page by page; pages it
+    // does not fill are never touched.
+    rulelint_parser::huge_pages::advise(&p.rs.chains);
+    rulelint_parser::huge_pages::advise(&p.rs.rules);
+    let first_chunk = (p.toks.len() / 4).max(crate::model::STATEMENT_CHUNK);
+    p.rs.statements.push(Vec::with_capacity(first_chunk));
+    if let Some(chunk) = p.rs.statements.last() {
+        rulelint_parser::huge_pages::advise(chunk);
+    }
     p.top();
     let mut diagnostics = p.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));

@@ -11,8 +11,9 @@
 /// outweigh them. At 4 MiB every advised buffer holds at least one whole huge page.
 const MIN_BYTES: usize = 4 << 20;
 
-/// Advises huge pages for the capacity of `buffer`, if it is large.
-pub(crate) fn advise<T>(buffer: &Vec<T>) {
+/// Advises huge pages for the capacity of `buffer`, if it is large (also used by the nft
+/// parser for its token and rule buffers).
+pub fn advise<T>(buffer: &Vec<T>) {
     let bytes = buffer.capacity().saturating_mul(std::mem::size_of::<T>());
     if bytes < MIN_BYTES {
         return;

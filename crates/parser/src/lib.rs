@@ -47,7 +47,7 @@ pub mod codes;
 mod diagnostic;
 mod fragment;
 mod graph;
-mod huge_pages;
+pub mod huge_pages;
 pub mod json;
 mod lexer;
 mod model;
