@@ -113,6 +113,9 @@ fn read_limited(path: &str, limit: u64) -> Result<Input, String> {
         // Sized once from the file's length: a buffer grown by doubling peaks near twice it.
         // (`take` hides the length from `read_to_end`; a pipe reports none.)
         bytes.reserve_exact(known.unwrap_or(0) as usize);
+        // Read into huge pages where the kernel gives them on request: copying a large dump in
+        // faulted a 4 KiB page at a time (a fifth of the faults of a 5,000-Service node).
+        rulelint_parser::huge_pages::advise(&bytes);
         file.by_ref()
             .take(limit + 1)
             .read_to_end(&mut bytes)
