@@ -146,13 +146,16 @@ impl OptionFacts {
     }
 }
 
+/// Whether the rule matches a (non-negated) conntrack state among `wanted`.
+fn ctstate_in(rule: RuleRef<'_, '_>, wanted: &[&str]) -> bool {
+    rule.ctstate()
+        .is_some_and(|s| !s.negated && s.value.iter().any(|v| wanted.contains(v)))
+}
+
 impl Need {
     /// Whether the rule has what this need asks, its options read in `facts`.
     fn holds_in(self, rule: RuleRef<'_, '_>, facts: &OptionFacts) -> bool {
-        let state = |wanted: &[&str]| {
-            rule.ctstate()
-                .is_some_and(|s| !s.negated && s.value.iter().any(|v| wanted.contains(v)))
-        };
+        let state = |wanted: &[&str]| ctstate_in(rule, wanted);
         match self {
             Need::Mark => facts.mark == Some(false),
             Need::Destination => facts.destination == Some(false),
@@ -185,10 +188,7 @@ impl Need {
             rule.option(Some("mark"), &["--mark"])
                 .is_some_and(|m| !m.negated)
         };
-        let state = |wanted: &[&str]| {
-            rule.ctstate()
-                .is_some_and(|s| !s.negated && s.value.iter().any(|v| wanted.contains(v)))
-        };
+        let state = |wanted: &[&str]| ctstate_in(rule, wanted);
         match self {
             Need::Mark => mark(),
             Need::Destination => destination().is_some_and(|d| !d.negated),
