@@ -77,17 +77,23 @@ pub fn parse(text: &str) -> Parsed<'_> {
         },
         diags: diagnostics,
     };
-    // As the iptables parser does: a large node's buffers fault 2 MiB at a time. The first
-    // statement chunk is sized for a quarter of the tokens (a statement takes two words or
-    // more, and set elements take many), so that a large node's statements are one advised
-    // buffer rather than thousands of small chunks each faulting page by page; pages it
-    // does not fill are never touched.
+    // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
     rulelint_parser::huge_pages::advise(&p.rs.chains);
     rulelint_parser::huge_pages::advise(&p.rs.rules);
-    let first_chunk = (p.toks.len() / 4).max(crate::model::STATEMENT_CHUNK);
-    p.rs.statements.push(Vec::with_capacity(first_chunk));
-    if let Some(chunk) = p.rs.statements.last() {
-        rulelint_parser::huge_pages::advise(chunk);
+    // On Linux the first statement chunk is sized for a quarter of the tokens (a statement
+    // takes two words or more; kube-proxy's nodes have one per six or seven tokens), at most
+    // twice the text's bytes, so that a large node's statements are one advised buffer rather
+    // than thousands of small chunks each faulting page by page: the pages it does not fill
+    // are never touched. Elsewhere (WASM) a reserved capacity is memory taken, so chunks
+    // stay small.
+    if cfg!(target_os = "linux") {
+        let statement = std::mem::size_of::<crate::model::Statement<'_>>();
+        let first_chunk = (p.toks.len() / 4)
+            .min(text.len().saturating_mul(2) / statement)
+            .max(crate::model::STATEMENT_CHUNK);
+        let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
+        rulelint_parser::huge_pages::advise(&chunk);
+        p.rs.statements.push(chunk);
     }
     p.top();
     let mut diagnostics = p.diags;
