@@ -4,9 +4,6 @@
 //! map (`... : goto service-X`: map -> chain). Base chains are the roots.
 
 use crate::model::{ChainId, Expr, RuleId, Ruleset, SetId, Stmt, TableId, Value, Verdict};
-use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::{Dfs, EdgeRef};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -72,13 +69,56 @@ pub struct Edge {
 
 /// Jumps, gotos and verdict-map lookups between the chains of a ruleset.
 ///
-/// Node `i` is chain `ChainId(i)` for `i < chains`; node `chains + j` is set `SetId(j)`.
+/// Node `i` is chain `ChainId(i)` for `i < chains`; node `chains + j` is set `SetId(j)`. The
+/// edges are stored once, in the order [`ChainGraph::build`] meets them, with an adjacency
+/// index (compressed rows, filled from counts) per direction: no per-edge allocation or
+/// linked list, which a general graph type needs for edits this graph never makes.
 #[derive(Clone, Debug)]
 pub struct ChainGraph {
-    graph: DiGraph<Node, Edge>,
     chains: usize,
+    nodes: usize,
+    /// Every edge, in insertion order.
+    edges: Vec<StoredEdge>,
+    /// Node `n`'s outgoing edges are `edges[out_edges[out_start[n]..out_start[n + 1]]]`, newest
+    /// first (the order a linked-list graph lists them in, which the walks kept so far).
+    out_start: Vec<u32>,
+    out_edges: Vec<u32>,
+    /// The same for incoming edges.
+    in_start: Vec<u32>,
+    in_edges: Vec<u32>,
     unresolved: Vec<Via>,
     unresolved_sets: Vec<Via>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct StoredEdge {
+    from: u32,
+    to: u32,
+    edge: Edge,
+}
+
+/// A compressed adjacency index: for each node, the edges whose `key` is that node, newest
+/// first. Linear in nodes and edges.
+fn adjacency(
+    nodes: usize,
+    edges: &[StoredEdge],
+    key: fn(&StoredEdge) -> u32,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; nodes + 1];
+    for e in edges {
+        start[key(e) as usize + 1] += 1;
+    }
+    for n in 0..nodes {
+        start[n + 1] += start[n];
+    }
+    let mut fill = start.clone();
+    let mut index = vec![0u32; edges.len()];
+    for (i, e) in edges.iter().enumerate().rev() {
+        let slot = &mut fill[key(e) as usize];
+        index[*slot as usize] = i as u32;
+        *slot += 1;
+    }
+    (start, index)
 }
 
 /// Hooks in the order a packet meets them (netdev first, then the IP path).
@@ -98,7 +138,7 @@ fn hook_rank(hook: &str) -> u8 {
 impl ChainGraph {
     /// Builds the graph: names resolve within the table that holds the rule or map. Linear in
     /// the rules, statements and elements.
-    pub fn build(set: &Ruleset<'_>) -> ChainGraph {
+    pub fn build<'a>(set: &Ruleset<'a>) -> ChainGraph {
         let mut chain_index: FxHashMap<(TableId, &str), ChainId> =
             FxHashMap::with_capacity_and_hasher(set.chains.len(), Default::default());
         for (i, c) in set.chains.iter().enumerate() {
@@ -114,44 +154,47 @@ impl ChainGraph {
                 .or_insert(SetId(i as u32));
         }
         let chains = set.chains.len();
-        let mut g = ChainGraph {
-            graph: DiGraph::with_capacity(chains + set.sets.len(), set.rules.len()),
-            chains,
-            unresolved: Vec::new(),
-            unresolved_sets: Vec::new(),
-        };
-        for i in 0..chains {
-            g.graph.add_node(Node::Chain(ChainId(i as u32)));
-        }
-        for i in 0..set.sets.len() {
-            g.graph.add_node(Node::Set(SetId(i as u32)));
-        }
-        let chain_node = |c: ChainId| NodeIndex::new(c.index());
-        let set_node = |s: SetId| NodeIndex::new(chains + s.index());
-        let add =
-            |g: &mut ChainGraph, from: NodeIndex, table: TableId, v: &Verdict<'_>, via: Via| {
-                let kind = match v.kind {
-                    crate::VerdictKind::Jump => EdgeKind::Jump,
-                    crate::VerdictKind::Goto => EdgeKind::Goto,
-                    _ => return,
-                };
-                let Some(target) = v.target else { return };
-                match chain_index.get(&(table, target)) {
-                    Some(&c) => {
-                        g.graph.add_edge(from, chain_node(c), Edge { kind, via });
-                    }
-                    None => g.unresolved.push(via),
-                }
+        let nodes = chains + set.sets.len();
+        // Most rules jump at most once, and most map elements are verdicts: one allocation.
+        let elements: usize = set.sets.iter().map(|s| s.elements.len()).sum();
+        let mut edges: Vec<StoredEdge> = Vec::with_capacity(set.rules.len() + elements);
+        // The walk writes each edge with its table in `to` and its target's name beside it; a
+        // second loop resolves the names. Apart, the walk's reads of the statements and the
+        // hash table's of its buckets overlap in the processor, where interleaved they wait
+        // on each other.
+        let mut names: Vec<&'a str> = Vec::with_capacity(edges.capacity());
+        let set_node = |s: SetId| (chains + s.index()) as u32;
+        let add = |edges: &mut Vec<StoredEdge>,
+                   names: &mut Vec<&'a str>,
+                   from: u32,
+                   table: TableId,
+                   v: &Verdict<'a>,
+                   via: Via| {
+            let kind = match v.kind {
+                crate::VerdictKind::Jump => EdgeKind::Jump,
+                crate::VerdictKind::Goto => EdgeKind::Goto,
+                _ => return,
             };
+            let Some(target) = v.target else { return };
+            edges.push(StoredEdge {
+                from,
+                to: table.0,
+                edge: Edge { kind, via },
+            });
+            names.push(target);
+        };
         for (r, rule) in set.rules.iter().enumerate() {
             let rule_id = RuleId(r as u32);
-            let from = chain_node(rule.chain);
-            let table = set.chains[rule.chain.index()].table;
+            let from = rule.chain.0;
+            let Some(table) = set.chains.get(rule.chain.index()).map(|c| c.table) else {
+                continue;
+            };
             for (s, st) in set.statements_of(rule).iter().enumerate() {
                 let statement = s as u32;
                 match &st.kind {
                     Stmt::Verdict(v) => add(
-                        &mut g,
+                        &mut edges,
+                        &mut names,
                         from,
                         table,
                         v,
@@ -162,23 +205,18 @@ impl ChainGraph {
                     ),
                     Stmt::Vmap { map, .. } => match map {
                         Expr::SetRef(name) => {
-                            let via = Via::Rule {
-                                rule: rule_id,
-                                statement,
-                            };
-                            match set_index.get(&(table, *name)) {
-                                Some(&m) => {
-                                    g.graph.add_edge(
-                                        from,
-                                        set_node(m),
-                                        Edge {
-                                            kind: EdgeKind::Vmap,
-                                            via,
-                                        },
-                                    );
-                                }
-                                None => g.unresolved_sets.push(via),
-                            }
+                            edges.push(StoredEdge {
+                                from,
+                                to: table.0,
+                                edge: Edge {
+                                    kind: EdgeKind::Vmap,
+                                    via: Via::Rule {
+                                        rule: rule_id,
+                                        statement,
+                                    },
+                                },
+                            });
+                            names.push(name);
                         }
                         Expr::Set(elements) => {
                             for (e, el) in elements.iter().enumerate() {
@@ -188,7 +226,7 @@ impl ChainGraph {
                                         statement,
                                         element: e as u32,
                                     };
-                                    add(&mut g, from, table, v, via);
+                                    add(&mut edges, &mut names, from, table, v, via);
                                 }
                             }
                         }
@@ -206,20 +244,76 @@ impl ChainGraph {
                         set: SetId(m as u32),
                         element: e as u32,
                     };
-                    add(&mut g, from, map.table, v, via);
+                    add(&mut edges, &mut names, from, map.table, v, via);
                 }
             }
         }
-        g
+        const UNRESOLVED: u32 = u32::MAX;
+        let mut unresolved = Vec::new();
+        let mut unresolved_sets = Vec::new();
+        for (e, &name) in edges.iter_mut().zip(&names) {
+            let key = (TableId(e.to), name);
+            let (to, unresolved) = match e.edge.kind {
+                EdgeKind::Vmap => (
+                    set_index.get(&key).map(|&m| set_node(m)),
+                    &mut unresolved_sets,
+                ),
+                _ => (chain_index.get(&key).map(|c| c.0), &mut unresolved),
+            };
+            e.to = to.unwrap_or_else(|| {
+                unresolved.push(e.edge.via);
+                UNRESOLVED
+            });
+        }
+        drop(names);
+        if !(unresolved.is_empty() && unresolved_sets.is_empty()) {
+            edges.retain(|e| e.to != UNRESOLVED);
+        }
+        let (out_start, out_edges) = adjacency(nodes, &edges, |e| e.from);
+        let (in_start, in_edges) = adjacency(nodes, &edges, |e| e.to);
+        ChainGraph {
+            chains,
+            nodes,
+            edges,
+            out_start,
+            out_edges,
+            in_start,
+            in_edges,
+            unresolved,
+            unresolved_sets,
+        }
     }
 
-    /// The underlying petgraph graph.
-    pub fn inner(&self) -> &DiGraph<Node, Edge> {
-        &self.graph
+    fn node(&self, n: u32) -> Node {
+        let n = n as usize;
+        if n < self.chains {
+            Node::Chain(ChainId(n as u32))
+        } else {
+            Node::Set(SetId((n - self.chains) as u32))
+        }
     }
 
-    fn node(&self, n: NodeIndex) -> Node {
-        self.graph[n]
+    fn index_of(&self, node: Node) -> Option<usize> {
+        let index = match node {
+            Node::Chain(c) => c.index(),
+            Node::Set(s) => self.chains + s.index(),
+        };
+        // A node of another ruleset's graph has no edges here (and no panic).
+        (index < self.nodes).then_some(index)
+    }
+
+    /// The edges out of node `n` (an index), newest first.
+    fn out_of(&self, n: usize) -> impl Iterator<Item = &StoredEdge> + '_ {
+        rows(&self.out_start, &self.out_edges, n)
+            .iter()
+            .map(|&i| &self.edges[i as usize])
+    }
+
+    /// The edges into node `n` (an index), newest first.
+    fn into(&self, n: usize) -> impl Iterator<Item = &StoredEdge> + '_ {
+        rows(&self.in_start, &self.in_edges, n)
+            .iter()
+            .map(|&i| &self.edges[i as usize])
     }
 
     /// Base chains (where packets enter), ordered by family, hook (in packet order: ingress,
@@ -246,34 +340,52 @@ impl ChainGraph {
         roots
     }
 
-    /// Chains reachable from `start` through jumps, gotos and verdict maps, `start` included.
+    /// Chains reachable from `start` through jumps, gotos and verdict maps, `start` included,
+    /// depth first (an explicit stack: no recursion on the graph's depth).
     pub fn reachable_from(&self, start: ChainId) -> impl Iterator<Item = ChainId> + '_ {
-        let mut dfs = Dfs::new(&self.graph, NodeIndex::new(start.index()));
+        let mut seen = vec![false; self.nodes];
+        let mut stack: Vec<u32> = self
+            .index_of(Node::Chain(start))
+            .map(|n| n as u32)
+            .into_iter()
+            .collect();
         std::iter::from_fn(move || {
-            loop {
-                let n = dfs.next(&self.graph)?;
+            while let Some(n) = stack.pop() {
+                if std::mem::replace(&mut seen[n as usize], true) {
+                    continue;
+                }
+                stack.extend(
+                    self.out_of(n as usize)
+                        .map(|e| e.to)
+                        .filter(|&m| !seen[m as usize]),
+                );
                 if let Node::Chain(c) = self.node(n) {
                     return Some(c);
                 }
             }
+            None
         })
     }
 
     /// For every chain, whether a base chain reaches it.
     pub fn reachable_from_roots(&self, set: &Ruleset<'_>) -> Vec<bool> {
-        let mut seen = vec![false; self.graph.node_count()];
-        let mut stack: Vec<NodeIndex> = set
+        let mut seen = vec![false; self.nodes];
+        let mut stack: Vec<u32> = set
             .chains
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.base.is_some())
-            .map(|(i, _)| NodeIndex::new(i))
+            .filter(|(i, c)| c.base.is_some() && *i < self.nodes)
+            .map(|(i, _)| i as u32)
             .collect();
         while let Some(n) = stack.pop() {
-            if std::mem::replace(&mut seen[n.index()], true) {
+            if std::mem::replace(&mut seen[n as usize], true) {
                 continue;
             }
-            stack.extend(self.graph.neighbors(n).filter(|m| !seen[m.index()]));
+            stack.extend(
+                self.out_of(n as usize)
+                    .map(|e| e.to)
+                    .filter(|&m| !seen[m as usize]),
+            );
         }
         seen.truncate(self.chains);
         seen
@@ -281,37 +393,35 @@ impl ChainGraph {
 
     /// Edges into `chain`: from chains (rules) and from maps (elements).
     pub fn jumps_into(&self, chain: ChainId) -> impl Iterator<Item = (Node, Edge)> + '_ {
-        self.graph
-            .edges_directed(NodeIndex::new(chain.index()), Direction::Incoming)
-            .map(|e| (self.node(e.source()), *e.weight()))
+        self.index_of(Node::Chain(chain))
+            .into_iter()
+            .flat_map(|n| self.into(n))
+            .map(|e| (self.node(e.from), e.edge))
     }
 
     /// Edges out of a chain (its jumps, gotos and map lookups) or a map (its elements' jumps and
     /// gotos): target and edge. A name resolved here need not be looked up again.
     pub fn edges_from(&self, node: Node) -> impl Iterator<Item = (Node, Edge)> + '_ {
-        let index = match node {
-            Node::Chain(c) => c.index(),
-            Node::Set(s) => self.chains + s.index(),
-        };
-        // A node of another ruleset's graph has no edges here (and no panic).
-        let index = (index < self.graph.node_count()).then(|| NodeIndex::new(index));
-        index
+        self.index_of(node)
             .into_iter()
-            .flat_map(|i| self.graph.edges(i))
-            .map(|e| (self.node(e.target()), *e.weight()))
+            .flat_map(|n| self.out_of(n))
+            .map(|e| (self.node(e.to), e.edge))
     }
 
     /// Where `chain` sends packets: its jumps and gotos, and through each verdict map it looks
     /// up, the map's jump and goto elements.
     pub fn targets_of(&self, chain: ChainId) -> Vec<(ChainId, Edge)> {
         let mut out = Vec::new();
-        for e in self.graph.edges(NodeIndex::new(chain.index())) {
-            match self.node(e.target()) {
-                Node::Chain(c) => out.push((c, *e.weight())),
+        let Some(n) = self.index_of(Node::Chain(chain)) else {
+            return out;
+        };
+        for e in self.out_of(n) {
+            match self.node(e.to) {
+                Node::Chain(c) => out.push((c, e.edge)),
                 Node::Set(_) => {
-                    for m in self.graph.edges(e.target()) {
-                        if let Node::Chain(c) = self.node(m.target()) {
-                            out.push((c, *m.weight()));
+                    for m in self.out_of(e.to as usize) {
+                        if let Node::Chain(c) = self.node(m.to) {
+                            out.push((c, m.edge));
                         }
                     }
                 }
@@ -320,11 +430,11 @@ impl ChainGraph {
         out
     }
 
-    /// Every edge: source, target and the edge.
+    /// Every edge: source, target and the edge, in the order the build met them.
     pub fn edges(&self) -> impl Iterator<Item = (Node, Node, Edge)> + '_ {
-        self.graph
-            .edge_references()
-            .map(|e| (self.node(e.source()), self.node(e.target()), *e.weight()))
+        self.edges
+            .iter()
+            .map(|e| (self.node(e.from), self.node(e.to), e.edge))
     }
 
     /// `jump`/`goto`s whose chain is not in the table (a partial paste, or an error).
@@ -335,5 +445,94 @@ impl ChainGraph {
     /// `vmap @name` lookups whose map is not in the table.
     pub fn unresolved_maps(&self) -> &[Via] {
         &self.unresolved_sets
+    }
+}
+
+/// Row `n` of a compressed adjacency index (empty for a node it does not have).
+fn rows<'g>(start: &[u32], index: &'g [u32], n: usize) -> &'g [u32] {
+    match (start.get(n), start.get(n + 1)) {
+        (Some(&a), Some(&b)) => index.get(a as usize..b as usize).unwrap_or(&[]),
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The adjacency rows agree with the edge list: each node's edges out and in, newest
+    /// first, the walks in the order of a linked-list graph, and unresolved names kept apart;
+    /// on a listing and on a transaction whose rules interleave chains.
+    #[test]
+    fn adjacency_agrees_with_the_edge_list() {
+        let listing = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../corpus/nft/ok/01-overall-rules.txt"
+        ))
+        .expect("corpus file");
+        let transaction = "add table ip t\nadd chain ip t a\nadd chain ip t b\nadd chain ip t c\n\
+            add map ip t m { type ipv4_addr : verdict ; }\n\
+            add rule ip t a jump b\nadd rule ip t b goto c\nadd rule ip t a jump c\n\
+            add rule ip t c jump a\nadd rule ip t a jump missing\nadd rule ip t b ip daddr vmap @m\n\
+            add rule ip t c ip daddr vmap @gone\nadd rule ip t a numgen random mod 2 vmap { 0 : goto b, 1 : jump nowhere }\n\
+            add element ip t m { 10.0.0.1 : goto c, 10.0.0.2 : jump absent }\n";
+        for text in [listing.as_str(), transaction] {
+            let strings = crate::Strings::default();
+            let (_, parsed) = crate::parse_any(text, &strings);
+            let set = &parsed.ruleset;
+            let graph = ChainGraph::build(set);
+            let edges: Vec<(Node, Node, Edge)> = graph.edges().collect();
+            assert!(!edges.is_empty());
+            let nodes = (0..set.chains.len())
+                .map(|c| Node::Chain(ChainId(c as u32)))
+                .chain((0..set.sets.len()).map(|s| Node::Set(SetId(s as u32))));
+            for node in nodes {
+                let out: Vec<(Node, Edge)> = edges
+                    .iter()
+                    .rev()
+                    .filter(|e| e.0 == node)
+                    .map(|e| (e.1, e.2))
+                    .collect();
+                assert_eq!(graph.edges_from(node).collect::<Vec<_>>(), out);
+                let Node::Chain(c) = node else { continue };
+                let into: Vec<(Node, Edge)> = edges
+                    .iter()
+                    .rev()
+                    .filter(|e| e.1 == node)
+                    .map(|e| (e.0, e.2))
+                    .collect();
+                assert_eq!(graph.jumps_into(c).collect::<Vec<_>>(), into);
+                // Depth first as a linked-list graph's walk: successors newest first, pushed.
+                let mut seen = std::collections::HashSet::new();
+                let mut stack = vec![node];
+                let mut order = Vec::new();
+                while let Some(n) = stack.pop() {
+                    if !seen.insert(n) {
+                        continue;
+                    }
+                    stack.extend(
+                        graph
+                            .edges_from(n)
+                            .map(|(m, _)| m)
+                            .filter(|m| !seen.contains(m)),
+                    );
+                    if let Node::Chain(c) = n {
+                        order.push(c);
+                    }
+                }
+                assert_eq!(graph.reachable_from(c).collect::<Vec<_>>(), order);
+            }
+            if text == transaction {
+                assert_eq!(graph.unresolved_jumps().len(), 3, "{edges:?}");
+                assert_eq!(graph.unresolved_maps().len(), 1);
+                assert_eq!(edges.len(), 7, "{edges:?}");
+            }
+        }
+        // A node of another graph has no edges and walks nowhere.
+        let empty = ChainGraph::build(&crate::parse("").ruleset);
+        assert_eq!(empty.edges_from(Node::Chain(ChainId(3))).count(), 0);
+        assert_eq!(empty.jumps_into(ChainId(3)).count(), 0);
+        assert_eq!(empty.reachable_from(ChainId(3)).count(), 0);
+        assert!(empty.targets_of(ChainId(3)).is_empty());
     }
 }

@@ -8,7 +8,6 @@ use rulelint_nft::{
     ChainId, Element, Expr, Node, RuleId, Severity, Stmt, TableId, Value, Verdict, Via,
 };
 use rulelint_parser::CodeInfo;
-use rustc_hash::FxHashMap;
 
 /// The declaration.
 pub static LINT: NftLint = NftLint {
@@ -78,9 +77,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                     .with_help("nft refuses a map element naming a missing chain: the listing was edited or cut; paste the whole `nft list ruleset`"),
             ),
             // The graph resolves `target` to the chain of that name in the element's table.
-            Some(c) if kube_table
-                && walked.is_service_chain(c)
-                && cx.chain(c).rules.is_empty() =>
+            Some(c) if kube_table && walked.is_empty_service_chain(c) =>
             {
                 let line = cx.line(cx.chain(c).span.start);
                 out.push_in(
@@ -120,7 +117,8 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         }
     }
     // Anonymous verdict maps (`vmap { ... }` in a rule), by chain: the context found them.
-    let mut anon: FxHashMap<(RuleId, u32, u32), ChainId> = FxHashMap::default();
+    // Sorted by (rule, statement, element), looked up by binary search: a chain has few.
+    let mut anon: Vec<((RuleId, u32, u32), ChainId)> = Vec::new();
     for by_chain in walked.anon_vmaps().chunk_by(|a, b| a.0 == b.0) {
         let Some(&(c, _, _)) = by_chain.first() else {
             continue;
@@ -141,9 +139,11 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 },
             ) = (to, edge.via)
             {
-                anon.insert((rule, statement, element), target);
+                anon.push(((rule, statement, element), target));
             }
         }
+        // Keys are unique: an element of a statement gives at most one edge.
+        anon.sort_unstable_by_key(|&(key, _)| key);
         for &(_, rule_id, s) in by_chain {
             let Some(Stmt::Vmap {
                 map: Expr::Set(elements),
@@ -158,7 +158,10 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             };
             let holder = || format!("the verdict map of a rule in {}", cx.chain(c).name);
             for (e, element) in elements.iter().enumerate() {
-                let resolved = anon.get(&(rule_id, s, e as u32)).copied();
+                let resolved = anon
+                    .binary_search_by_key(&(rule_id, s, e as u32), |&(key, _)| key)
+                    .ok()
+                    .map(|i| anon[i].1);
                 visit(element, resolved, kube_table, &holder);
             }
         }

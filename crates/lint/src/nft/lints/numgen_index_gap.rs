@@ -48,12 +48,15 @@ const NAMED: usize = 8;
 fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
     // The context's walk found the statements that look up a map by numgen.
+    // Reused across the thousands of Service chains: one allocation each, not one per rule.
+    let mut lookups = Vec::new();
+    let mut seen = Vec::new();
     for &(rule_id, s) in cx.walked().numgen_lookups() {
         let Some(rule) = set.rules.get(rule_id.index()) else {
             continue;
         };
         if let Some(statement) = set.statements_of(rule).get(s as usize) {
-            let mut lookups = Vec::new();
+            lookups.clear();
             match &statement.kind {
                 Stmt::Vmap { key, map } => lookups.push((key, map)),
                 Stmt::Nat(nat) => {
@@ -64,7 +67,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 Stmt::Assign { value, .. } => collect_maps(value, &mut lookups),
                 _ => {}
             }
-            for (key, map) in lookups {
+            for &(key, map) in &lookups {
                 let Expr::Numgen(numgen) = key else {
                     continue;
                 };
@@ -84,7 +87,18 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 if n == 0 || n > 1 << 20 || !cx.chain(rule.chain).closed {
                     continue;
                 }
-                report(cx, out, rule.chain, statement.span, n, offset, elements);
+                report(
+                    cx,
+                    out,
+                    Lookup {
+                        chain: rule.chain,
+                        span: statement.span,
+                        n,
+                        offset,
+                        elements,
+                    },
+                    &mut seen,
+                );
             }
         }
     }
@@ -107,16 +121,31 @@ fn collect_maps<'e, 'a>(expr: &'e Expr<'a>, out: &mut Vec<(&'e Expr<'a>, &'e Exp
     }
 }
 
-fn report(
-    cx: &NftContext<'_, '_>,
-    out: &mut NftFindings<'_>,
+/// A `numgen ... mod n offset o` lookup in a map of `elements`, written at `span` in `chain`.
+struct Lookup<'e, 'a> {
     chain: rulelint_nft::ChainId,
     span: rulelint_nft::Span,
     n: u64,
     offset: u64,
-    elements: &[Element<'_>],
+    elements: &'e [Element<'a>],
+}
+
+/// Reports the lookup's missing and extra indices; `seen` is scratch space.
+fn report(
+    cx: &NftContext<'_, '_>,
+    out: &mut NftFindings<'_>,
+    lookup: Lookup<'_, '_>,
+    seen: &mut Vec<bool>,
 ) {
-    let mut seen = vec![false; n as usize];
+    let Lookup {
+        chain,
+        span,
+        n,
+        offset,
+        elements,
+    } = lookup;
+    seen.clear();
+    seen.resize(n as usize, false);
     let mut outside = Vec::new();
     for element in elements {
         // A key that is not a plain number (a range, an expression) is not judged.
