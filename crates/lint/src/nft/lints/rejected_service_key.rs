@@ -5,7 +5,7 @@
 use crate::nft::NftLint;
 use crate::nft::context::{
     NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, NftContext, NftFindings, SERVICE_IPS,
-    SERVICE_NODEPORTS, key_text,
+    SERVICE_NODEPORTS, push_key_text,
 };
 use crate::registry::Category;
 use rulelint_nft::{Severity, Value, VerdictKind};
@@ -69,12 +69,24 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 continue;
             }
             let dispatch = cx.set(dispatch);
-            let mut dispatched: FxHashMap<String, usize> = FxHashMap::default();
+            // The dispatch map's key texts in one buffer, then indexed: no `String` per key.
+            let mut texts = String::new();
+            let mut keys: Vec<(std::ops::Range<usize>, usize)> =
+                Vec::with_capacity(dispatch.elements.len());
             for (i, element) in dispatch.elements.iter().enumerate() {
-                if let Some(key) = key_text(&element.key) {
-                    dispatched.entry(key).or_insert(i);
+                let start = texts.len();
+                if push_key_text(&element.key, &mut texts) {
+                    keys.push((start..texts.len(), i));
+                } else {
+                    texts.truncate(start);
                 }
             }
+            let mut dispatched: FxHashMap<&str, usize> =
+                FxHashMap::with_capacity_and_hasher(keys.len(), Default::default());
+            for (range, i) in keys {
+                dispatched.entry(&texts[range]).or_insert(i);
+            }
+            let mut key = String::new();
             let rejecting = cx.set(rejecting);
             for element in &rejecting.elements {
                 let Some(Value::Verdict(verdict)) = &element.value else {
@@ -83,10 +95,11 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
                 if verdict.kind == VerdictKind::Drop {
                     continue;
                 }
-                let Some(key) = key_text(&element.key) else {
+                key.clear();
+                if !push_key_text(&element.key, &mut key) {
                     continue;
-                };
-                let Some(&i) = dispatched.get(&key) else {
+                }
+                let Some(&i) = dispatched.get(key.as_str()) else {
                     continue;
                 };
                 let line = cx.line(dispatch.elements[i].span.start);
