@@ -1225,6 +1225,30 @@ fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
 /// A balanced jump's `-m statistic --probability` and whether it is a session-affinity rule
 /// (`-m recent --rcheck`), read in one pass over its matches.
 fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
+    let words = rule.tokens();
+    match *words {
+        // The jumps kube-proxy writes: `-m statistic --mode random --probability P -j CHAIN`,
+        // read from their words, and the last endpoint's `-j CHAIN`, which has no match.
+        [module, mode, random, option, value, jump]
+            if module.kind() == TokenKind::Module
+                && [mode, option]
+                    .iter()
+                    .all(|o| o.kind() == TokenKind::Option && !o.is_basic())
+                && [random, value].iter().all(|a| a.kind() == TokenKind::Arg)
+                && jump.kind() == TokenKind::Target
+                && rule.token_text(&module) == "statistic"
+                && rule.token_text(&mode) == "--mode"
+                && rule.token_text(&option) == "--probability" =>
+        {
+            (parse_probability(rule.token_text(&value)), false)
+        }
+        [jump] if jump.kind() == TokenKind::Target => (None, false),
+        _ => jump_balance_of_matches(rule),
+    }
+}
+
+/// [`jump_balance`] of any rule, through its matches.
+fn jump_balance_of_matches(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
     let mut probability = None;
     let mut seen_probability = false;
     let mut affinity = false;

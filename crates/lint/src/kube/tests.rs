@@ -391,7 +391,7 @@ fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
     }
 }
 
-/// The readers of kube-proxy's own forms (`lone_destination`, `rule_source`) give what the
+/// The readers of kube-proxy's own forms (`lone_destination`, `rule_source`, `jump_balance`) give what the
 /// general readers give, on every rule of the corpus, a generated node and some odd shapes.
 #[test]
 fn short_dnat_and_source_readers_equal_the_general_ones() {
@@ -418,7 +418,10 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
          -A X ! -s 10.0.0.1/32 -j KUBE-MARK-MASQ\n-A X --source 10.0.0.1/32 -j MARK --set-xmark 0x4000/0x4000\n\
          -A X -d 10.0.0.1/32 -j KUBE-MARK-MASQ\n-A X -s -j KUBE-MARK-MASQ\n-A X -j DNAT --to-destination\n\
          -A X -j DNAT --random --to-destination 1.2.3.4:80\n-A X -p tcp -j DNAT --to-destination [unsupported revision]\n\
-         -A X -s 10.0.0.1/32 -j KUBE-MARK-MASQ -j DNAT --to-destination 1.2.3.4:80\nCOMMIT\n"
+         -A X -s 10.0.0.1/32 -j KUBE-MARK-MASQ -j DNAT --to-destination 1.2.3.4:80\n\
+         -A X -m statistic --mode random --probability 0.5 -j X\n-A X -m statistic --probability 0.5 --probability 0.2 -j X\n\
+         -A X -m recent --rcheck --probability 0.5 -j X\n-A X -m statistic --mode random --probability nope -j X\n\
+         -A X -m statistic --mode random -p 0.5 -j X\n-A X -m statistic --mode random --probability 0.5 -g X\nCOMMIT\n"
             .to_string(),
     );
     let (mut short_dnats, mut short_sources) = (0, 0);
@@ -436,6 +439,12 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
                 assert!(first.is_some() && options.next().is_none(), "{text}");
                 assert_eq!(first.and_then(|o| o.args().next()), Some(value), "{text}");
             }
+            assert_eq!(
+                format!("{:?}", jump_balance(rule)),
+                format!("{:?}", jump_balance_of_matches(rule)),
+                "{}",
+                rule.text()
+            );
             if words.len() == 3 && words[2] == target.token() {
                 short_sources += 1;
             }
