@@ -77,9 +77,9 @@ fn same_words(set: &Ruleset<'_>, a: &[Token], b: &[Token]) -> bool {
 }
 
 /// A rule's word count and last word (kind, negation, text), hashed: rules with different
-/// keys differ. Read once per rule of a small chain, so that each pair of its rules is told
-/// apart by two numbers (the jumps of a Service chain to its endpoints differ only in their
-/// last word) rather than by reading both rules' words again.
+/// keys differ. Read at most once per rule of a small chain, so that each pair of its rules is
+/// told apart by two numbers (the jumps of a Service chain to its endpoints differ only in
+/// their last word) rather than by reading both rules' words again.
 fn last_word_key(set: &Ruleset<'_>, words: &[Token]) -> u64 {
     let mut h = FxHasher::default();
     words.len().hash(&mut h);
@@ -100,7 +100,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Reused across chains. In the map, a hash collision between different rules probes the
     // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut rules: Vec<(RuleId, Tokens<'_>, u64)> = Vec::new();
+    let mut rules: Vec<(RuleId, Tokens<'_>)> = Vec::new();
+    let mut keys: Vec<Option<u64>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for chain in cx.chains() {
         let count = chain.rule_count();
@@ -110,27 +111,34 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         groups.clear();
         if count <= PAIRWISE_MAX {
             // Compared directly, without hashing every word of every rule: a pair of
-            // different rules is told apart by its word counts or last words.
+            // different rules is told apart by its word counts, then by its last words' key,
+            // read only for rules with a word count some other rule of the chain shares (an
+            // endpoint chain's two rules never are).
             rules.clear();
-            rules.extend(chain.rules().map(|rule| {
-                let words = rule.tokens();
-                let key = last_word_key(set, &words);
-                (rule.id, words, key)
-            }));
+            rules.extend(chain.rules().map(|rule| (rule.id, rule.tokens())));
+            keys.clear();
+            keys.resize(count, None);
+            let mut key = |i: usize, rules: &[(RuleId, Tokens<'_>)]| {
+                *keys[i].get_or_insert_with(|| last_word_key(set, &rules[i].1))
+            };
             let mut counted = [false; PAIRWISE_MAX];
             for i in 0..count {
                 if counted[i] {
                     continue;
                 }
-                let (first, words, key) = &rules[i];
+                let (first, words) = &rules[i];
                 let mut group = Group {
                     first: first.0,
                     second: first.0,
                     copies: 1,
                 };
                 for j in i + 1..count {
-                    let (other, other_words, other_key) = &rules[j];
-                    if !counted[j] && key == other_key && same_words(set, words, other_words) {
+                    let (other, other_words) = &rules[j];
+                    if !counted[j]
+                        && words.len() == other_words.len()
+                        && key(i, &rules) == key(j, &rules)
+                        && same_words(set, words, other_words)
+                    {
                         counted[j] = true;
                         if group.copies == 1 {
                             group.second = other.0;
