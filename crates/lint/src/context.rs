@@ -5,7 +5,7 @@ use crate::kube::{EndpointDnats, KubeModel};
 use crate::registry::Lint;
 use rulelint_parser::{
     ChainGraph, ChainId, ChainRef, Diagnostic, LineIndex, RuleId, RuleOp, RuleRef, Ruleset, Span,
-    TableKind, TableRef,
+    TableKind, TableRef, Token, TokenKind,
 };
 use std::sync::OnceLock;
 
@@ -160,6 +160,29 @@ impl<'r, 'a> LintContext<'r, 'a> {
     }
 }
 
+/// [`RuleRef::is_unconditional`] of a rule whose target is the word `target`, read from its
+/// words without building its matches: every match before the target is a `-m comment` (a
+/// module's match runs to the next module, target or basic option; any other word opens a match
+/// of its own, which is not a comment). Most rules with a verdict or NAT target (an endpoint's
+/// `-p tcp -m tcp -j DNAT`) are told by their first word.
+fn unconditional_before(rule: RuleRef<'_, '_>, target: Token) -> bool {
+    let words = rule.tokens();
+    let Some(end) = words.iter().rposition(|&t| t == target) else {
+        return rule.is_unconditional();
+    };
+    let mut in_comment = false;
+    for word in &words[..end] {
+        match word.kind() {
+            TokenKind::Module if rule.token_text(word) == "comment" => in_comment = true,
+            TokenKind::Module | TokenKind::Target => return false,
+            TokenKind::Option if word.is_basic() => return false,
+            _ if !in_comment => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
 /// What a rule's target does, as the lints that walk every rule ask it: whether it ends the
 /// walk through the chain, and for the rules that may, whether they match every packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,7 +205,10 @@ impl TargetFacts {
         };
         let mut bits = if target.is_goto() { Self::GOTO } else { 0 };
         bits |= Self::name_bits(target.name());
-        TargetFacts::with_match_bit(rule, bits)
+        if bits != 0 && unconditional_before(rule, target.token()) {
+            bits |= Self::UNCONDITIONAL;
+        }
+        TargetFacts(bits)
     }
 
     fn name_bits(name: &str) -> u8 {
@@ -336,7 +362,11 @@ mod tests {
             "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:DROP - [0:0]\n:X - [0:0]\n\
              -A INPUT -j DROP\n-A INPUT -g DROP\n-A INPUT -g X\n-A INPUT -j X\n-A INPUT -p tcp -j REJECT\n\
              -A INPUT -m comment --comment \"c\" -j ACCEPT\n-A INPUT -j LOG\n-A INPUT -s 10.0.0.0/8\n\
-             -A X -m comment --comment \"x\" -j RETURN\n-A X -j DNAT --to-destination 10.0.0.1\nCOMMIT\n\
+             -A X -m comment --comment \"x\" -j RETURN\n-A X -j DNAT --to-destination 10.0.0.1\n\
+             -A X -m comment --comment \"a\" -m comment --comment \"b\" -j ACCEPT\n-A X -m comment --comment \"a\" -p tcp -j ACCEPT\n\
+             -A X -m comment --comment \"a\" -m tcp --dport 80 -j DROP\n-A X -m comment --comment \"a\" [unsupported revision] -j DROP\n\
+             -A X [unsupported revision] -j DROP\n-A X --dport 80 -j DROP\n-A X -m comment --comment \"a\" -j X -j ACCEPT\n\
+             -A X ! -m comment --comment \"a\" -j DROP\n-A X -m comment -j REJECT\nCOMMIT\n\
              *nat\n:PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:MASQUERADE - [0:0]\n\
              -A POSTROUTING -j MASQUERADE\n-A POSTROUTING -g MASQUERADE\n-A POSTROUTING -o eth0 -j SNAT --to-source 1.2.3.4\n\
              -A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.1:80\n-A MASQUERADE -j NETMAP --to 10.0.0.0/8\nCOMMIT\n",

@@ -32,9 +32,10 @@ pub mod owners;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
-use rulelint_parser::views::{Mark, NatAddress, PortRange, unquote};
+use rulelint_parser::views::{Mark, NatAddress, Negatable, PortRange, unquote};
 use rulelint_parser::{
-    ChainGraph, ChainId, ChainRef, Family, RuleId, RuleRef, Ruleset, TableKind, TableRef,
+    ChainGraph, ChainId, ChainRef, Family, RuleId, RuleRef, Ruleset, TableKind, TableRef, Token,
+    TokenKind,
 };
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -362,10 +363,18 @@ fn dnat_read_keyed<'a>(
     let Some(target) = rule.target() else {
         return (None, false, None);
     };
-    let mut options = target.options().filter(|o| o.name() == "--to-destination");
-    let first = options.next();
-    let destination = first.and_then(|o| o.args().next());
-    if first.is_none() || options.next().is_some() || rule.has_unsupported_revision() {
+    let words = rule.tokens();
+    let (destination, one) = match lone_destination(rule, &words, target.token()) {
+        Some(text) => (Some(text), true),
+        None => {
+            let mut options = target.options().filter(|o| o.name() == "--to-destination");
+            let first = options.next();
+            let destination = first.and_then(|o| o.args().next());
+            (destination, first.is_some() && options.next().is_none())
+        }
+    };
+    // As `RuleRef::has_unsupported_revision`, over the words already at hand.
+    if !one || words.iter().any(|t| t.kind() == TokenKind::Unsupported) {
         return (destination, false, None);
     }
     let Some(text) = destination else {
@@ -389,6 +398,21 @@ fn dnat_read_keyed<'a>(
             (Some(Family::Ipv4), true) | (Some(Family::Ipv6), false)
         );
     (destination, sound, None)
+}
+
+/// The value of the `--to-destination` of a rule that ends, as kube-proxy writes its DNAT, in
+/// `-j DNAT --to-destination VALUE`: the target (`target`, the rule's) is its third word from
+/// the end, so that option is its only one. `None` for any other shape, which the caller reads
+/// through the target's options.
+fn lone_destination<'a>(rule: RuleRef<'_, 'a>, words: &[Token], target: Token) -> Option<&'a str> {
+    let [.., jump, option, value] = words else {
+        return None;
+    };
+    (*jump == target
+        && option.kind() == TokenKind::Option
+        && value.kind() == TokenKind::Arg
+        && rule.token_text(option) == "--to-destination")
+        .then(|| rule.token_text(value))
 }
 
 /// Whether `text` is `a.b.c.d:port` with decimal octets up to 255 without leading zeros and a
@@ -508,14 +532,38 @@ pub(crate) fn destination_host(text: &str) -> Option<&str> {
 /// Whether a rule marks for masquerading traffic whose `-s` is, as written, `host/32` or
 /// `host/128`.
 pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
-    rule.target()
-        .is_some_and(|t| matches!(t.name(), "KUBE-MARK-MASQ" | "MARK"))
-        && rule.option(None, &["-s", "--source"]).is_some_and(|s| {
+    let Some(target) = rule.target() else {
+        return false;
+    };
+    matches!(target.name(), "KUBE-MARK-MASQ" | "MARK")
+        && rule_source(rule, target.token()).is_some_and(|s| {
             !s.negated
                 && s.value
                     .strip_prefix(host)
                     .is_some_and(|rest| rest == "/32" || rest == "/128")
         })
+}
+
+/// `rule.option(None, &["-s", "--source"])` of a rule whose target is `target`. The form
+/// kube-proxy writes before an endpoint's DNAT, `-s HOST/32 -j KUBE-MARK-MASQ` (three words,
+/// one match), is read from its words; any other through the rule's matches.
+fn rule_source<'a>(rule: RuleRef<'_, 'a>, target: Token) -> Option<Negatable<&'a str>> {
+    const NAMES: &[&str] = &["-s", "--source"];
+    match *rule.tokens() {
+        [option, value, jump]
+            if jump == target
+                && option.kind() == TokenKind::Option
+                && value.kind() == TokenKind::Arg =>
+        {
+            NAMES
+                .contains(&rule.token_text(&option))
+                .then(|| Negatable {
+                    negated: option.negated(),
+                    value: rule.token_text(&value),
+                })
+        }
+        _ => rule.option(None, NAMES),
+    }
 }
 
 /// No entry in a dense per-chain table. An entry holds its index plus one, so that a fresh
@@ -1177,6 +1225,30 @@ fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
 /// A balanced jump's `-m statistic --probability` and whether it is a session-affinity rule
 /// (`-m recent --rcheck`), read in one pass over its matches.
 fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
+    let words = rule.tokens();
+    match *words {
+        // The jumps kube-proxy writes: `-m statistic --mode random --probability P -j CHAIN`,
+        // read from their words, and the last endpoint's `-j CHAIN`, which has no match.
+        [module, mode, random, option, value, jump]
+            if module.kind() == TokenKind::Module
+                && [mode, option]
+                    .iter()
+                    .all(|o| o.kind() == TokenKind::Option && !o.is_basic())
+                && [random, value].iter().all(|a| a.kind() == TokenKind::Arg)
+                && jump.kind() == TokenKind::Target
+                && rule.token_text(&module) == "statistic"
+                && rule.token_text(&mode) == "--mode"
+                && rule.token_text(&option) == "--probability" =>
+        {
+            (parse_probability(rule.token_text(&value)), false)
+        }
+        [jump] if jump.kind() == TokenKind::Target => (None, false),
+        _ => jump_balance_of_matches(rule),
+    }
+}
+
+/// [`jump_balance`] of any rule, through its matches.
+fn jump_balance_of_matches(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
     let mut probability = None;
     let mut seen_probability = false;
     let mut affinity = false;

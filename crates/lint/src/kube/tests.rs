@@ -390,3 +390,74 @@ fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
         assert_eq!(facts.named, rule_service_name(rule), "{line}");
     }
 }
+
+/// The readers of kube-proxy's own forms (`lone_destination`, `rule_source`, `jump_balance`) give what the
+/// general readers give, on every rule of the corpus, a generated node and some odd shapes.
+#[test]
+fn short_dnat_and_source_readers_equal_the_general_ones() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    let mut texts: Vec<String> = ["lints", "kube", "syntax/ok"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
+        .flat_map(|entry| {
+            let path = entry.expect("entry").path();
+            match std::fs::read_dir(&path) {
+                Ok(files) => files.map(|f| f.expect("entry").path()).collect(),
+                Err(_) => vec![path],
+            }
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .map(|p| std::fs::read_to_string(p).expect("dump"))
+        .collect();
+    assert!(texts.len() > 100, "{}", texts.len());
+    texts.push(rulelint_dumpgen::generate(
+        &rulelint_dumpgen::Shape::with_rule_target(3_000),
+    ));
+    texts.push(
+        "*nat\n:X - [0:0]\n-A X -s 10.0.0.1/32 -j DNAT --to-destination 1.2.3.4:80 --to-destination 1.2.3.5:80\n\
+         -A X ! -s 10.0.0.1/32 -j KUBE-MARK-MASQ\n-A X --source 10.0.0.1/32 -j MARK --set-xmark 0x4000/0x4000\n\
+         -A X -d 10.0.0.1/32 -j KUBE-MARK-MASQ\n-A X -s -j KUBE-MARK-MASQ\n-A X -j DNAT --to-destination\n\
+         -A X -j DNAT --random --to-destination 1.2.3.4:80\n-A X -p tcp -j DNAT --to-destination [unsupported revision]\n\
+         -A X -s 10.0.0.1/32 -j KUBE-MARK-MASQ -j DNAT --to-destination 1.2.3.4:80\n\
+         -A X -m statistic --mode random --probability 0.5 -j X\n-A X -m statistic --probability 0.5 --probability 0.2 -j X\n\
+         -A X -m recent --rcheck --probability 0.5 -j X\n-A X -m statistic --mode random --probability nope -j X\n\
+         -A X -m statistic --mode random -p 0.5 -j X\n-A X -m statistic --mode random --probability 0.5 -g X\nCOMMIT\n"
+            .to_string(),
+    );
+    let (mut short_dnats, mut short_sources) = (0, 0);
+    for text in &texts {
+        let parsed = parse(text);
+        for rule in parsed.ruleset.iter_rules() {
+            let Some(target) = rule.target() else {
+                continue;
+            };
+            let words = rule.tokens();
+            if let Some(value) = lone_destination(rule, &words, target.token()) {
+                short_dnats += 1;
+                let mut options = target.options().filter(|o| o.name() == "--to-destination");
+                let first = options.next();
+                assert!(first.is_some() && options.next().is_none(), "{text}");
+                assert_eq!(first.and_then(|o| o.args().next()), Some(value), "{text}");
+            }
+            assert_eq!(
+                format!("{:?}", jump_balance(rule)),
+                format!("{:?}", jump_balance_of_matches(rule)),
+                "{}",
+                rule.text()
+            );
+            if words.len() == 3 && words[2] == target.token() {
+                short_sources += 1;
+            }
+            assert_eq!(
+                rule_source(rule, target.token()),
+                rule.option(None, &["-s", "--source"]),
+                "{}",
+                rule.text()
+            );
+        }
+    }
+    assert!(
+        short_dnats > 1_000 && short_sources > 100,
+        "{short_dnats} {short_sources}"
+    );
+}

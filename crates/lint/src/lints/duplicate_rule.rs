@@ -2,7 +2,7 @@
 
 use crate::context::{Findings, LintContext, written_in_order};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity};
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Ruleset, Severity, Token, Tokens};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
@@ -63,14 +63,31 @@ pub(crate) fn rule_hash(rule: RuleRef<'_, '_>) -> u64 {
 /// word: rules of one chain mostly differ in their target or its options, so most pairs differ
 /// at the first word compared.
 fn same_rule(a: RuleRef<'_, '_>, b: RuleRef<'_, '_>) -> bool {
-    let set = a.ruleset();
-    let (a, b) = (a.tokens(), b.tokens());
+    same_words(a.ruleset(), &a.tokens(), &b.tokens())
+}
+
+/// [`same_rule`] over the two rules' words.
+fn same_words(set: &Ruleset<'_>, a: &[Token], b: &[Token]) -> bool {
     a.len() == b.len()
         && a.iter().rev().zip(b.iter().rev()).all(|(x, y)| {
             x.kind() == y.kind()
                 && x.negated() == y.negated()
                 && set.text(x.span()) == set.text(y.span())
         })
+}
+
+/// A rule's word count and last word (kind, negation, text), hashed: rules with different
+/// keys differ. Read at most once per rule of a small chain, so that each pair of its rules is
+/// told apart by two numbers (the jumps of a Service chain to its endpoints differ only in
+/// their last word) rather than by reading both rules' words again.
+fn last_word_key(set: &Ruleset<'_>, words: &[Token]) -> u64 {
+    let mut h = FxHasher::default();
+    words.len().hash(&mut h);
+    if let Some(t) = words.last() {
+        (t.kind() as u8, t.negated()).hash(&mut h);
+        set.text(t.span()).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// Chains up to this many rules are compared pairwise by hash; larger ones go through a map.
@@ -83,7 +100,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Reused across chains. In the map, a hash collision between different rules probes the
     // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut rules: Vec<RuleRef<'_, '_>> = Vec::new();
+    let mut rules: Vec<(RuleId, Tokens<'_>)> = Vec::new();
+    let mut keys: Vec<Option<u64>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for chain in cx.chains() {
         let count = chain.rule_count();
@@ -93,24 +111,37 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         groups.clear();
         if count <= PAIRWISE_MAX {
             // Compared directly, without hashing every word of every rule: a pair of
-            // different rules is told apart by its word counts or last words.
+            // different rules is told apart by its word counts, then by its last words' key,
+            // read only for rules with a word count some other rule of the chain shares (an
+            // endpoint chain's two rules never are).
             rules.clear();
-            rules.extend(chain.rules());
+            rules.extend(chain.rules().map(|rule| (rule.id, rule.tokens())));
+            keys.clear();
+            keys.resize(count, None);
+            let mut key = |i: usize, rules: &[(RuleId, Tokens<'_>)]| {
+                *keys[i].get_or_insert_with(|| last_word_key(set, &rules[i].1))
+            };
             let mut counted = [false; PAIRWISE_MAX];
             for i in 0..count {
                 if counted[i] {
                     continue;
                 }
+                let (first, words) = &rules[i];
                 let mut group = Group {
-                    first: rules[i].id.0,
-                    second: rules[i].id.0,
+                    first: first.0,
+                    second: first.0,
                     copies: 1,
                 };
                 for j in i + 1..count {
-                    if !counted[j] && same_rule(rules[i], rules[j]) {
+                    let (other, other_words) = &rules[j];
+                    if !counted[j]
+                        && words.len() == other_words.len()
+                        && key(i, &rules) == key(j, &rules)
+                        && same_words(set, words, other_words)
+                    {
                         counted[j] = true;
                         if group.copies == 1 {
-                            group.second = rules[j].id.0;
+                            group.second = other.0;
                         }
                         group.copies += 1;
                     }
