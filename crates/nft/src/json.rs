@@ -658,9 +658,11 @@ impl<'a> Reader<'a> {
                 exprs,
                 comment,
             } => {
-                let stmts = exprs.into_iter().flatten().map(|(s, j)| (s, Some(j)));
+                let mut exprs = exprs.unwrap_or_default();
+                let stmts = exprs.drain(..).map(|(s, j)| (s, Some(j)));
                 let done = self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span);
                 self.stack.recycle(head);
+                self.stack.recycle_list(exprs);
                 done
             }
             plain::Item::Body(j) => {

@@ -63,6 +63,8 @@ pub(super) struct Stack<'a> {
     frames: Vec<Frame<'a>>,
     objs: Vec<Vec<(&'a str, J<'a>)>>,
     arrs: Vec<Vec<J<'a>>>,
+    /// Emptied statement lists (one a rule).
+    lists: Vec<Vec<(Span, J<'a>)>>,
     work: Vec<J<'a>>,
 }
 
@@ -72,7 +74,16 @@ impl<'a> Stack<'a> {
             frames: Vec::new(),
             objs: Vec::new(),
             arrs: Vec::new(),
+            lists: Vec::new(),
             work: Vec::new(),
+        }
+    }
+
+    /// Keeps an emptied statement list for reuse.
+    pub(super) fn recycle_list(&mut self, mut list: Vec<(Span, J<'a>)>) {
+        if self.lists.len() < POOL && list.capacity() <= POOL_CAPACITY {
+            list.clear();
+            self.lists.push(list);
         }
     }
 
@@ -346,7 +357,7 @@ impl<'a> Plain<'a, '_> {
     /// `[v, ...]`, each value with its span (from its first byte to its last).
     fn spanned_list(&mut self) -> Option<Vec<(Span, J<'a>)>> {
         self.byte(b'[')?;
-        let mut items = Vec::new();
+        let mut items = self.stack.lists.pop().unwrap_or_default();
         if self.peek(b']') {
             return Some(items);
         }
@@ -390,7 +401,7 @@ impl<'a> Plain<'a, '_> {
     }
 
     fn rule(&mut self) -> Option<Item<'a>> {
-        let mut head = Vec::new();
+        let mut head = self.stack.objs.pop().unwrap_or_default();
         let mut exprs = None;
         let mut comment = None;
         self.fields(|p, key| {
@@ -416,7 +427,7 @@ impl<'a> Plain<'a, '_> {
     }
 
     fn elems(&mut self) -> Option<Item<'a>> {
-        let mut rest = Vec::new();
+        let mut rest = self.stack.objs.pop().unwrap_or_default();
         let mut elems = None;
         self.fields(|p, key| {
             match key {
