@@ -77,15 +77,33 @@ enum LineClass {
 /// assert_eq!(kinds, vec![(SectionKind::Iptables, 0..35), (SectionKind::Nft, 35..59)]);
 /// ```
 pub fn sections(text: &str) -> Vec<Section> {
+    sections_with(text, false).0
+}
+
+/// Where [`sections_with`] guessed an `nft -j` document to end: its `{` and its last byte.
+type JsonGuess = Option<(usize, usize)>;
+
+/// [`sections`]; with `guess_json`, the first `nft -j` document is taken to end at the text's
+/// last non-blank byte when that is a `}` (one file, one `nft -j list ruleset`), without
+/// scanning it: the caller checks the guess with the document's reader, which reads the whole
+/// text anyway ([`rulelint_nft::parse_json_with_extent`]), and splits again without guessing
+/// when it was wrong.
+fn sections_with(text: &str, guess_json: bool) -> (Vec<Section>, JsonGuess) {
+    let mut guessed = None;
     if !opens_nft(text) {
-        return vec![Section {
-            kind: SectionKind::Iptables,
-            range: 0..text.len(),
-        }];
+        return (
+            vec![Section {
+                kind: SectionKind::Iptables,
+                range: 0..text.len(),
+            }],
+            guessed,
+        );
     }
+    let bytes = text.as_bytes();
+    let last = text.trim_end().len().checked_sub(1);
+    let mut guess = last.filter(|&l| guess_json && bytes[l] == b'}');
     // (kind, range) of every nft item, and the classes of the lines between them.
     let mut items: Vec<(Option<SectionKind>, Range<usize>)> = Vec::new();
-    let bytes = text.as_bytes();
     let mut pos = 0;
     let mut any_nft = false;
     while pos < bytes.len() {
@@ -103,7 +121,16 @@ pub fn sections(text: &str) -> Vec<Section> {
         if let Some(kind) = nft_opening(trimmed) {
             any_nft = true;
             let block_end = match kind {
-                SectionKind::NftJson => json_end(bytes, pos + word_start),
+                SectionKind::NftJson => {
+                    let open = pos + word_start;
+                    match guess.take().filter(|&close| close > open) {
+                        Some(close) => {
+                            guessed = Some((open, close));
+                            line_end(bytes, close)
+                        }
+                        None => json_end(bytes, open),
+                    }
+                }
                 SectionKind::NftTransaction => transaction_end(text, pos),
                 _ => block_end(text, pos),
             };
@@ -119,10 +146,13 @@ pub fn sections(text: &str) -> Vec<Section> {
         pos = end;
     }
     if !any_nft {
-        return vec![Section {
-            kind: SectionKind::Iptables,
-            range: 0..text.len(),
-        }];
+        return (
+            vec![Section {
+                kind: SectionKind::Iptables,
+                range: 0..text.len(),
+            }],
+            guessed,
+        );
     }
     // Neutral runs join the section before them (or the first section, at the start).
     let mut out: Vec<Section> = Vec::new();
@@ -154,7 +184,7 @@ pub fn sections(text: &str) -> Vec<Section> {
             range: start..text.len(),
         });
     }
-    out
+    (out, guessed)
 }
 
 fn push_item(
@@ -487,18 +517,49 @@ impl CheckedSource<'_> {
 /// applies to both. A text without nftables sections is checked exactly as
 /// [`crate::check`] checks `rulelint_parser::parse(text)`.
 pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
-    check_source_with(text, config, false)
+    check_source_with(text, config, false, true)
 }
 
 /// [`check_source`] that leaves what it reads and does not return (an `nft -j` section's
 /// model) to the process exit instead of freeing it: for a run that checks one file and then
 /// exits, where freeing a large model one node at a time is wasted work.
 pub fn check_source_unfreed<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
-    check_source_with(text, config, true)
+    check_source_with(text, config, true, true)
 }
 
-fn check_source_with<'a>(text: &'a str, config: &Config, unfreed: bool) -> CheckedSource<'a> {
-    let (sections, parsed) = sections_beside_parse(text);
+fn check_source_with<'a>(
+    text: &'a str,
+    config: &Config,
+    unfreed: bool,
+    guess_json: bool,
+) -> CheckedSource<'a> {
+    let (mut sections, guessed, parsed) = sections_beside_parse(text, guess_json);
+    // An `nft -j` document whose end was guessed is read first: its reader confirms the guess
+    // (then this read is the section's), or the text is split again the slow way.
+    let ahead_strings = rulelint_nft::Strings::new();
+    let mut ahead = None;
+    if let Some((open, close)) = guessed {
+        let section = sections
+            .iter()
+            .find(|s| s.kind == SectionKind::NftJson && s.range.contains(&open));
+        let confirmed = section.and_then(|section| {
+            let start = section.range.start;
+            let body = &text[section.range.clone()];
+            let (parsed, extent) = rulelint_nft::parse_json_with_extent(body, &ahead_strings);
+            if extent == Some(open - start..close + 1 - start) {
+                Some((start, parsed))
+            } else {
+                if unfreed {
+                    std::mem::forget(parsed);
+                }
+                None
+            }
+        });
+        if confirmed.is_none() {
+            sections = self::sections(text);
+        }
+        ahead = confirmed;
+    }
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
         let iptables = parsed.unwrap_or_else(|| rulelint_parser::parse(text));
         let mut diagnostics = crate::check(&iptables, config);
@@ -544,7 +605,10 @@ fn check_source_with<'a>(text: &'a str, config: &Config, unfreed: bool) -> Check
                 // Strings the JSON escapes are interned in a store that lives for this check
                 // only: the findings are owned, the model is not kept.
                 let strings = rulelint_nft::Strings::new();
-                let parsed = rulelint_nft::parse_json(body, &strings);
+                let parsed = match ahead.take_if(|(start, _)| *start == offset) {
+                    Some((_, parsed)) => parsed,
+                    None => rulelint_nft::parse_json(body, &strings),
+                };
                 diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
                 if unfreed {
                     std::mem::forget(parsed);
@@ -552,6 +616,10 @@ fn check_source_with<'a>(text: &'a str, config: &Config, unfreed: bool) -> Check
                 }
             }
         }
+    }
+    if unfreed {
+        std::mem::forget(ahead);
+        std::mem::forget(ahead_strings);
     }
     let ipvs = crate::ipvs::check::read_ipvs(text, &sections).map(|(ipvs, read)| {
         let has_iptables = sections
@@ -583,25 +651,29 @@ fn check_source_with<'a>(text: &'a str, config: &Config, unfreed: bool) -> Check
 /// the parse), and nearly every such text has no other section.
 const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
 
-/// The text's sections and, when the text is large and opens with an iptables-save table
-/// (`opens_with_table`), its parse as a whole, made meanwhile on this thread; `None` when it
-/// was not parsed. The parse is thrown away when another section turns up: the iptables
+/// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end) and,
+/// when the text is large and opens with an iptables-save table (`opens_with_table`), its
+/// parse as a whole, made meanwhile on this thread; `None` when it was not parsed. The parse is thrown away when another section turns up: the iptables
 /// parser then reads only the iptables sections. In WebAssembly, one thread: no parse.
-fn sections_beside_parse(text: &str) -> (Vec<Section>, Option<Parsed<'_>>) {
+fn sections_beside_parse(
+    text: &str,
+    guess_json: bool,
+) -> (Vec<Section>, JsonGuess, Option<Parsed<'_>>) {
     if cfg!(target_arch = "wasm32")
         || text.len() < PARSE_BESIDE_SECTIONS_BYTES
         || !opens_with_table(text)
     {
-        return (sections(text), None);
+        let (sections, guessed) = sections_with(text, guess_json);
+        return (sections, guessed, None);
     }
     std::thread::scope(|scope| {
-        let split = scope.spawn(|| sections(text));
+        let split = scope.spawn(|| sections_with(text, guess_json));
         let parsed = rulelint_parser::parse(text);
-        let sections = match split.join() {
-            Ok(sections) => sections,
+        let (sections, guessed) = match split.join() {
+            Ok(split) => split,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        (sections, Some(parsed))
+        (sections, guessed, Some(parsed))
     })
 }
 
@@ -1039,7 +1111,7 @@ mod tests {
         let dump = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(12_000));
         assert!(dump.len() >= PARSE_BESIDE_SECTIONS_BYTES, "{}", dump.len());
         assert!(opens_with_table(&dump));
-        let (split, parsed) = sections_beside_parse(&dump);
+        let (split, _, parsed) = sections_beside_parse(&dump, true);
         assert_eq!(split.len(), 1);
         let parsed = parsed.expect("parsed beside the split");
         let alone = rulelint_parser::parse(&dump);
@@ -1070,8 +1142,73 @@ mod tests {
         assert!(opens_with_table("\n# Generated by iptables-save\n  *nat\n"));
         assert!(!opens_with_table("table ip filter {\n}\n*nat\n"));
         assert!(!opens_with_table("# only a comment\n"));
-        let (_, parsed) = sections_beside_parse(&mixed[..1000]);
+        let (_, _, parsed) = sections_beside_parse(&mixed[..1000], true);
         assert!(parsed.is_none());
+        // An `nft -j` document after it, its end guessed while the dump is parsed: the same
+        // sections and findings as without the guess, whether the guess holds or not.
+        let doc = r#"{"nftables": [{"chain": {"family": "ip", "table": "t", "name": "c", "handle": 2}}]}"#;
+        for text in [format!("{dump}{doc}\n"), format!("{dump}{doc}\n}}\n")] {
+            let guessed = check_source_with(&text, &Config::default(), false, true);
+            let scanned = check_source_with(&text, &Config::default(), false, false);
+            let kinds: Vec<_> = guessed.sections.iter().map(|s| s.kind).collect();
+            assert_eq!(kinds[..2], [SectionKind::Iptables, SectionKind::NftJson]);
+            assert_eq!(guessed.sections, scanned.sections);
+            assert_eq!(
+                format!("{:?}", guessed.diagnostics),
+                format!("{:?}", scanned.diagnostics)
+            );
+        }
+    }
+
+    #[test]
+    fn guessed_json_end_checks_as_the_scan_does() {
+        // A document with findings, so that a wrong guess would show in them too.
+        let doc = include_str!(
+            "../../../corpus/lints/RL453-rejected-service-key/fail-dispatched-and-rejected.json"
+        )
+        .trim_end();
+        let item = r#"{"chain": {"family": "ip", "table": "t", "name": "c}", "handle": 2}}"#;
+        let mut texts = vec![
+            format!("{doc}\n"),
+            format!("# node-1\n\n  {doc}  \n\n"),
+            format!("{doc}\n{doc}\n"),
+            format!("{doc}\n{NFT}"),
+            format!("{IPT}{doc}\n"),
+            format!("{doc}\n{IPT}}}\n"),
+            format!("prose \"nftables\" {{\n{doc}\n"),
+            format!("{{\"nftables\": [{item}, {item},]}}\n"),
+            format!("{{\"nftables\": [{item} {item}]}}\n"),
+            format!("{{\"nftables\": [{item}, \"}}\n"),
+            format!("{{\"nftables\": [{item}]}} }}\n"),
+            format!("{{\"nftables\": [{item}]}}}}\n"),
+            format!("{{\"nftables\": [{item}] , \"x\": 1}}\n"),
+            "{\"nftables\": []}".to_string(),
+            "{\"nftables\": }".to_string(),
+            "{\"nftables\"}".to_string(),
+            "{ \"nftables\": [{\"rule\": {\"comment\": \"a\\\"}\"}}]}".to_string(),
+        ];
+        // The common case is guessed, and the reader confirms it.
+        let whole = format!("{doc}\n");
+        let open = doc.find("{\"nftables\"").unwrap_or_default();
+        assert_eq!(sections_with(&whole, true).1, Some((open, doc.len() - 1)));
+        let strings = rulelint_nft::Strings::new();
+        let (_, extent) = rulelint_nft::parse_json_with_extent(&whole, &strings);
+        assert_eq!(extent, Some(open..doc.len()));
+        // Every cut of a small document, and of the last one ending in `}`.
+        let small = format!("{{\"nftables\": [{item}, {item}]}}");
+        texts.extend((1..small.len()).map(|n| format!("{}}}", &small[..n])));
+        for text in &texts {
+            let config = Config::default();
+            let guessed = check_source_with(text, &config, false, true);
+            let scanned = check_source_with(text, &config, false, false);
+            assert_eq!(guessed.sections, scanned.sections, "{text}");
+            assert_eq!(guessed.sections, sections(text), "{text}");
+            assert_eq!(
+                format!("{:?}", guessed.diagnostics),
+                format!("{:?}", scanned.diagnostics),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -362,10 +362,35 @@ type Spanned<'a> = Vec<(Span, Option<J<'a>>)>;
 /// assert!(text[rule.span.start as usize..].starts_with("{\"rule\""));
 /// ```
 pub fn parse_json<'a>(text: &'a str, strings: &'a Strings) -> Parsed<'a> {
+    read_json(text, strings, true).0
+}
+
+/// [`parse_json`], and the byte range of the `{"nftables": [...]}` object when it was read
+/// whole: every item valid JSON, the array and the object closed (`None` when it broke, was
+/// cut or was not found). Within that range brackets outside strings balance, so a caller
+/// that guessed where the document ends can check the guess without a scan of its own.
+///
+/// ```
+/// use rulelint_nft::{Strings, parse_json_with_extent};
+/// let text = "# node-1\n{\"nftables\": [{\"table\": {\"family\": \"ip\", \"name\": \"t\"}}]}\n";
+/// let strings = Strings::new();
+/// let (_, extent) = parse_json_with_extent(text, &strings);
+/// assert_eq!(extent, Some(9..text.len() - 1));
+/// let (_, extent) = parse_json_with_extent(&text[..30], &strings);
+/// assert_eq!(extent, None);
+/// ```
+pub fn parse_json_with_extent<'a>(
+    text: &'a str,
+    strings: &'a Strings,
+) -> (Parsed<'a>, Option<std::ops::Range<usize>>) {
     read_json(text, strings, true)
 }
 
-fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<'a> {
+fn read_json<'a>(
+    text: &'a str,
+    strings: &'a Strings,
+    one_pass: bool,
+) -> (Parsed<'a>, Option<std::ops::Range<usize>>) {
     let mut r = Reader {
         one_pass,
         text,
@@ -382,6 +407,7 @@ fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<
         array_cut: false,
         scratch: Vec::new(),
         stack: plain::Stack::new(),
+        extent: None,
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -406,10 +432,13 @@ fn read_json<'a>(text: &'a str, strings: &'a Strings, one_pass: bool) -> Parsed<
     }
     let mut diagnostics = r.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
-    Parsed {
-        ruleset: r.rs,
-        diagnostics,
-    }
+    (
+        Parsed {
+            ruleset: r.rs,
+            diagnostics,
+        },
+        r.extent,
+    )
 }
 
 struct Reader<'a> {
@@ -430,6 +459,8 @@ struct Reader<'a> {
     scratch: Vec<Statement<'a>>,
     /// The plain reader's stack, kept from item to item.
     stack: plain::Stack<'a>,
+    /// The document's `{` to its `}`, once read whole ([`parse_json_with_extent`]).
+    extent: Option<std::ops::Range<usize>>,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -588,6 +619,8 @@ impl<'a> Reader<'a> {
         i = skip_ws(b, i + 1);
         match b.get(i) {
             Some(b'}') => {
+                // Every item was valid JSON (a break returned above): the object is whole.
+                self.extent = Some(open..i + 1);
                 let tail = skip_ws(b, i + 1);
                 if tail < b.len() {
                     self.diags.push(
@@ -625,9 +658,11 @@ impl<'a> Reader<'a> {
                 exprs,
                 comment,
             } => {
-                let stmts = exprs.into_iter().flatten().map(|(s, j)| (s, Some(j)));
+                let mut exprs = exprs.unwrap_or_default();
+                let stmts = exprs.drain(..).map(|(s, j)| (s, Some(j)));
                 let done = self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span);
                 self.stack.recycle(head);
+                self.stack.recycle_list(exprs);
                 done
             }
             plain::Item::Body(j) => {
@@ -1589,8 +1624,8 @@ mod tests {
     /// The one-pass reader gives the same ruleset and diagnostics as the two-pass one.
     fn assert_one_pass_reads_as_two(text: &str) {
         let (s1, s2) = (Strings::new(), Strings::new());
-        let one = read_json(text, &s1, true);
-        let two = read_json(text, &s2, false);
+        let one = read_json(text, &s1, true).0;
+        let two = read_json(text, &s2, false).0;
         assert_eq!(
             format!("{:?}", one.ruleset),
             format!("{:?}", two.ruleset),

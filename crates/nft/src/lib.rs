@@ -60,7 +60,7 @@ mod transaction;
 
 pub use form::{Form, detect_form, parse_any};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
-pub use json::{Strings, parse_json};
+pub use json::{Strings, parse_json, parse_json_with_extent};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
     RuleId, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange, Stmt, Table,
