@@ -863,6 +863,199 @@ impl<T: Eq + std::hash::Hash> Table<T> {
     }
 }
 
+/// A subject as a [`Subjects`] table holds it: 16 bytes, where a `SubjectOf<u32>` takes 40
+/// (its `Address` variant, and the name in `Scope::Nft`); a 1M-chain pair's million subjects
+/// were 42 MB. `kind` is the variant, `ids` its names in field order, `scope` an index into the
+/// table's scopes; an address (a few per Service port), or a subject with more scopes than
+/// `u16` counts, is held whole in the table's side list, `ids[0]` its index there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct SubjectKey {
+    kind: u8,
+    scope: u16,
+    ids: [u32; 3],
+}
+
+/// [`SubjectKey::kind`] of a subject held whole.
+const WHOLE: u8 = u8::MAX;
+/// [`SubjectKey::kind`] of a [`SubjectOf::ChainRules`].
+const CHAIN_RULES: u8 = 11;
+
+/// Distinct subjects, each with an id (in the order they were added), 16 bytes each
+/// ([`SubjectKey`]).
+#[derive(Debug, Default)]
+struct Subjects {
+    keys: Table<SubjectKey>,
+    /// The subjects held whole: addresses, in the order they were added.
+    whole: Table<SubjectOf<u32>>,
+    scopes: Vec<Scope>,
+}
+
+impl Subjects {
+    fn len(&self) -> usize {
+        self.keys.list.len()
+    }
+
+    fn reserve(&mut self, more: usize) {
+        self.keys.reserve(more);
+    }
+
+    /// Whether some subject is a [`SubjectOf::ChainRules`] (held whole only when its scope
+    /// could not be numbered).
+    fn has_chain_rules(&self) -> bool {
+        self.keys.list.iter().any(|k| k.kind == CHAIN_RULES)
+            || self
+                .whole
+                .list
+                .iter()
+                .any(|s| matches!(s, SubjectOf::ChainRules { .. }))
+    }
+
+    /// The subject with id `id` (a `Service` of name 0 for an id the table never gave).
+    fn get(&self, id: u32) -> SubjectOf<u32> {
+        self.keys
+            .list
+            .get(id as usize)
+            .map_or(SubjectOf::Service { service: 0 }, |&k| self.unpack(k))
+    }
+
+    fn id(&mut self, subject: SubjectOf<u32>) -> u32 {
+        let key = self.pack(subject);
+        self.keys.id(key)
+    }
+
+    fn pack(&mut self, subject: SubjectOf<u32>) -> SubjectKey {
+        let Subjects { whole, scopes, .. } = self;
+        let scope = |s: &Scope| {
+            Some(match scopes.iter().position(|x| x == s) {
+                Some(i) => i,
+                None => {
+                    scopes.push(*s);
+                    scopes.len() - 1
+                }
+            })
+        };
+        Self::key_with(subject, scope, |s| Some(whole.id(s))).unwrap_or(SubjectKey {
+            kind: WHOLE,
+            scope: 0,
+            ids: [0; 3],
+        })
+    }
+
+    /// The key of `subject`, its scope's index and its index among the whole ones given by
+    /// `scope` and `whole`.
+    fn key_with(
+        subject: SubjectOf<u32>,
+        mut scope: impl FnMut(&Scope) -> Option<usize>,
+        mut whole: impl FnMut(SubjectOf<u32>) -> Option<u32>,
+    ) -> Option<SubjectKey> {
+        let key = |kind: u8, scope: u16, ids: [u32; 3]| Some(SubjectKey { kind, scope, ids });
+        let mut scoped = |kind: u8, s: &Scope, ids: [u32; 3]| match scope(s) {
+            Some(i) if i < usize::from(u16::MAX) => key(kind, i as u16, ids),
+            _ => key(WHOLE, 0, [whole(subject)?, 0, 0]),
+        };
+        match subject {
+            SubjectOf::Service { service } => key(0, 0, [service, 0, 0]),
+            SubjectOf::ServiceChain { service, chain } => key(1, 0, [service, chain, 0]),
+            SubjectOf::Address { .. } => key(WHOLE, 0, [whole(subject)?, 0, 0]),
+            SubjectOf::NoEndpointsReject { service } => key(3, 0, [service, 0, 0]),
+            SubjectOf::Endpoint {
+                service,
+                chain,
+                destination,
+            } => key(4, 0, [service, chain, destination]),
+            SubjectOf::Weight {
+                service,
+                destination,
+            } => key(5, 0, [service, destination, 0]),
+            SubjectOf::LocalEndpoint {
+                service,
+                destination,
+            } => key(6, 0, [service, destination, 0]),
+            SubjectOf::NoLocalEndpointsDrop { service } => key(7, 0, [service, 0, 0]),
+            SubjectOf::HookJump {
+                table,
+                hook,
+                target,
+                scope,
+            } => scoped(8, &scope, [table, hook, target]),
+            SubjectOf::Chain {
+                table,
+                chain,
+                scope,
+            } => scoped(9, &scope, [table, chain, 0]),
+            SubjectOf::Policy {
+                table,
+                chain,
+                scope,
+            } => scoped(10, &scope, [table, chain, 0]),
+            SubjectOf::ChainRules {
+                table,
+                chain,
+                scope,
+            } => scoped(CHAIN_RULES, &scope, [table, chain, 0]),
+        }
+    }
+
+    fn unpack(&self, key: SubjectKey) -> SubjectOf<u32> {
+        let [a, b, c] = key.ids;
+        let scope = || {
+            self.scopes
+                .get(usize::from(key.scope))
+                .copied()
+                .unwrap_or(Scope::Iptables)
+        };
+        match key.kind {
+            0 => SubjectOf::Service { service: a },
+            1 => SubjectOf::ServiceChain {
+                service: a,
+                chain: b,
+            },
+            3 => SubjectOf::NoEndpointsReject { service: a },
+            4 => SubjectOf::Endpoint {
+                service: a,
+                chain: b,
+                destination: c,
+            },
+            5 => SubjectOf::Weight {
+                service: a,
+                destination: b,
+            },
+            6 => SubjectOf::LocalEndpoint {
+                service: a,
+                destination: b,
+            },
+            7 => SubjectOf::NoLocalEndpointsDrop { service: a },
+            8 => SubjectOf::HookJump {
+                table: a,
+                hook: b,
+                target: c,
+                scope: scope(),
+            },
+            9 => SubjectOf::Chain {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            10 => SubjectOf::Policy {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            CHAIN_RULES => SubjectOf::ChainRules {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            _ => self
+                .whole
+                .list
+                .get(a as usize)
+                .copied()
+                .unwrap_or(SubjectOf::Service { service: 0 }),
+        }
+    }
+}
+
 /// Distinct names, each with an id, their text in one buffer: a name costs its bytes and an
 /// end offset, not an allocation of its own (a 1M-chain dump's names are mostly short).
 #[derive(Debug, Default)]
@@ -997,7 +1190,7 @@ pub struct Group {
     infos: Vec<NodeInfo>,
     nodes: Vec<Option<Stored>>,
     strings: Names,
-    subjects: Table<SubjectOf<u32>>,
+    subjects: Subjects,
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
     follow: [Follow; 4],
@@ -1037,9 +1230,12 @@ impl Lookup<&str> for Names {
     }
 }
 
-impl Lookup<SubjectOf<u32>> for Table<SubjectOf<u32>> {
+impl Lookup<SubjectOf<u32>> for Subjects {
     fn holds(&self, id: u32, item: &SubjectOf<u32>) -> bool {
-        self.list.get(id as usize) == Some(item)
+        self.keys
+            .list
+            .get(id as usize)
+            .is_some_and(|&k| self.unpack(k) == *item)
     }
     fn lookup(&mut self, item: SubjectOf<u32>) -> u32 {
         self.id(item)
@@ -1448,7 +1644,7 @@ impl Group {
 
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
-        let more = list.len().saturating_sub(self.subjects.list.len());
+        let more = list.len().saturating_sub(self.subjects.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
         let mut names = NameWalk::new(&self.follow_names[kind], 3 * list.len());
@@ -1502,7 +1698,7 @@ impl Group {
         facts: impl FnOnce(&mut dyn FnMut(LocalFactOf<&'r str>)),
     ) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
-        let more = expected.saturating_sub(self.subjects.list.len());
+        let more = expected.saturating_sub(self.subjects.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
         // A little over the guess: a guess a few facts short (a 1M-chain dump's built-in
@@ -1674,7 +1870,7 @@ impl Group {
         for packed in stored.services.iter().chain(&stored.catalog) {
             ips.extend(
                 self.unpack(packed)
-                    .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
+                    .filter_map(|e| destination(self.subjects.get(e.subject)))
                     .filter_map(|d| address_in(self.text(d))),
             );
         }
@@ -1686,8 +1882,7 @@ impl Group {
             for e in entries {
                 for s in [e.subject, e.catalog_subject] {
                     ips.extend(
-                        destination(self.subjects.list[s as usize])
-                            .and_then(|d| address_in(self.text(d))),
+                        destination(self.subjects.get(s)).and_then(|d| address_in(self.text(d))),
                     );
                 }
             }
@@ -1708,11 +1903,11 @@ impl Group {
         // How each subject is read here: some are left out (a pair's digests, Service chains
         // across backends), some merged (load-balancer IPs read as external IPs across
         // backends, where nftables cannot tell them apart).
-        let mut canonical: Table<SubjectOf<u32>> = Table::default();
+        let mut canonical_table: Table<SubjectOf<u32>> = Table::default();
         // IPVS nodes know Service ports by address, not name (see `ipvs::ServiceKeys`).
         let ipvs = infos.iter().any(|n| n.backend.has_ipvs()).then(|| {
             super::ipvs::ServiceKeys::new(
-                &self.subjects.list,
+                &self.subjects.whole.list,
                 |id| self.text(id),
                 |name| self.strings.get_str(name),
                 infos.iter().any(|n| !n.backend.has_ipvs()),
@@ -1722,19 +1917,13 @@ impl Group {
         // canonical one, not copied (a 1M-chain pair's subjects are tens of MB).
         let identity = ipvs.is_none()
             && (!reading.by_catalog || reading.one_backend)
-            && (reading.rule_digests
-                || !self
-                    .subjects
-                    .list
-                    .iter()
-                    .any(|s| matches!(s, SubjectOf::ChainRules { .. })));
+            && (reading.rule_digests || !self.subjects.has_chain_rules());
         let map: Vec<u32> = if identity {
-            (0..self.subjects.list.len() as u32).collect()
+            (0..self.subjects.len() as u32).collect()
         } else {
-            self.subjects
-                .list
-                .iter()
-                .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
+            (0..self.subjects.len() as u32)
+                .map(|id| self.subjects.get(id))
+                .map(|s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
                     None => u32::MAX,
                     Some(s) => match s {
                         SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
@@ -1750,7 +1939,7 @@ impl Group {
                             protocol,
                             port,
                         } if reading.by_catalog && !reading.one_backend => {
-                            canonical.id(SubjectOf::Address {
+                            canonical_table.id(SubjectOf::Address {
                                 service,
                                 kind: AddressKind::ExternalIp,
                                 address,
@@ -1758,17 +1947,28 @@ impl Group {
                                 port,
                             })
                         }
-                        s => canonical.id(s),
+                        s => canonical_table.id(s),
                     },
                 })
                 .collect()
         };
-        let canonical: &[SubjectOf<u32>] = if identity {
-            &self.subjects.list
-        } else {
-            &canonical.list
+        // The canonical subject with id `c`.
+        let canonical = |c: usize| -> SubjectOf<u32> {
+            if identity {
+                self.subjects.get(c as u32)
+            } else {
+                canonical_table
+                    .list
+                    .get(c)
+                    .copied()
+                    .unwrap_or(SubjectOf::Service { service: 0 })
+            }
         };
-        let subject_count = canonical.len();
+        let subject_count = if identity {
+            self.subjects.len()
+        } else {
+            canonical_table.list.len()
+        };
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
             None => !n.services_unknown,
@@ -1879,7 +2079,7 @@ impl Group {
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
-            let subject = canonical[c];
+            let subject = canonical(c);
             let scope = subject.scope();
             let compared_count = *compared_counts
                 .entry(scope)
@@ -1940,7 +2140,7 @@ impl Group {
                 }
             }
         }
-        let subject_of = |c: u32| canonical[c as usize].map(|s| self.text(s));
+        let subject_of = |c: u32| canonical(c as usize).map(|s| self.text(s));
         // (Service port, node) for every node that lacks a Service port some other node has.
         let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
         for (c, entries) in &gathered {
@@ -2052,7 +2252,89 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Follow, Lookup, Names, SeenNames};
+    use super::{Follow, Lookup, Names, SeenNames, SubjectKey, Subjects};
+    use crate::diff::facts::{Scope, SubjectOf};
+    use crate::kube::AddressKind;
+
+    /// Every kind of subject reads back from its 16-byte key as it went in, and alike
+    /// subjects get one id.
+    #[test]
+    fn subjects_read_back_from_their_keys() {
+        assert_eq!(std::mem::size_of::<SubjectKey>(), 16);
+        let scopes = [
+            Scope::Iptables,
+            Scope::Ipvs,
+            Scope::Nft { generation: "a" },
+            Scope::Nft { generation: "b" },
+        ];
+        let mut all = vec![
+            SubjectOf::Service { service: 1 },
+            SubjectOf::ServiceChain {
+                service: 1,
+                chain: 2,
+            },
+            SubjectOf::NoEndpointsReject { service: 3 },
+            SubjectOf::Endpoint {
+                service: 1,
+                chain: 2,
+                destination: 3,
+            },
+            SubjectOf::Weight {
+                service: 4,
+                destination: 5,
+            },
+            SubjectOf::LocalEndpoint {
+                service: 4,
+                destination: 6,
+            },
+            SubjectOf::NoLocalEndpointsDrop { service: 7 },
+        ];
+        for (i, address) in [None, Some("10.0.0.1/32"), Some("fd00::/64")]
+            .iter()
+            .enumerate()
+        {
+            all.push(SubjectOf::Address {
+                service: i as u32,
+                kind: AddressKind::NodePort,
+                address: address.map(|a| a.parse().unwrap()),
+                protocol: Some(8),
+                port: Some(30000),
+            });
+        }
+        for scope in scopes {
+            all.push(SubjectOf::HookJump {
+                table: 1,
+                hook: 2,
+                target: u32::MAX,
+                scope,
+            });
+            all.push(SubjectOf::Chain {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+            all.push(SubjectOf::Policy {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+            all.push(SubjectOf::ChainRules {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+        }
+        let mut subjects = Subjects::default();
+        let ids: Vec<u32> = all.iter().map(|&s| subjects.id(s)).collect();
+        assert_eq!(ids, (0..all.len() as u32).collect::<Vec<_>>());
+        for (&s, &id) in all.iter().zip(&ids) {
+            assert_eq!(subjects.get(id), s);
+            assert_eq!(subjects.id(s), id);
+            assert!(subjects.holds(id, &s));
+        }
+        assert!(subjects.has_chain_rules());
+        assert_eq!(subjects.whole.list.len(), 3);
+    }
 
     /// Walking along the first list gives the ids plain lookups give, whatever the next
     /// lists insert, drop, repeat or reorder.
