@@ -645,6 +645,7 @@ fn run_bounded_pair(
     if loaded.len() != 2 || entries.iter().any(|e| e.path == "-") || bytes < bounded_pair_bytes() {
         return None;
     }
+    map_large_buffers_apart();
     let options = FactOptions::default();
     let mut group = Group::new(2);
     let (first, second) = loaded.split_at_mut(1);
@@ -747,6 +748,19 @@ fn run_bounded_pair(
     std::mem::forget(group);
     std::mem::forget(nodes);
     Some(status)
+}
+
+/// Has glibc map every buffer of 1 MiB or more on its own, given back when freed. By default
+/// it raises that threshold to the size of each such buffer freed (up to 32 MiB), so once the
+/// first dump's parse is dropped, the second's buffers grow inside the heap, whose freed
+/// space stays resident: 17 MB more at the peak of a 1M-chain pair. Elsewhere, nothing.
+fn map_large_buffers_apart() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a tuning parameter of the allocator (under its own lock);
+    // a refusal (return 0) leaves the default, which is harmless.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
 }
 
 /// Inserts a node's facts into the shared group. When another node holds the lock, its facts

@@ -1062,7 +1062,7 @@ impl Subjects {
 struct Names {
     text: String,
     /// Where each name ends in `text` (it starts where the one before ends).
-    ends: Vec<usize>,
+    ends: Ends,
     ids: hashbrown::HashTable<u32>,
 }
 
@@ -1070,8 +1070,8 @@ impl Names {
     /// The name with id `id`.
     fn get(&self, id: u32) -> Option<&str> {
         let i = id as usize;
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let end = self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1)? };
         self.text.get(start..end)
     }
 
@@ -1173,15 +1173,64 @@ impl<'f> NameWalk<'f> {
 }
 
 /// Name `id` of a [`Names`] by its parts (borrowed apart from its hash table).
-fn name_at<'t>(text: &'t str, ends: &[usize], id: u32) -> &'t str {
+fn name_at<'t>(text: &'t str, ends: &Ends, id: u32) -> &'t str {
     let i = id as usize;
-    let end = ends.get(i).copied().unwrap_or(0);
+    let end = ends.get(i).unwrap_or(0);
     let start = if i == 0 {
         0
     } else {
-        ends.get(i - 1).copied().unwrap_or(0)
+        ends.get(i - 1).unwrap_or(0)
     };
     text.get(start..end).unwrap_or("")
+}
+
+/// Where the names of a [`Names`] end in its text: 4 bytes a name (a 1M-chain pair's names
+/// held 8 MB of `usize` ends), widened once to 8 when the text passes 4 GiB.
+#[derive(Debug, PartialEq, Eq)]
+enum Ends {
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends::Narrow(Vec::new())
+    }
+}
+
+impl Ends {
+    fn len(&self) -> usize {
+        match self {
+            Ends::Narrow(v) => v.len(),
+            Ends::Wide(v) => v.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<usize> {
+        match self {
+            Ends::Narrow(v) => v.get(i).map(|&e| e as usize),
+            Ends::Wide(v) => v.get(i).copied(),
+        }
+    }
+
+    fn push(&mut self, end: usize) {
+        if let Ends::Narrow(v) = self {
+            match u32::try_from(end) {
+                Ok(end) => return v.push(end),
+                Err(_) => *self = Ends::Wide(v.iter().map(|&e| e as usize).collect()),
+            }
+        }
+        if let Ends::Wide(v) = self {
+            v.push(end);
+        }
+    }
+
+    fn reserve(&mut self, more: usize) {
+        match self {
+            Ends::Narrow(v) => v.reserve(more),
+            Ends::Wide(v) => v.reserve(more),
+        }
+    }
 }
 
 /// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
@@ -2252,9 +2301,25 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Follow, Lookup, Names, SeenNames, SubjectKey, Subjects};
+    use super::{Ends, Follow, Lookup, Names, SeenNames, SubjectKey, Subjects};
     use crate::diff::facts::{Scope, SubjectOf};
     use crate::kube::AddressKind;
+
+    /// Name ends are 4 bytes each until the names' text passes 4 GiB, then read back whole.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn name_ends_widen_past_4_gib() {
+        let far = u32::MAX as usize;
+        let mut ends = Ends::default();
+        ends.push(3);
+        assert!(matches!(ends, Ends::Narrow(_)));
+        ends.push(far + 5);
+        ends.push(far + 9);
+        assert!(matches!(ends, Ends::Wide(_)));
+        let read: Vec<_> = (0..4).map(|i| ends.get(i)).collect();
+        assert_eq!(read, [Some(3), Some(far + 5), Some(far + 9), None]);
+        assert_eq!(ends.len(), 3);
+    }
 
     /// Every kind of subject reads back from its 16-byte key as it went in, and alike
     /// subjects get one id.
