@@ -443,6 +443,21 @@ impl Reference {
         })
     }
 
+    /// [`Reference::pack`] of the reference's own facts, found without reading them: one
+    /// run of all of them, unshifted (packing them cost the first node's packing a fifth).
+    fn pack_itself(&self, kind: usize) -> Packed {
+        let mut bytes = Vec::new();
+        if !self.entries.is_empty() {
+            put_varint(&mut bytes, (self.entries.len() as u64) << 1);
+        }
+        bytes.shrink_to_fit();
+        Packed {
+            kind,
+            shifts: Box::new([]),
+            bytes,
+        }
+    }
+
     fn pack(&self, kind: usize, list: &[Entry]) -> Packed {
         // How lines shift: from the facts alike in both, by reference line.
         // Each pair (reference line, line) as one number, which sorts as the pair does and
@@ -1841,7 +1856,7 @@ impl Group {
         if reference.entries.is_empty() {
             // The first node's entries become the reference, not a copy of them.
             *reference = Reference::new(entries);
-            return reference.pack(kind, &reference.entries);
+            return reference.pack_itself(kind);
         }
         reference.pack(kind, &entries)
     }
@@ -2352,9 +2367,34 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ends, Follow, Lookup, Names, Packed, SeenNames, SubjectKey, Subjects};
+    use super::{
+        Ends, Entry, Follow, Lookup, Names, Packed, Reference, SeenNames, SubjectKey, Subjects,
+    };
     use crate::diff::facts::{Scope, SubjectOf};
     use crate::kube::AddressKind;
+
+    /// The reference packed against itself reads as packing its facts one by one does.
+    #[test]
+    fn a_reference_packs_itself_as_its_facts_pack() {
+        let entry = |subject, line| Entry {
+            subject,
+            value: subject % 3,
+            line,
+            by_rule: subject % 2 == 0,
+            expected: None,
+        };
+        for len in [0u32, 1, 5, 300] {
+            let reference = Reference::new((0..len).map(|i| entry(i % 7, i % 4 * 9)).collect());
+            let (fast, slow) = (
+                reference.pack_itself(2),
+                reference.pack(2, &reference.entries),
+            );
+            assert_eq!(
+                (fast.kind, &fast.shifts, &fast.bytes),
+                (slow.kind, &slow.shifts, &slow.bytes)
+            );
+        }
+    }
 
     /// A line shifted from a hint gives what a search from scratch gives, however lines go.
     #[test]
