@@ -14,7 +14,7 @@ use rulelint_parser::TableId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The chains of a dump's live tables with the byte spans of their rules: what comparing its
-/// chains' rules with another node's needs once its parse is dropped (8 bytes a rule, 16 a
+/// chains' rules with another node's needs once its parse is dropped (8 bytes a rule, 12 a
 /// chain).
 pub struct RuleTexts {
     /// In the order of their tables and, within one, of the dump; each chain's rules follow
@@ -26,9 +26,10 @@ pub struct RuleTexts {
 }
 
 struct ChainTexts {
-    table: u32,
-    /// The chain's name, a span of the dump.
-    name: (u32, u32),
+    /// Where the chain's name starts in the dump.
+    name_start: u32,
+    /// The index of its table (high half) and the length of its name (low half).
+    table_and_name_len: u32,
     /// Its rule count, with [`DECLARED`] set when a `:NAME` line or `-N` declares it: a chain
     /// named only by its rules must keep them, or it would not exist in the dump read again.
     len: u32,
@@ -37,6 +38,16 @@ struct ChainTexts {
 const DECLARED: u32 = 1 << 31;
 
 impl ChainTexts {
+    fn table(&self) -> u32 {
+        self.table_and_name_len >> 16
+    }
+
+    /// The chain's name, a span of the dump.
+    fn name(&self) -> (u32, u32) {
+        let len = self.table_and_name_len & 0xffff;
+        (self.name_start, self.name_start.saturating_add(len))
+    }
+
     fn declared(&self) -> bool {
         self.len & DECLARED != 0
     }
@@ -51,7 +62,8 @@ pub type DifferingChains = FxHashMap<usize, FxHashSet<Box<str>>>;
 
 impl RuleTexts {
     /// The rule spans of a node's live tables' chains; `None` when a name or a span does not
-    /// lie in `text` as a 32-bit offset (then the dump is compared whole).
+    /// lie in `text` as a 32-bit offset, or a table index or a name length does not fit 16
+    /// bits (then the dump is compared whole).
     pub fn of(node: &Node<'_>, text: &str) -> Option<RuleTexts> {
         let offset = |s: &str| -> Option<(u32, u32)> {
             let start = (s.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
@@ -79,9 +91,12 @@ impl RuleTexts {
                 } else {
                     0
                 };
+                let (name_start, name_end) = offset(chain.name())?;
+                let name_len = u16::try_from(name_end - name_start).ok()?;
+                let table = u16::try_from(table.id.index()).ok()?;
                 texts.chains.push(ChainTexts {
-                    table: u32::try_from(table.id.index()).ok()?,
-                    name: offset(chain.name())?,
+                    name_start,
+                    table_and_name_len: (u32::from(table) << 16) | u32::from(name_len),
                     len: count | declared,
                 });
             }
@@ -114,16 +129,16 @@ impl RuleTexts {
         let mut same_name = Vec::new();
         let mut same_name_of = None;
         for (chain, rules) in self.each() {
-            if same_name_of != Some(chain.table) {
-                let table = &self.tables[chain.table as usize];
+            if same_name_of != Some(chain.table()) {
+                let table = &self.tables[chain.table() as usize];
                 same_name = live_b
                     .iter()
                     .rev()
                     .filter(|t| t.name() == &**table)
                     .collect();
-                same_name_of = Some(chain.table);
+                same_name_of = Some(chain.table());
             }
-            let name = at(chain.name);
+            let name = at(chain.name());
             let Some(other) = same_name.iter().find_map(|t| t.chain(name)) else {
                 continue;
             };
@@ -134,7 +149,7 @@ impl RuleTexts {
                     .all(|(r, &span)| r.text() == at(span));
             if !same {
                 differing
-                    .entry(chain.table as usize)
+                    .entry(chain.table() as usize)
                     .or_default()
                     .insert(name.into());
             }
@@ -152,8 +167,8 @@ impl RuleTexts {
         let mut regions = Vec::new();
         for (chain, rules) in self.each() {
             let kept = keep
-                .get(&(chain.table as usize))
-                .is_some_and(|names| names.contains(at(chain.name)));
+                .get(&(chain.table() as usize))
+                .is_some_and(|names| names.contains(at(chain.name())));
             if kept || !chain.declared() {
                 continue;
             }
@@ -188,16 +203,16 @@ impl RuleTexts {
     pub fn check(&self, text: &str, filtered: &Node<'_>, keep: &DifferingChains) -> bool {
         let at = |(start, end): (u32, u32)| text.get(start as usize..end as usize).unwrap_or("");
         self.each().all(|(chain, rules)| {
-            let name = at(chain.name);
+            let name = at(chain.name());
             let kept = keep
-                .get(&(chain.table as usize))
+                .get(&(chain.table() as usize))
                 .is_some_and(|names| names.contains(name));
             if !kept {
                 return true;
             }
             filtered
                 .set
-                .find_chain(TableId(chain.table), name)
+                .find_chain(TableId(chain.table()), name)
                 .is_some_and(|c| {
                     c.rule_count() == rules.len()
                         && c.rules().zip(rules).all(|(r, &span)| r.text() == at(span))

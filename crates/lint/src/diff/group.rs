@@ -362,12 +362,40 @@ struct Packed {
 
 impl Packed {
     /// The line the node holds a reference fact at, when shifted like the facts around it.
+    #[cfg(test)]
     fn shifted(&self, line: u32) -> u32 {
+        let p = self.shifts.partition_point(|&(from, _)| from <= line);
+        let shift = p.checked_sub(1).map_or(0, |p| self.shifts[p].1);
+        if line == 0 {
+            0
+        } else {
+            (i64::from(line) + shift) as u32
+        }
+    }
+
+    /// [`Packed::shifted`], looking first at the shift `near` was left at and the next one:
+    /// lines read in the order of a node's facts mostly rise, so the search is rarely needed.
+    fn shifted_near(&self, line: u32, near: &mut usize) -> u32 {
         if line == 0 {
             return 0;
         }
-        let p = self.shifts.partition_point(|&(from, _)| from <= line);
-        let shift = p.checked_sub(1).map_or(0, |p| self.shifts[p].1);
+        let s = &self.shifts;
+        // `p` is the partition point when the shift before it starts at or before `line` and
+        // the one at it after.
+        let is_point = |p: usize| {
+            p <= s.len()
+                && (p == 0 || s[p - 1].0 <= line)
+                && s.get(p).is_none_or(|&(from, _)| from > line)
+        };
+        let p = if is_point(*near) {
+            *near
+        } else if is_point(*near + 1) {
+            *near + 1
+        } else {
+            s.partition_point(|&(from, _)| from <= line)
+        };
+        *near = p;
+        let shift = p.checked_sub(1).map_or(0, |p| s[p].1);
         (i64::from(line) + shift) as u32
     }
 }
@@ -415,15 +443,32 @@ impl Reference {
         })
     }
 
+    /// [`Reference::pack`] of the reference's own facts, found without reading them: one
+    /// run of all of them, unshifted (packing them cost the first node's packing a fifth).
+    fn pack_itself(&self, kind: usize) -> Packed {
+        let mut bytes = Vec::new();
+        if !self.entries.is_empty() {
+            put_varint(&mut bytes, (self.entries.len() as u64) << 1);
+        }
+        bytes.shrink_to_fit();
+        Packed {
+            kind,
+            shifts: Box::new([]),
+            bytes,
+        }
+    }
+
     fn pack(&self, kind: usize, list: &[Entry]) -> Packed {
         // How lines shift: from the facts alike in both, by reference line.
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        // Each pair (reference line, line) as one number, which sorts as the pair does and
+        // faster (a third of a 250k-rule pair's packing went to sorting tuples).
+        let mut pairs: Vec<u64> = Vec::with_capacity(list.len());
         let mut cursor = 0usize;
         for e in list {
             match self.alike(cursor, e) {
                 Some(r) => {
                     if r.line != 0 && e.line != 0 {
-                        pairs.push((r.line, e.line));
+                        pairs.push((u64::from(r.line) << 32) | u64::from(e.line));
                     }
                     cursor += 1;
                 }
@@ -433,7 +478,8 @@ impl Reference {
         pairs.sort_unstable();
         let mut shifts: Vec<(u32, i64)> = Vec::new();
         let mut current = 0i64;
-        for (from, to) in pairs {
+        for pair in pairs {
+            let (from, to) = ((pair >> 32) as u32, pair as u32);
             let shift = i64::from(to) - i64::from(from);
             if shift != current {
                 shifts.push((from, shift));
@@ -447,9 +493,10 @@ impl Reference {
         };
         let mut bytes = Vec::new();
         let (mut cursor, mut run) = (0usize, 0u64);
+        let mut near = 0usize;
         for e in list {
             if let Some(r) = self.alike(cursor, e)
-                && packed.shifted(r.line) == e.line
+                && packed.shifted_near(r.line, &mut near) == e.line
             {
                 run += 1;
                 cursor += 1;
@@ -480,7 +527,7 @@ impl Reference {
     fn unpack<'g>(&'g self, packed: &'g Packed) -> impl Iterator<Item = Entry> + 'g {
         let bytes = &packed.bytes;
         let mut at = 0usize;
-        let (mut cursor, mut run) = (0usize, 0u64);
+        let (mut cursor, mut run, mut near) = (0usize, 0u64, 0usize);
         let next = move |at: &mut usize| -> Option<u64> {
             let mut v = 0u64;
             let mut shift = 0;
@@ -504,7 +551,7 @@ impl Reference {
                     run -= 1;
                     cursor += 1;
                     return Some(Entry {
-                        line: packed.shifted(r.line),
+                        line: packed.shifted_near(r.line, &mut near),
                         ..*r
                     });
                 }
@@ -863,13 +910,206 @@ impl<T: Eq + std::hash::Hash> Table<T> {
     }
 }
 
+/// A subject as a [`Subjects`] table holds it: 16 bytes, where a `SubjectOf<u32>` takes 40
+/// (its `Address` variant, and the name in `Scope::Nft`); a 1M-chain pair's million subjects
+/// were 42 MB. `kind` is the variant, `ids` its names in field order, `scope` an index into the
+/// table's scopes; an address (a few per Service port), or a subject with more scopes than
+/// `u16` counts, is held whole in the table's side list, `ids[0]` its index there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct SubjectKey {
+    kind: u8,
+    scope: u16,
+    ids: [u32; 3],
+}
+
+/// [`SubjectKey::kind`] of a subject held whole.
+const WHOLE: u8 = u8::MAX;
+/// [`SubjectKey::kind`] of a [`SubjectOf::ChainRules`].
+const CHAIN_RULES: u8 = 11;
+
+/// Distinct subjects, each with an id (in the order they were added), 16 bytes each
+/// ([`SubjectKey`]).
+#[derive(Debug, Default)]
+struct Subjects {
+    keys: Table<SubjectKey>,
+    /// The subjects held whole: addresses, in the order they were added.
+    whole: Table<SubjectOf<u32>>,
+    scopes: Vec<Scope>,
+}
+
+impl Subjects {
+    fn len(&self) -> usize {
+        self.keys.list.len()
+    }
+
+    fn reserve(&mut self, more: usize) {
+        self.keys.reserve(more);
+    }
+
+    /// Whether some subject is a [`SubjectOf::ChainRules`] (held whole only when its scope
+    /// could not be numbered).
+    fn has_chain_rules(&self) -> bool {
+        self.keys.list.iter().any(|k| k.kind == CHAIN_RULES)
+            || self
+                .whole
+                .list
+                .iter()
+                .any(|s| matches!(s, SubjectOf::ChainRules { .. }))
+    }
+
+    /// The subject with id `id` (a `Service` of name 0 for an id the table never gave).
+    fn get(&self, id: u32) -> SubjectOf<u32> {
+        self.keys
+            .list
+            .get(id as usize)
+            .map_or(SubjectOf::Service { service: 0 }, |&k| self.unpack(k))
+    }
+
+    fn id(&mut self, subject: SubjectOf<u32>) -> u32 {
+        let key = self.pack(subject);
+        self.keys.id(key)
+    }
+
+    fn pack(&mut self, subject: SubjectOf<u32>) -> SubjectKey {
+        let Subjects { whole, scopes, .. } = self;
+        let scope = |s: &Scope| {
+            Some(match scopes.iter().position(|x| x == s) {
+                Some(i) => i,
+                None => {
+                    scopes.push(*s);
+                    scopes.len() - 1
+                }
+            })
+        };
+        Self::key_with(subject, scope, |s| Some(whole.id(s))).unwrap_or(SubjectKey {
+            kind: WHOLE,
+            scope: 0,
+            ids: [0; 3],
+        })
+    }
+
+    /// The key of `subject`, its scope's index and its index among the whole ones given by
+    /// `scope` and `whole`.
+    fn key_with(
+        subject: SubjectOf<u32>,
+        mut scope: impl FnMut(&Scope) -> Option<usize>,
+        mut whole: impl FnMut(SubjectOf<u32>) -> Option<u32>,
+    ) -> Option<SubjectKey> {
+        let key = |kind: u8, scope: u16, ids: [u32; 3]| Some(SubjectKey { kind, scope, ids });
+        let mut scoped = |kind: u8, s: &Scope, ids: [u32; 3]| match scope(s) {
+            Some(i) if i < usize::from(u16::MAX) => key(kind, i as u16, ids),
+            _ => key(WHOLE, 0, [whole(subject)?, 0, 0]),
+        };
+        match subject {
+            SubjectOf::Service { service } => key(0, 0, [service, 0, 0]),
+            SubjectOf::ServiceChain { service, chain } => key(1, 0, [service, chain, 0]),
+            SubjectOf::Address { .. } => key(WHOLE, 0, [whole(subject)?, 0, 0]),
+            SubjectOf::NoEndpointsReject { service } => key(3, 0, [service, 0, 0]),
+            SubjectOf::Endpoint {
+                service,
+                chain,
+                destination,
+            } => key(4, 0, [service, chain, destination]),
+            SubjectOf::Weight {
+                service,
+                destination,
+            } => key(5, 0, [service, destination, 0]),
+            SubjectOf::LocalEndpoint {
+                service,
+                destination,
+            } => key(6, 0, [service, destination, 0]),
+            SubjectOf::NoLocalEndpointsDrop { service } => key(7, 0, [service, 0, 0]),
+            SubjectOf::HookJump {
+                table,
+                hook,
+                target,
+                scope,
+            } => scoped(8, &scope, [table, hook, target]),
+            SubjectOf::Chain {
+                table,
+                chain,
+                scope,
+            } => scoped(9, &scope, [table, chain, 0]),
+            SubjectOf::Policy {
+                table,
+                chain,
+                scope,
+            } => scoped(10, &scope, [table, chain, 0]),
+            SubjectOf::ChainRules {
+                table,
+                chain,
+                scope,
+            } => scoped(CHAIN_RULES, &scope, [table, chain, 0]),
+        }
+    }
+
+    fn unpack(&self, key: SubjectKey) -> SubjectOf<u32> {
+        let [a, b, c] = key.ids;
+        let scope = || {
+            self.scopes
+                .get(usize::from(key.scope))
+                .copied()
+                .unwrap_or(Scope::Iptables)
+        };
+        match key.kind {
+            0 => SubjectOf::Service { service: a },
+            1 => SubjectOf::ServiceChain {
+                service: a,
+                chain: b,
+            },
+            3 => SubjectOf::NoEndpointsReject { service: a },
+            4 => SubjectOf::Endpoint {
+                service: a,
+                chain: b,
+                destination: c,
+            },
+            5 => SubjectOf::Weight {
+                service: a,
+                destination: b,
+            },
+            6 => SubjectOf::LocalEndpoint {
+                service: a,
+                destination: b,
+            },
+            7 => SubjectOf::NoLocalEndpointsDrop { service: a },
+            8 => SubjectOf::HookJump {
+                table: a,
+                hook: b,
+                target: c,
+                scope: scope(),
+            },
+            9 => SubjectOf::Chain {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            10 => SubjectOf::Policy {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            CHAIN_RULES => SubjectOf::ChainRules {
+                table: a,
+                chain: b,
+                scope: scope(),
+            },
+            _ => self
+                .whole
+                .list
+                .get(a as usize)
+                .copied()
+                .unwrap_or(SubjectOf::Service { service: 0 }),
+        }
+    }
+}
+
 /// Distinct names, each with an id, their text in one buffer: a name costs its bytes and an
 /// end offset, not an allocation of its own (a 1M-chain dump's names are mostly short).
 #[derive(Debug, Default)]
 struct Names {
     text: String,
     /// Where each name ends in `text` (it starts where the one before ends).
-    ends: Vec<usize>,
+    ends: Ends,
     ids: hashbrown::HashTable<u32>,
 }
 
@@ -877,8 +1117,8 @@ impl Names {
     /// The name with id `id`.
     fn get(&self, id: u32) -> Option<&str> {
         let i = id as usize;
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let end = self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1)? };
         self.text.get(start..end)
     }
 
@@ -932,6 +1172,11 @@ impl Default for SeenNames {
 
 impl SeenNames {
     fn id(&mut self, names: &mut Names, s: &str) -> u32 {
+        self.id_or(s, |s| names.id_str(s))
+    }
+
+    /// The id of `s` if it was seen, else `find(s)`, remembered.
+    fn id_or(&mut self, s: &str, find: impl FnOnce(&str) -> u32) -> u32 {
         let key = (s.as_ptr() as usize, s.len());
         let slot = &mut self.slots[(key.0 ^ (key.0 >> 6) ^ key.1) % 64];
         // A slice at the same address with the same length is the same text (an empty
@@ -939,7 +1184,7 @@ impl SeenNames {
         if (slot.0, slot.1) == key {
             return slot.2;
         }
-        let id = names.id_str(s);
+        let id = find(s);
         *slot = (key.0, key.1, id);
         id
     }
@@ -974,21 +1219,84 @@ impl<'f> NameWalk<'f> {
                 first.push(id);
                 id
             }
-            None => self.follow.id_of(names, s, &mut self.cursor),
+            None => {
+                // A name just seen (a Service port's key, repeated in each of its facts)
+                // is known by where it is, not compared with the first node's again; the
+                // walk moves on when it is the name expected there.
+                let (follow, cursor) = (self.follow, &mut self.cursor);
+                let mut walked = false;
+                let id = self.seen.id_or(s, |s| {
+                    walked = true;
+                    follow.id_of(names, s, cursor)
+                });
+                if !walked && follow.ids.get(*cursor) == Some(&id) {
+                    *cursor += 1;
+                }
+                id
+            }
         }
     }
 }
 
 /// Name `id` of a [`Names`] by its parts (borrowed apart from its hash table).
-fn name_at<'t>(text: &'t str, ends: &[usize], id: u32) -> &'t str {
+fn name_at<'t>(text: &'t str, ends: &Ends, id: u32) -> &'t str {
     let i = id as usize;
-    let end = ends.get(i).copied().unwrap_or(0);
+    let end = ends.get(i).unwrap_or(0);
     let start = if i == 0 {
         0
     } else {
-        ends.get(i - 1).copied().unwrap_or(0)
+        ends.get(i - 1).unwrap_or(0)
     };
     text.get(start..end).unwrap_or("")
+}
+
+/// Where the names of a [`Names`] end in its text: 4 bytes a name (a 1M-chain pair's names
+/// held 8 MB of `usize` ends), widened once to 8 when the text passes 4 GiB.
+#[derive(Debug, PartialEq, Eq)]
+enum Ends {
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends::Narrow(Vec::new())
+    }
+}
+
+impl Ends {
+    fn len(&self) -> usize {
+        match self {
+            Ends::Narrow(v) => v.len(),
+            Ends::Wide(v) => v.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<usize> {
+        match self {
+            Ends::Narrow(v) => v.get(i).map(|&e| e as usize),
+            Ends::Wide(v) => v.get(i).copied(),
+        }
+    }
+
+    fn push(&mut self, end: usize) {
+        if let Ends::Narrow(v) = self {
+            match u32::try_from(end) {
+                Ok(end) => return v.push(end),
+                Err(_) => *self = Ends::Wide(v.iter().map(|&e| e as usize).collect()),
+            }
+        }
+        if let Ends::Wide(v) = self {
+            v.push(end);
+        }
+    }
+
+    fn reserve(&mut self, more: usize) {
+        match self {
+            Ends::Narrow(v) => v.reserve(more),
+            Ends::Wide(v) => v.reserve(more),
+        }
+    }
 }
 
 /// The facts of many nodes, for one comparison. Nodes are inserted by index, in any order.
@@ -997,7 +1305,7 @@ pub struct Group {
     infos: Vec<NodeInfo>,
     nodes: Vec<Option<Stored>>,
     strings: Names,
-    subjects: Table<SubjectOf<u32>>,
+    subjects: Subjects,
     values: Table<ValueOf<u32>>,
     /// The first node's names and subjects in its order, per list ([`STRINGS`] ...).
     follow: [Follow; 4],
@@ -1037,9 +1345,12 @@ impl Lookup<&str> for Names {
     }
 }
 
-impl Lookup<SubjectOf<u32>> for Table<SubjectOf<u32>> {
+impl Lookup<SubjectOf<u32>> for Subjects {
     fn holds(&self, id: u32, item: &SubjectOf<u32>) -> bool {
-        self.list.get(id as usize) == Some(item)
+        self.keys
+            .list
+            .get(id as usize)
+            .is_some_and(|&k| self.unpack(k) == *item)
     }
     fn lookup(&mut self, item: SubjectOf<u32>) -> u32 {
         self.id(item)
@@ -1448,7 +1759,7 @@ impl Group {
 
     fn pack_named(&mut self, kind: usize, list: Vec<LocalFactOf<&str>>) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
-        let more = list.len().saturating_sub(self.subjects.list.len());
+        let more = list.len().saturating_sub(self.subjects.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
         let mut names = NameWalk::new(&self.follow_names[kind], 3 * list.len());
@@ -1502,7 +1813,7 @@ impl Group {
         facts: impl FnOnce(&mut dyn FnMut(LocalFactOf<&'r str>)),
     ) -> Packed {
         // The first node sizes the tables: nodes of a cluster share most facts.
-        let more = expected.saturating_sub(self.subjects.list.len());
+        let more = expected.saturating_sub(self.subjects.len());
         self.subjects.reserve(more);
         self.strings.reserve(more / 2);
         // A little over the guess: a guess a few facts short (a 1M-chain dump's built-in
@@ -1545,7 +1856,7 @@ impl Group {
         if reference.entries.is_empty() {
             // The first node's entries become the reference, not a copy of them.
             *reference = Reference::new(entries);
-            return reference.pack(kind, &reference.entries);
+            return reference.pack_itself(kind);
         }
         reference.pack(kind, &entries)
     }
@@ -1674,7 +1985,7 @@ impl Group {
         for packed in stored.services.iter().chain(&stored.catalog) {
             ips.extend(
                 self.unpack(packed)
-                    .filter_map(|e| destination(self.subjects.list[e.subject as usize]))
+                    .filter_map(|e| destination(self.subjects.get(e.subject)))
                     .filter_map(|d| address_in(self.text(d))),
             );
         }
@@ -1686,8 +1997,7 @@ impl Group {
             for e in entries {
                 for s in [e.subject, e.catalog_subject] {
                     ips.extend(
-                        destination(self.subjects.list[s as usize])
-                            .and_then(|d| address_in(self.text(d))),
+                        destination(self.subjects.get(s)).and_then(|d| address_in(self.text(d))),
                     );
                 }
             }
@@ -1708,11 +2018,11 @@ impl Group {
         // How each subject is read here: some are left out (a pair's digests, Service chains
         // across backends), some merged (load-balancer IPs read as external IPs across
         // backends, where nftables cannot tell them apart).
-        let mut canonical: Table<SubjectOf<u32>> = Table::default();
+        let mut canonical_table: Table<SubjectOf<u32>> = Table::default();
         // IPVS nodes know Service ports by address, not name (see `ipvs::ServiceKeys`).
         let ipvs = infos.iter().any(|n| n.backend.has_ipvs()).then(|| {
             super::ipvs::ServiceKeys::new(
-                &self.subjects.list,
+                &self.subjects.whole.list,
                 |id| self.text(id),
                 |name| self.strings.get_str(name),
                 infos.iter().any(|n| !n.backend.has_ipvs()),
@@ -1722,19 +2032,13 @@ impl Group {
         // canonical one, not copied (a 1M-chain pair's subjects are tens of MB).
         let identity = ipvs.is_none()
             && (!reading.by_catalog || reading.one_backend)
-            && (reading.rule_digests
-                || !self
-                    .subjects
-                    .list
-                    .iter()
-                    .any(|s| matches!(s, SubjectOf::ChainRules { .. })));
+            && (reading.rule_digests || !self.subjects.has_chain_rules());
         let map: Vec<u32> = if identity {
-            (0..self.subjects.list.len() as u32).collect()
+            (0..self.subjects.len() as u32).collect()
         } else {
-            self.subjects
-                .list
-                .iter()
-                .map(|&s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
+            (0..self.subjects.len() as u32)
+                .map(|id| self.subjects.get(id))
+                .map(|s| match ipvs.as_ref().map_or(Some(s), |k| k.read(s)) {
                     None => u32::MAX,
                     Some(s) => match s {
                         SubjectOf::ChainRules { .. } if !reading.rule_digests => u32::MAX,
@@ -1750,7 +2054,7 @@ impl Group {
                             protocol,
                             port,
                         } if reading.by_catalog && !reading.one_backend => {
-                            canonical.id(SubjectOf::Address {
+                            canonical_table.id(SubjectOf::Address {
                                 service,
                                 kind: AddressKind::ExternalIp,
                                 address,
@@ -1758,17 +2062,28 @@ impl Group {
                                 port,
                             })
                         }
-                        s => canonical.id(s),
+                        s => canonical_table.id(s),
                     },
                 })
                 .collect()
         };
-        let canonical: &[SubjectOf<u32>] = if identity {
-            &self.subjects.list
-        } else {
-            &canonical.list
+        // The canonical subject with id `c`.
+        let canonical = |c: usize| -> SubjectOf<u32> {
+            if identity {
+                self.subjects.get(c as u32)
+            } else {
+                canonical_table
+                    .list
+                    .get(c)
+                    .copied()
+                    .unwrap_or(SubjectOf::Service { service: 0 })
+            }
         };
-        let subject_count = canonical.len();
+        let subject_count = if identity {
+            self.subjects.len()
+        } else {
+            canonical_table.list.len()
+        };
         // The nodes each subject is compared among.
         let compared = |n: &NodeInfo, scope: Option<Scope>| match scope {
             None => !n.services_unknown,
@@ -1879,7 +2194,7 @@ impl Group {
         let mut differing: Vec<u32> = vec![u32::MAX; subject_count];
         let mut gathered: Vec<(u32, Vec<(u32, Entry)>)> = Vec::new();
         for (c, t) in tallies.iter().enumerate() {
-            let subject = canonical[c];
+            let subject = canonical(c);
             let scope = subject.scope();
             let compared_count = *compared_counts
                 .entry(scope)
@@ -1940,7 +2255,7 @@ impl Group {
                 }
             }
         }
-        let subject_of = |c: u32| canonical[c as usize].map(|s| self.text(s));
+        let subject_of = |c: u32| canonical(c as usize).map(|s| self.text(s));
         // (Service port, node) for every node that lacks a Service port some other node has.
         let mut without_service: FxHashSet<(&str, u32)> = FxHashSet::default();
         for (c, entries) in &gathered {
@@ -2052,7 +2367,152 @@ impl Group {
 
 #[cfg(test)]
 mod tests {
-    use super::{Follow, Lookup, Names, SeenNames};
+    use super::{
+        Ends, Entry, Follow, Lookup, Names, Packed, Reference, SeenNames, SubjectKey, Subjects,
+    };
+    use crate::diff::facts::{Scope, SubjectOf};
+    use crate::kube::AddressKind;
+
+    /// The reference packed against itself reads as packing its facts one by one does.
+    #[test]
+    fn a_reference_packs_itself_as_its_facts_pack() {
+        let entry = |subject, line| Entry {
+            subject,
+            value: subject % 3,
+            line,
+            by_rule: subject % 2 == 0,
+            expected: None,
+        };
+        for len in [0u32, 1, 5, 300] {
+            let reference = Reference::new((0..len).map(|i| entry(i % 7, i % 4 * 9)).collect());
+            let (fast, slow) = (
+                reference.pack_itself(2),
+                reference.pack(2, &reference.entries),
+            );
+            assert_eq!(
+                (fast.kind, &fast.shifts, &fast.bytes),
+                (slow.kind, &slow.shifts, &slow.bytes)
+            );
+        }
+    }
+
+    /// A line shifted from a hint gives what a search from scratch gives, however lines go.
+    #[test]
+    fn shifted_lines_from_a_hint_are_those_of_a_search() {
+        let packed = Packed {
+            kind: 0,
+            shifts: vec![(5, 1), (5, 3), (9, -2), (20, 0), (21, 7)].into_boxed_slice(),
+            bytes: Vec::new(),
+        };
+        let lines: Vec<u32> = (0..30)
+            .chain((0..30).rev())
+            .chain([7, 25, 1, 21, 4, 5, 9])
+            .collect();
+        let mut near = 0;
+        for line in lines {
+            assert_eq!(
+                packed.shifted_near(line, &mut near),
+                packed.shifted(line),
+                "{line}"
+            );
+        }
+    }
+
+    /// Name ends are 4 bytes each until the names' text passes 4 GiB, then read back whole.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn name_ends_widen_past_4_gib() {
+        let far = u32::MAX as usize;
+        let mut ends = Ends::default();
+        ends.push(3);
+        assert!(matches!(ends, Ends::Narrow(_)));
+        ends.push(far + 5);
+        ends.push(far + 9);
+        assert!(matches!(ends, Ends::Wide(_)));
+        let read: Vec<_> = (0..4).map(|i| ends.get(i)).collect();
+        assert_eq!(read, [Some(3), Some(far + 5), Some(far + 9), None]);
+        assert_eq!(ends.len(), 3);
+    }
+
+    /// Every kind of subject reads back from its 16-byte key as it went in, and alike
+    /// subjects get one id.
+    #[test]
+    fn subjects_read_back_from_their_keys() {
+        assert_eq!(std::mem::size_of::<SubjectKey>(), 16);
+        let scopes = [
+            Scope::Iptables,
+            Scope::Ipvs,
+            Scope::Nft { generation: "a" },
+            Scope::Nft { generation: "b" },
+        ];
+        let mut all = vec![
+            SubjectOf::Service { service: 1 },
+            SubjectOf::ServiceChain {
+                service: 1,
+                chain: 2,
+            },
+            SubjectOf::NoEndpointsReject { service: 3 },
+            SubjectOf::Endpoint {
+                service: 1,
+                chain: 2,
+                destination: 3,
+            },
+            SubjectOf::Weight {
+                service: 4,
+                destination: 5,
+            },
+            SubjectOf::LocalEndpoint {
+                service: 4,
+                destination: 6,
+            },
+            SubjectOf::NoLocalEndpointsDrop { service: 7 },
+        ];
+        for (i, address) in [None, Some("10.0.0.1/32"), Some("fd00::/64")]
+            .iter()
+            .enumerate()
+        {
+            all.push(SubjectOf::Address {
+                service: i as u32,
+                kind: AddressKind::NodePort,
+                address: address.map(|a| a.parse().unwrap()),
+                protocol: Some(8),
+                port: Some(30000),
+            });
+        }
+        for scope in scopes {
+            all.push(SubjectOf::HookJump {
+                table: 1,
+                hook: 2,
+                target: u32::MAX,
+                scope,
+            });
+            all.push(SubjectOf::Chain {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+            all.push(SubjectOf::Policy {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+            all.push(SubjectOf::ChainRules {
+                table: 1,
+                chain: 2,
+                scope,
+            });
+        }
+        let mut subjects = Subjects::default();
+        let ids: Vec<u32> = all.iter().map(|&s| subjects.id(s)).collect();
+        assert_eq!(ids, (0..all.len() as u32).collect::<Vec<_>>());
+        for (&s, &id) in all.iter().zip(&ids) {
+            assert_eq!(subjects.get(id), s);
+            assert_eq!(subjects.id(s), id);
+            assert!(subjects.holds(id, &s));
+        }
+        assert!(subjects.has_chain_rules());
+        assert_eq!(subjects.whole.list.len(), 3);
+    }
 
     /// Walking along the first list gives the ids plain lookups give, whatever the next
     /// lists insert, drop, repeat or reorder.

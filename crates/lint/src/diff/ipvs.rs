@@ -213,7 +213,7 @@ pub(super) struct ServiceKeys {
 }
 
 impl ServiceKeys {
-    /// From the subjects of all nodes. An IPVS Service port takes the name another node gives
+    /// From the subjects of all nodes (the addresses among them are read). An IPVS Service port takes the name another node gives
     /// its cluster IP, port and protocol; a Service port that IPVS split off (the addresses of
     /// an `externalTrafficPolicy: Local` Service without a local endpoint have no real
     /// servers, so no group to join) joins the Service port another node lists that address
