@@ -101,11 +101,24 @@ pub(crate) fn tokenize_counted(
     text: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Token>, Counts) {
-    let b = text.as_bytes();
+    tokenize_range(text, 0, text.len(), diagnostics)
+}
+
+/// [`tokenize_counted`] of the bytes `from..to` of `text`, with spans into the whole `text`.
+/// Tokens never cross a line (strings and comments end at the line's end), so when `from`
+/// and `to` are line starts (or the text's ends) the tokens are exactly those of the whole
+/// text's tokenization that lie in the range.
+pub(crate) fn tokenize_range(
+    text: &str,
+    from: usize,
+    to: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Vec<Token>, Counts) {
+    let b = &text.as_bytes()[..to.min(text.len())];
     let mut counts = Counts::default();
-    let mut out = Vec::with_capacity(b.len() / 5 + 1);
+    let mut out = Vec::with_capacity(b.len().saturating_sub(from) / 5 + 1);
     rulelint_parser::huge_pages::advise(&out);
-    let mut i = 0;
+    let mut i = from.min(b.len());
     // The kind is not stored (it follows from the first byte); the unit tests check that it
     // does for every token pushed.
     let push = |out: &mut Vec<Token>, kind: Kind, start: usize, end: usize| {
