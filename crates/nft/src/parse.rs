@@ -652,9 +652,15 @@ impl<'a> Parser<'a> {
                 closed: false,
             });
             self.rs.tables[tid.index()].chains.push(cid);
+            let first_rule = self.rs.rules.len();
             let end = self.chain_body(tid, cid, name, kw_tok.span());
             let last = self.last_end();
             let chain = &mut self.rs.chains[cid.index()];
+            // A chain's rules are read one after the other: one allocation of the right size
+            // rather than a vector grown rule by rule (one chain in two has a single rule).
+            chain.rules = (first_rule..self.rs.rules.len())
+                .map(|r| RuleId(r as u32))
+                .collect();
             chain.closed = end == End::Closed;
             chain.span.end = last;
             end
@@ -707,7 +713,8 @@ impl<'a> Parser<'a> {
                 self.unclosed(format!("chain `{name}`"), open);
                 return End::Interrupted;
             }
-            let no_rules = self.rs.chains[cid.index()].rules.is_empty();
+            // The rules read last are this chain's, if it has any.
+            let no_rules = self.rs.rules.last().is_none_or(|r| r.chain != cid);
             match self.word_at(self.pos) {
                 Some("type")
                     if self.line_words(self.pos).contains(&"hook")
@@ -943,7 +950,6 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         let handle = self.take_handle();
-        let rid = RuleId(self.rs.rules.len() as u32);
         self.rs.rules.push(Rule {
             chain: cid,
             span,
@@ -951,7 +957,6 @@ impl<'a> Parser<'a> {
             statements,
             _text: std::marker::PhantomData,
         });
-        self.rs.chains[cid.index()].rules.push(rid);
     }
 
     // ---- set / map ----
