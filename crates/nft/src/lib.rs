@@ -78,6 +78,13 @@ pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
     parse::parse_on_one_thread(text)
 }
 
+/// [`parse`] on two threads when the text has a cut it accepts, else on one, whatever the
+/// text's size (`parse` takes two threads from 512 KiB on; for tests).
+#[doc(hidden)]
+pub fn parse_on_two_threads(text: &str) -> Parsed<'_> {
+    split::parse_in_two(text).unwrap_or_else(|| parse::parse_on_one_thread(text))
+}
+
 /// The two-thread [`parse`] cut at byte `at` (a line start), whatever the text's size; `None`
 /// when the cut is declined (for tests comparing it with [`parse_on_one_thread`]).
 #[doc(hidden)]

@@ -62,7 +62,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
         };
     }
     #[cfg(not(target_arch = "wasm32"))]
-    if text.len() >= crate::split::PARALLEL_PARSE_MIN_BYTES
+    if let Some(min) = crate::split::PARALLEL_PARSE_MIN_BYTES
+        && text.len() >= min
         && let Some(parsed) = crate::split::parse_in_two(text)
     {
         return parsed;

@@ -12,13 +12,16 @@
 use crate::model::{ChainId, RuleId, SetId, TableId};
 use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part};
 
-/// Below this many bytes a listing is parsed on one thread: starting a second one and merging
-/// cost more than they save (measured with `benches/scale.rs`).
+/// From this many bytes on, [`crate::parse`] reads a listing on two threads. Measured on the
+/// shared 2-core machine under load 8 to 10 (`benches/scale.rs`, rows `nft` and `nft-1thr`,
+/// best of 50 or 10): 0.81 ms against 1.30 at 708 KiB (500 Services), even at 6.7 MiB (5,000:
+/// one thread rarely gets both cores there), slower at 72 KiB (0.17 against 0.13). It costs
+/// CPU (a second set of buffers to fault in, the merge's copies: about 8 % of `rulelint check`
+/// at 5,000 Services) and about 13 % more peak memory.
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 1 << 20;
+pub(crate) const PARALLEL_PARSE_MIN_BYTES: Option<usize> = Some(512 << 10);
 
 /// [`crate::parse`] on two threads when a cut is found and checked; `None` otherwise.
-#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn parse_in_two(text: &str) -> Option<Parsed<'_>> {
     let at = split_point(text)?;
     parse_split_at(text, at)
@@ -26,7 +29,6 @@ pub(crate) fn parse_in_two(text: &str) -> Option<Parsed<'_>> {
 
 /// Where to cut `text`: the start of the first line after its middle that opens a chain, set or
 /// map one tab in (as `nft list` prints a table's members), within the next quarter of the text.
-#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn split_point(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     let limit = b.len() - b.len() / 4;
@@ -42,7 +44,6 @@ pub(crate) fn split_point(text: &str) -> Option<usize> {
 }
 
 /// `\tchain NAME {`, `\tset NAME {` or `\tmap NAME {` (then at most a `# handle N` comment).
-#[cfg(not(target_arch = "wasm32"))]
 fn opens_member(line: &[u8]) -> bool {
     let Some(rest) = line.strip_prefix(b"\t") else {
         return false;

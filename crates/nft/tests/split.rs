@@ -3,7 +3,7 @@
 //! corpus, on generated nodes, on cut-short and broken texts.
 
 use rulelint_dumpgen::{NftForm, Shape, generate_nft};
-use rulelint_nft::{Parsed, parse, parse_on_one_thread, parse_split_at};
+use rulelint_nft::{Parsed, parse, parse_on_one_thread, parse_on_two_threads, parse_split_at};
 use std::path::{Path, PathBuf};
 
 fn fingerprint(p: &Parsed<'_>) -> (String, String) {
@@ -149,8 +149,8 @@ fn broken_texts_parse_as_on_one_thread() {
     assert!(accepted > 100, "only {accepted} cuts accepted");
 }
 
-/// A node above the size where `parse` uses two threads: the cut it takes is accepted and
-/// gives the one-thread parse.
+/// A node of more than 1 MiB: the cut the two-thread parse takes is accepted and gives the
+/// one-thread parse.
 #[test]
 fn a_large_node_is_cut_and_parses_as_on_one_thread() {
     let shape = Shape {
@@ -164,10 +164,9 @@ fn a_large_node_is_cut_and_parses_as_on_one_thread() {
         .find(|&i| i > text.len() / 2)
         .expect("a chain after the middle");
     assert_eq!(compare("1000 Services", &text, [mid]), 1);
-    assert_eq!(
-        fingerprint(&parse(&text)),
-        fingerprint(&parse_on_one_thread(&text))
-    );
+    let two = parse_on_two_threads(&text);
+    assert_eq!(fingerprint(&two), fingerprint(&parse_on_one_thread(&text)));
+    assert_eq!(fingerprint(&parse(&text)), fingerprint(&two));
 }
 
 fn shared_dir() -> PathBuf {
