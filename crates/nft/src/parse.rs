@@ -62,8 +62,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         };
     }
     #[cfg(not(target_arch = "wasm32"))]
-    if let Some(min) = crate::split::PARALLEL_PARSE_MIN_BYTES
-        && text.len() >= min
+    if crate::split::PARALLEL_PARSE_BYTES.contains(&text.len())
         && let Some(parsed) = crate::split::parse_in_two(text)
     {
         return parsed;

@@ -12,14 +12,15 @@
 use crate::model::{ChainId, RuleId, SetId, TableId};
 use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part};
 
-/// From this many bytes on, [`crate::parse`] reads a listing on two threads. Measured on the
-/// shared 2-core machine under load 8 to 10 (`benches/scale.rs`, rows `nft` and `nft-1thr`,
-/// best of 50 or 10): 0.81 ms against 1.30 at 708 KiB (500 Services), even at 6.7 MiB (5,000:
-/// one thread rarely gets both cores there), slower at 72 KiB (0.17 against 0.13). It costs
-/// CPU (a second set of buffers to fault in, the merge's copies: about 8 % of `rulelint check`
-/// at 5,000 Services) and about 13 % more peak memory.
+/// The sizes at which [`crate::parse`] reads a listing on two threads. Measured on the shared
+/// 2-core machine (`benches/scale.rs`, rows `nft` and `nft-1thr`, best of 50 or 10, load 5):
+/// faster at 708 KiB (500 Services: 1.35 ms against 1.84), slower at 72 KiB (0.17 against
+/// 0.13 under load 9) and at 6.7 MiB (5,000 Services: 15.3 ms against 12.3). Between 1 and
+/// 6.7 MiB it is not measured; 4 MiB is where the parser's buffers start to get huge pages (a
+/// guess at why large texts lose, not checked). Two threads also cost CPU (a second set of
+/// buffers to fault in, the merge's copies) and peak memory (6.64 -> 6.94 times the input).
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) const PARALLEL_PARSE_MIN_BYTES: Option<usize> = Some(512 << 10);
+pub(crate) const PARALLEL_PARSE_BYTES: std::ops::Range<usize> = (512 << 10)..(4 << 20);
 
 /// [`crate::parse`] on two threads when a cut is found and checked; `None` otherwise.
 pub(crate) fn parse_in_two(text: &str) -> Option<Parsed<'_>> {
