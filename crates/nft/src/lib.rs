@@ -54,6 +54,7 @@ mod lexer;
 mod model;
 mod parse;
 mod print;
+mod split;
 mod stmt;
 pub mod summary;
 mod transaction;
@@ -70,3 +71,23 @@ pub use parse::{Parsed, parse};
 pub use print::print;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
 pub use transaction::parse_transaction;
+
+/// [`parse`] on the calling thread only, whatever the text's size (for tests and benchmarks).
+#[doc(hidden)]
+pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
+    parse::parse_on_one_thread(text)
+}
+
+/// [`parse`] on two threads when the text has a cut it accepts, else on one, whatever the
+/// text's size (`parse` takes two threads from 512 KiB to 4 MiB; for tests).
+#[doc(hidden)]
+pub fn parse_on_two_threads(text: &str) -> Parsed<'_> {
+    split::parse_in_two(text).unwrap_or_else(|| parse::parse_on_one_thread(text))
+}
+
+/// The two-thread [`parse`] cut at byte `at` (a line start), whatever the text's size; `None`
+/// when the cut is declined (for tests comparing it with [`parse_on_one_thread`]).
+#[doc(hidden)]
+pub fn parse_split_at(text: &str, at: usize) -> Option<Parsed<'_>> {
+    split::parse_split_at(text, at)
+}

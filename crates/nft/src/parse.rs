@@ -61,7 +61,82 @@ pub fn parse(text: &str) -> Parsed<'_> {
             diagnostics,
         };
     }
-    let (toks, counts) = lexer::tokenize_counted(text, &mut diagnostics);
+    #[cfg(not(target_arch = "wasm32"))]
+    if crate::split::PARALLEL_PARSE_BYTES.contains(&text.len())
+        && let Some(parsed) = crate::split::parse_in_two(text)
+    {
+        return parsed;
+    }
+    parse_on_one_thread(text)
+}
+
+/// [`parse`] on this thread only (as it always runs in WASM and on small texts).
+pub(crate) fn parse_on_one_thread(text: &str) -> Parsed<'_> {
+    let part = parse_part(text, Part::whole(text));
+    let mut diagnostics = part.diags;
+    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    Parsed {
+        ruleset: part.rs,
+        diagnostics,
+    }
+}
+
+/// Which bytes of the text one parser reads, for the two-thread parse (`split.rs`).
+pub(crate) struct Part<'a> {
+    /// The first byte (a line start).
+    pub from: usize,
+    /// The end (a line start or the text's end).
+    pub to: usize,
+    /// Stop at the table body's loop when it reaches the token that starts at this byte.
+    pub stop_at: Option<usize>,
+    /// Start inside the body of this table (the one open where the text was split).
+    pub inside: Option<OpenTable<'a>>,
+    /// The stores are sized for `scale.0 / scale.1` times what this part's counts ask for
+    /// (the first part sizes them for the whole text, so that merging does not copy them).
+    pub scale: (usize, usize),
+}
+
+impl Part<'_> {
+    pub(crate) fn whole(text: &str) -> Part<'_> {
+        Part {
+            from: 0,
+            to: text.len(),
+            stop_at: None,
+            inside: None,
+            scale: (1, 1),
+        }
+    }
+}
+
+/// The table a part starts inside: what its header line says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OpenTable<'a> {
+    pub family: Option<Family>,
+    pub name: Option<&'a str>,
+    /// The `table` keyword.
+    pub open: Span,
+}
+
+/// What one parser read from its part.
+pub(crate) struct PartParsed<'a> {
+    pub rs: Ruleset<'a>,
+    /// Lexer diagnostics first (`lexed` of them), then the parser's; not sorted.
+    pub diags: Vec<Diagnostic>,
+    pub lexed: usize,
+    /// The table whose body reached [`Part::stop_at`], when it did so at a block boundary.
+    pub stopped: Option<TableId>,
+    /// Whether a `flags` line was read into table 0 (the [`Part::inside`] table).
+    pub inside_flags_written: bool,
+}
+
+pub(crate) fn parse_part<'a>(text: &'a str, part: Part<'a>) -> PartParsed<'a> {
+    let mut diagnostics = Vec::new();
+    let (toks, counts) = lexer::tokenize_range(text, part.from, part.to, &mut diagnostics);
+    let lexed = diagnostics.len();
+    let stop_at = part.stop_at.map_or(usize::MAX, |b| {
+        toks.partition_point(|t| (t.start as usize) < b)
+    });
+    let scaled = |n: usize| n.saturating_mul(part.scale.0) / part.scale.1.max(1);
     // Every chain has a header line ending in `{`; a rule is a line that is neither a block's
     // header nor its `}` (bounds only: element lines make the rules' bound loose).
     let rules = counts.lines.saturating_sub(2 * counts.blocks);
@@ -71,11 +146,15 @@ pub fn parse(text: &str) -> Parsed<'_> {
         pos: 0,
         rs: Ruleset {
             text,
-            chains: Vec::with_capacity(counts.blocks),
-            rules: Vec::with_capacity(rules),
+            chains: Vec::with_capacity(scaled(counts.blocks)),
+            rules: Vec::with_capacity(scaled(rules)),
             ..Ruleset::default()
         },
         diags: diagnostics,
+        stop_at,
+        stopped: None,
+        inside: None,
+        inside_flags_written: false,
     };
     // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
     rulelint_parser::huge_pages::advise(&p.rs.chains);
@@ -95,12 +174,20 @@ pub fn parse(text: &str) -> Parsed<'_> {
         rulelint_parser::huge_pages::advise(&chunk);
         p.rs.statements.push(chunk);
     }
-    p.top();
-    let mut diagnostics = p.diags;
-    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
-    Parsed {
-        ruleset: p.rs,
-        diagnostics,
+    if let Some(open) = part.inside {
+        let tid = p.new_table(open.family, open.name, open.open);
+        p.inside = Some(tid);
+        p.table_rest(tid, open.open);
+    }
+    if p.stopped.is_none() {
+        p.top();
+    }
+    PartParsed {
+        rs: p.rs,
+        diags: p.diags,
+        lexed,
+        stopped: p.stopped,
+        inside_flags_written: p.inside_flags_written,
     }
 }
 
@@ -113,6 +200,19 @@ enum End {
     Eof,
     /// A line that starts another block at an outer level (reported).
     Interrupted,
+    /// The part of the text this parser reads ends here ([`Part::stop_at`]).
+    Split,
+}
+
+/// What a `table FAMILY NAME {` line declares.
+pub(crate) struct TableHead<'a> {
+    /// The index of its `{`.
+    brace: usize,
+    family_word: Option<&'a str>,
+    family: Option<Family>,
+    name: Option<&'a str>,
+    /// A family word that is none of nft's.
+    unknown_family: Option<Token>,
 }
 
 const OBJECTS: &[&str] = &[
@@ -132,6 +232,11 @@ struct Parser<'a> {
     pos: usize,
     rs: Ruleset<'a>,
     diags: Vec<Diagnostic>,
+    /// The token index of [`Part::stop_at`] (`usize::MAX`: none).
+    stop_at: usize,
+    stopped: Option<TableId>,
+    inside: Option<TableId>,
+    inside_flags_written: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -228,6 +333,9 @@ impl<'a> Parser<'a> {
                     self.flush_stray(&mut stray);
                     implicit = None;
                     self.table();
+                    if self.stopped.is_some() {
+                        return;
+                    }
                 }
                 (_, Some(kw)) => {
                     self.flush_stray(&mut stray);
@@ -329,39 +437,59 @@ impl<'a> Parser<'a> {
 
     fn table(&mut self) {
         let kw = self.toks[self.pos];
-        let brace = self.header_brace(self.pos).unwrap_or(self.pos);
-        let words: Vec<Token> = self.toks[self.pos + 1..brace].to_vec();
+        let head = self.table_head(self.pos);
+        if let Some(fam) = head.unknown_family {
+            self.diags.push(
+                Diagnostic::new(
+                    &codes::UNKNOWN_FAMILY,
+                    fam.span(),
+                    format!("unknown table family `{}`", self.s(fam)),
+                )
+                .with_label("not ip, ip6, inet, arp, bridge or netdev")
+                .with_help("nft families are ip, ip6, inet, arp, bridge and netdev"),
+            );
+        }
+        let tid = self.new_table(head.family, head.name, kw.span());
+        self.rs.tables[tid.index()].family_word = head.family_word;
+        self.pos = head.brace + 1;
+        self.rs.tables[tid.index()].handle = self.take_handle();
+        self.table_rest(tid, kw.span());
+    }
+
+    /// What the `table ... {` line at `i` declares (`i` must start a block: [`Self::block_kw`]).
+    fn table_head(&self, i: usize) -> TableHead<'a> {
+        let brace = self.header_brace(i).unwrap_or(i + 1).max(i + 1);
+        let words = &self.toks[(i + 1).min(brace)..brace];
         let family_word = (words.len() >= 2).then(|| self.s(words[0]));
-        let (family, name) = match words.as_slice() {
-            [name] => (Some(Family::Ip), Some(*name)),
+        let (family, name, unknown_family) = match words {
+            [name] => (Some(Family::Ip), Some(*name), None),
             [fam, name, ..] => {
                 let f = Family::from_word(self.s(*fam));
-                if f.is_none() {
-                    self.diags.push(
-                        Diagnostic::new(
-                            &codes::UNKNOWN_FAMILY,
-                            fam.span(),
-                            format!("unknown table family `{}`", self.s(*fam)),
-                        )
-                        .with_label("not ip, ip6, inet, arp, bridge or netdev")
-                        .with_help("nft families are ip, ip6, inet, arp, bridge and netdev"),
-                    );
-                }
-                (f, Some(*name))
+                (f, Some(*name), f.is_none().then_some(*fam))
             }
-            [] => (Some(Family::Ip), None),
+            [] => (Some(Family::Ip), None, None),
         };
-        let name = name.map(|t| unquote(self.s(t)));
-        let tid = self.new_table(family, name, kw.span());
-        self.rs.tables[tid.index()].family_word = family_word;
-        self.pos = brace + 1;
-        self.rs.tables[tid.index()].handle = self.take_handle();
+        TableHead {
+            brace,
+            family_word,
+            family,
+            name: name.map(|t| unquote(self.s(t))),
+            unknown_family,
+        }
+    }
+
+    /// The table's body from the cursor (after its header), then its end.
+    fn table_rest(&mut self, tid: TableId, open: Span) {
+        let table = &self.rs.tables[tid.index()];
         let label = format!(
             "table {} {}",
-            family.map_or("?", Family::as_str),
-            name.unwrap_or("?")
+            table.family.map_or("?", Family::as_str),
+            table.name.unwrap_or("?")
         );
-        let end = self.table_body(tid, label, kw.span());
+        let end = self.table_body(tid, label, open);
+        if end == End::Split {
+            return;
+        }
         let last = self.last_end();
         let table = &mut self.rs.tables[tid.index()];
         table.closed = end == End::Closed;
@@ -371,6 +499,10 @@ impl<'a> Parser<'a> {
     fn table_body(&mut self, tid: TableId, label: String, open: Span) -> End {
         loop {
             self.skip_blank();
+            if self.pos == self.stop_at {
+                self.stopped = Some(tid);
+                return End::Split;
+            }
             let Some(t) = self.peek() else {
                 self.unclosed(format!("`{label}`"), open);
                 return End::Eof;
@@ -408,6 +540,7 @@ impl<'a> Parser<'a> {
                 Some("flags") => {
                     let flags = self.line_words(self.pos + 1);
                     self.rs.tables[tid.index()].flags = flags;
+                    self.inside_flags_written |= self.inside == Some(tid);
                     self.skip_line();
                 }
                 Some(w) if OBJECTS.contains(&w) && self.header_brace(self.pos).is_some() => {
@@ -519,9 +652,15 @@ impl<'a> Parser<'a> {
                 closed: false,
             });
             self.rs.tables[tid.index()].chains.push(cid);
+            let first_rule = self.rs.rules.len();
             let end = self.chain_body(tid, cid, name, kw_tok.span());
             let last = self.last_end();
             let chain = &mut self.rs.chains[cid.index()];
+            // A chain's rules are read one after the other: one allocation of the right size
+            // rather than a vector grown rule by rule (one chain in two has a single rule).
+            chain.rules = (first_rule..self.rs.rules.len())
+                .map(|r| RuleId(r as u32))
+                .collect();
             chain.closed = end == End::Closed;
             chain.span.end = last;
             end
@@ -574,7 +713,8 @@ impl<'a> Parser<'a> {
                 self.unclosed(format!("chain `{name}`"), open);
                 return End::Interrupted;
             }
-            let no_rules = self.rs.chains[cid.index()].rules.is_empty();
+            // The rules read last are this chain's, if it has any.
+            let no_rules = self.rs.rules.last().is_none_or(|r| r.chain != cid);
             match self.word_at(self.pos) {
                 Some("type")
                     if self.line_words(self.pos).contains(&"hook")
@@ -810,7 +950,6 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         let handle = self.take_handle();
-        let rid = RuleId(self.rs.rules.len() as u32);
         self.rs.rules.push(Rule {
             chain: cid,
             span,
@@ -818,7 +957,6 @@ impl<'a> Parser<'a> {
             statements,
             _text: std::marker::PhantomData,
         });
-        self.rs.chains[cid.index()].rules.push(rid);
     }
 
     // ---- set / map ----
@@ -892,7 +1030,7 @@ impl<'a> Parser<'a> {
                             self.unclosed(format!("elements of {kw} `{name}`"), open_elems);
                             return End::Eof;
                         }
-                        End::Interrupted => {
+                        End::Interrupted | End::Split => {
                             self.unclosed(format!("elements of {kw} `{name}`"), open_elems);
                             return End::Interrupted;
                         }
@@ -988,6 +1126,33 @@ impl<'a> Parser<'a> {
         self.pos = if end == End::Closed { j + 1 } else { j };
         end
     }
+}
+
+/// The table a `table ... {` line at `from..to` (one line, its newline included) opens, as
+/// [`Parser::table`] reads it; `None` when the line does not open a table.
+pub(crate) fn open_table_at(text: &str, from: usize, to: usize) -> Option<OpenTable<'_>> {
+    let mut diags = Vec::new();
+    let (toks, _) = lexer::tokenize_range(text, from, to, &mut diags);
+    let p = Parser {
+        text,
+        toks,
+        pos: 0,
+        rs: Ruleset::default(),
+        diags,
+        stop_at: usize::MAX,
+        stopped: None,
+        inside: None,
+        inside_flags_written: false,
+    };
+    if p.block_kw(0) != Some("table") {
+        return None;
+    }
+    let head = p.table_head(0);
+    Some(OpenTable {
+        family: head.family,
+        name: head.name,
+        open: p.toks[0].span(),
+    })
 }
 
 /// Resolves `NUM`, `NAME`, `NAME + N`, `NAME - N` (also `NAME+N`) for `family`.
