@@ -3,7 +3,7 @@
 //! Service ports), next to the iptables parser on the iptables-save dump of the *same* cluster
 //! (same Services, endpoints and node). It asserts nothing but that the nft text parses
 //! cleanly: it measures and prints. `nft-1thr` is the nft text parsed on one thread (`parse`
-//! takes two from 512 KiB to 4 MiB: see `split.rs`).
+//! takes two from 512 KiB up: see `split.rs`).
 //!
 //! Then, for the same clusters, what users feel: `rulelint check` without its file reading and
 //! printing (`check_source`: sections, parse, graph, Kubernetes model, every lint, suppressions,

@@ -79,7 +79,7 @@ pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
 }
 
 /// [`parse`] on two threads when the text has a cut it accepts, else on one, whatever the
-/// text's size (`parse` takes two threads from 512 KiB to 4 MiB; for tests).
+/// text's size (`parse` takes two threads from 512 KiB up; for tests).
 #[doc(hidden)]
 pub fn parse_on_two_threads(text: &str) -> Parsed<'_> {
     split::parse_in_two(text).unwrap_or_else(|| parse::parse_on_one_thread(text))

@@ -62,7 +62,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         };
     }
     #[cfg(not(target_arch = "wasm32"))]
-    if crate::split::PARALLEL_PARSE_BYTES.contains(&text.len())
+    if text.len() >= crate::split::PARALLEL_PARSE_MIN_BYTES
         && let Some(parsed) = crate::split::parse_in_two(text)
     {
         return parsed;

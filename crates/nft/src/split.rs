@@ -12,15 +12,16 @@
 use crate::model::{ChainId, RuleId, SetId, TableId};
 use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part};
 
-/// The sizes at which [`crate::parse`] reads a listing on two threads. Measured on the shared
-/// 2-core machine (`benches/scale.rs`, rows `nft` and `nft-1thr`, best of 50 or 10, load 5):
-/// faster at 708 KiB (500 Services: 1.35 ms against 1.84), slower at 72 KiB (0.17 against
-/// 0.13 under load 9) and at 6.7 MiB (5,000 Services: 15.3 ms against 12.3). Between 1 and
-/// 6.7 MiB it is not measured; 4 MiB is where the parser's buffers start to get huge pages (a
-/// guess at why large texts lose, not checked). Two threads also cost CPU (a second set of
-/// buffers to fault in, the merge's copies) and peak memory (6.64 -> 6.94 times the input).
+/// The size from which [`crate::parse`] reads a listing on two threads. Measured idle (load
+/// 1.5) on the 2-core machine (`benches/scale.rs`, rows `nft` and `nft-1thr`): faster at 708
+/// KiB (500 Services: 1.42 ms against 1.74) and at 6.7 MiB (5,000 Services: 8.8-9.5 ms
+/// against 12.7-12.8), slower at 72 KiB (0.17 against 0.13, under load). Under load 4-10 the
+/// 6.7 MiB parse measured slower on two threads (15.3 against 12.3 ms): the second thread
+/// then waits for a core. Two threads cost CPU (a second set of buffers to fault in, the
+/// merge's copies: the CLI's check of the 5,000-Service node 40-43 -> 45-48 ms CPU, wall
+/// unchanged) and peak memory (6.6 -> 7.5 times the input).
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) const PARALLEL_PARSE_BYTES: std::ops::Range<usize> = (512 << 10)..(4 << 20);
+pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 512 << 10;
 
 /// [`crate::parse`] on two threads when a cut is found and checked; `None` otherwise.
 pub(crate) fn parse_in_two(text: &str) -> Option<Parsed<'_>> {
