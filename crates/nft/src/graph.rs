@@ -343,50 +343,25 @@ impl ChainGraph {
     /// Chains reachable from `start` through jumps, gotos and verdict maps, `start` included,
     /// depth first (an explicit stack: no recursion on the graph's depth).
     pub fn reachable_from(&self, start: ChainId) -> impl Iterator<Item = ChainId> + '_ {
-        let mut seen = vec![false; self.nodes];
-        let mut stack: Vec<u32> = self
-            .index_of(Node::Chain(start))
-            .map(|n| n as u32)
-            .into_iter()
-            .collect();
-        std::iter::from_fn(move || {
-            while let Some(n) = stack.pop() {
-                if std::mem::replace(&mut seen[n as usize], true) {
-                    continue;
-                }
-                stack.extend(
-                    self.out_of(n as usize)
-                        .map(|e| e.to)
-                        .filter(|&m| !seen[m as usize]),
-                );
-                if let Node::Chain(c) = self.node(n) {
-                    return Some(c);
-                }
-            }
-            None
+        let start = self.index_of(Node::Chain(start)).map(|n| n as u32);
+        DepthFirst::new(self, start.into_iter().collect()).filter_map(|n| match self.node(n) {
+            Node::Chain(c) => Some(c),
+            Node::Set(_) => None,
         })
     }
 
     /// For every chain, whether a base chain reaches it.
     pub fn reachable_from_roots(&self, set: &Ruleset<'_>) -> Vec<bool> {
-        let mut seen = vec![false; self.nodes];
-        let mut stack: Vec<u32> = set
+        let roots = set
             .chains
             .iter()
             .enumerate()
             .filter(|(i, c)| c.base.is_some() && *i < self.nodes)
             .map(|(i, _)| i as u32)
             .collect();
-        while let Some(n) = stack.pop() {
-            if std::mem::replace(&mut seen[n as usize], true) {
-                continue;
-            }
-            stack.extend(
-                self.out_of(n as usize)
-                    .map(|e| e.to)
-                    .filter(|&m| !seen[m as usize]),
-            );
-        }
+        let mut walk = DepthFirst::new(self, roots);
+        walk.by_ref().for_each(drop);
+        let mut seen = walk.seen;
         seen.truncate(self.chains);
         seen
     }
@@ -456,6 +431,45 @@ fn rows<'g>(start: &[u32], index: &'g [u32], n: usize) -> &'g [u32] {
     }
 }
 
+/// A depth-first walk of a [`ChainGraph`]'s nodes from a stack of starts, each node once: an
+/// explicit stack, so no recursion on the graph's depth.
+struct DepthFirst<'g> {
+    graph: &'g ChainGraph,
+    seen: Vec<bool>,
+    stack: Vec<u32>,
+}
+
+impl<'g> DepthFirst<'g> {
+    fn new(graph: &'g ChainGraph, stack: Vec<u32>) -> Self {
+        DepthFirst {
+            graph,
+            seen: vec![false; graph.nodes],
+            stack,
+        }
+    }
+}
+
+impl Iterator for DepthFirst<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        while let Some(n) = self.stack.pop() {
+            if std::mem::replace(&mut self.seen[n as usize], true) {
+                continue;
+            }
+            let seen = &self.seen;
+            self.stack.extend(
+                self.graph
+                    .out_of(n as usize)
+                    .map(|e| e.to)
+                    .filter(|&m| !seen[m as usize]),
+            );
+            return Some(n);
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,6 +535,19 @@ mod tests {
                     }
                 }
                 assert_eq!(graph.reachable_from(c).collect::<Vec<_>>(), order);
+            }
+            // Reached from the roots: what some base chain's walk reaches.
+            let mut from_roots = vec![false; set.chains.len()];
+            for (i, chain) in set.chains.iter().enumerate() {
+                if chain.base.is_some() {
+                    for c in graph.reachable_from(ChainId(i as u32)) {
+                        from_roots[c.index()] = true;
+                    }
+                }
+            }
+            assert_eq!(graph.reachable_from_roots(set), from_roots);
+            if text == listing {
+                assert!(from_roots.iter().any(|&r| r));
             }
             if text == transaction {
                 assert_eq!(graph.unresolved_jumps().len(), 3, "{edges:?}");
