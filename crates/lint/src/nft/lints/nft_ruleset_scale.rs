@@ -51,11 +51,15 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
         if destinations <= DESTINATIONS && chains <= CHAINS {
             continue;
         }
-        let start = t.span.start as usize;
-        let end = cx.ruleset().text[start..]
-            .find('\n')
-            .map_or(t.span.end as usize, |i| start + i)
-            .min(t.span.end as usize);
+        // The table's first line, searched for within the table only: a JSON ruleset is one
+        // line of megabytes.
+        let (start, span_end) = (t.span.start as usize, t.span.end as usize);
+        let end = cx
+            .ruleset()
+            .text
+            .get(start..span_end)
+            .and_then(|table| table.find('\n'))
+            .map_or(span_end, |i| start + i);
         out.push(
             out.diagnostic(rulelint_nft::Span::new(start, end), format!("kube-proxy's table holds {destinations} Service destinations and {chains} chains"))
                 .with_label("kube-proxy's table")
