@@ -29,12 +29,15 @@ use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 use std::fmt;
 
 mod plain;
+mod tape;
+
+use tape::{J, Node, TreeSeed, Val};
 
 /// The side store for text a JSON ruleset does not hold as one string: keep it alive as long
 /// as the [`Ruleset`] read with it.
@@ -71,114 +74,6 @@ impl Strings {
 impl fmt::Debug for Strings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Strings({} bytes)", self.bump.allocated_bytes())
-    }
-}
-
-// ---- a borrowed JSON tree ----
-
-/// A JSON value whose strings borrow the text (or the side store when escaped).
-#[derive(Debug)]
-enum J<'a> {
-    Null,
-    Bool(bool),
-    /// A number, as decimal text.
-    Num(&'a str),
-    Str(&'a str),
-    Arr(Vec<J<'a>>),
-    Obj(Vec<(&'a str, J<'a>)>),
-}
-
-impl<'a> J<'a> {
-    fn get(&self, key: &str) -> Option<&J<'a>> {
-        match self {
-            J::Obj(fields) => fields.iter().find(|(k, _)| *k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    /// A string or number as text.
-    fn text(&self) -> Option<&'a str> {
-        match self {
-            J::Str(s) | J::Num(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn str_of(&self, key: &str) -> Option<&'a str> {
-        self.get(key).and_then(J::text)
-    }
-
-    /// The one `{"key": value}` of an object of one field.
-    fn single(&self) -> Option<(&'a str, &J<'a>)> {
-        match self {
-            J::Obj(fields) if fields.len() == 1 => Some((fields[0].0, &fields[0].1)),
-            _ => None,
-        }
-    }
-
-    fn is_container(&self) -> bool {
-        matches!(self, J::Obj(_) | J::Arr(_))
-    }
-
-    /// A string, or an array of strings (`"flags": "fully-random"` or `["a", "b"]`).
-    fn words(&self) -> Vec<&'a str> {
-        match self {
-            J::Arr(items) => items.iter().filter_map(J::text).collect(),
-            other => other.text().into_iter().collect(),
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct TreeSeed<'a>(&'a Strings);
-
-impl<'a> DeserializeSeed<'a> for TreeSeed<'a> {
-    type Value = J<'a>;
-    fn deserialize<D: Deserializer<'a>>(self, d: D) -> Result<J<'a>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'a> Visitor<'a> for TreeSeed<'a> {
-    type Value = J<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<J<'a>, E> {
-        Ok(J::Null)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<J<'a>, E> {
-        Ok(J::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<J<'a>, E> {
-        Ok(J::Num(self.0.alloc(&v.to_string())))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<J<'a>, E> {
-        Ok(J::Num(self.0.alloc(&v.to_string())))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<J<'a>, E> {
-        Ok(J::Num(self.0.alloc(&v.to_string())))
-    }
-    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<J<'a>, E> {
-        Ok(J::Str(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<J<'a>, E> {
-        Ok(J::Str(self.0.alloc(v)))
-    }
-    fn visit_seq<A: SeqAccess<'a>>(self, mut seq: A) -> Result<J<'a>, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
-            items.push(item);
-        }
-        Ok(J::Arr(items))
-    }
-    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<J<'a>, M::Error> {
-        let mut fields = Vec::new();
-        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
-            fields.push((key, map.next_value_seed(self)?));
-        }
-        Ok(J::Obj(fields))
     }
 }
 
@@ -232,7 +127,8 @@ impl<'a> DeserializeSeed<'a> for RawFields<'a> {
 /// A rule object read in one pass: its statements (as a list) and comment kept raw, for their
 /// spans; the other fields as trees.
 struct RuleParts<'a> {
-    head: Vec<(&'a str, J<'a>)>,
+    /// A tape whose first node is an object of the fields other than `expr` and `comment`.
+    head: Vec<Node<'a>>,
     exprs: Option<Vec<&'a RawValue>>,
     comment: Option<&'a RawValue>,
     /// Where the last field's value ends in the text; `None` when not known (an empty `expr`,
@@ -264,6 +160,7 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
             comment: None,
             end: None,
         };
+        let head = tape::open(&mut parts.head, "", true);
         while let Some(key) = map.next_key_seed(KeySeed(self.strings))? {
             match key {
                 "expr" => {
@@ -284,12 +181,15 @@ impl<'a> Visitor<'a> for RuleFields<'a> {
                 }
                 _ => {
                     parts.end = None;
-                    parts
-                        .head
-                        .push((key, map.next_value_seed(TreeSeed(self.strings))?));
+                    map.next_value_seed(TreeSeed {
+                        strings: self.strings,
+                        tape: &mut parts.head,
+                        key,
+                    })?;
                 }
             }
         }
+        tape::close(&mut parts.head, head);
         Ok(parts)
     }
 }
@@ -338,7 +238,7 @@ impl<'a> Visitor<'a> for ItemFields<'a> {
 // ---- the reader ----
 
 /// Values of a list, each with its span (`None`: a value that could not be read).
-type Spanned<'a> = Vec<(Span, Option<J<'a>>)>;
+type Spanned<'t, 'a> = Vec<(Span, Option<J<'t, 'a>>)>;
 
 /// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
 /// input, read as what they add). `#` comment lines before the JSON are skipped; other text
@@ -489,9 +389,30 @@ impl<'a> Reader<'a> {
         Span::new(start, start + raw.get().len())
     }
 
-    fn tree(&self, raw: &'a RawValue) -> Result<J<'a>, serde_json::Error> {
+    /// Reads `raw` onto `tape` under `key`; its index, or `None` (the tape as it was) when it
+    /// cannot be read.
+    fn tree(&self, raw: &'a RawValue, key: &'a str, tape: &mut Vec<Node<'a>>) -> Option<usize> {
+        let at = tape.len();
         let mut de = serde_json::Deserializer::from_str(raw.get());
-        TreeSeed(self.strings).deserialize(&mut de)
+        let seed = TreeSeed {
+            strings: self.strings,
+            tape: &mut *tape,
+            key,
+        };
+        match seed.deserialize(&mut de) {
+            Ok(()) => Some(at),
+            Err(_) => {
+                tape.truncate(at);
+                None
+            }
+        }
+    }
+
+    /// `raw` read alone: its tape (the value first).
+    fn tree_alone(&self, raw: &'a RawValue) -> Option<Vec<Node<'a>>> {
+        let mut tape = Vec::new();
+        self.tree(raw, "", &mut tape)?;
+        Some(tape)
     }
 
     fn fields(&self, raw: &'a RawValue) -> Result<Vec<(&'a str, &'a RawValue)>, serde_json::Error> {
@@ -652,35 +573,28 @@ impl<'a> Reader<'a> {
     /// when that reader declines (nothing is recorded then): serde_json reads the item.
     fn plain_item(&mut self, i: usize) -> Option<Span> {
         let (kind, item, span) = plain::read_item(self.text, i, self.strings, &mut self.stack)?;
+        // Taken out while the item is read into the ruleset (`self` is borrowed mutably).
+        let tape = std::mem::take(&mut self.stack.tape);
+        let list = std::mem::take(&mut self.stack.list);
+        let on = |at| J::new(&tape, at);
         let done = match item {
-            plain::Item::Rule {
-                head,
-                exprs,
-                comment,
-            } => {
-                let mut exprs = exprs.unwrap_or_default();
-                let stmts = exprs.drain(..).map(|(s, j)| (s, Some(j)));
-                let done = self.rule_from(&head, stmts, comment.map(|(s, j)| (s, Some(j))), span);
-                self.stack.recycle(head);
-                self.stack.recycle_list(exprs);
-                done
+            plain::Item::Rule { head, comment } => {
+                let stmts = list.iter().map(|&(s, at)| (s, Some(on(at))));
+                let comment = comment.map(|(s, at)| (s, Some(on(at))));
+                self.rule_from(on(head), stmts, comment, span)
             }
-            plain::Item::Body(j) => {
-                let done = self.chain_tree(&j, span);
-                self.stack.recycle(j);
-                done
-            }
+            plain::Item::Body(at) => self.chain_tree(on(at), span),
             plain::Item::Elems { rest, elems } => {
-                let elems = elems.map(|list| list.into_iter().map(|(s, j)| (s, Some(j))).collect());
-                let done = if kind == "element" {
-                    self.element_from(&rest, elems, span)
+                let elems = elems.then(|| list.iter().map(|&(s, at)| (s, Some(on(at)))).collect());
+                if kind == "element" {
+                    self.element_from(on(rest), elems, span)
                 } else {
-                    self.set_from(&rest, elems, span, kind == "map")
-                };
-                self.stack.recycle(rest);
-                done
+                    self.set_from(on(rest), elems, span, kind == "map")
+                }
             }
         };
+        self.stack.tape = tape;
+        self.stack.list = list;
         if done.is_none() {
             self.lacks_field(kind, span);
         }
@@ -710,8 +624,8 @@ impl<'a> Reader<'a> {
             }
             [(_, ItemValue::Fields(body))] => {
                 let span = self.closed_item(i, body)?;
-                let j = self.scalar_tree(body)?;
-                if self.chain_tree(&j, span).is_none() {
+                let tape = self.scalar_tree(body)?;
+                if self.chain_tree(J::new(&tape, 0), span).is_none() {
                     self.lacks_field("chain", span);
                 }
                 return Some(span);
@@ -751,18 +665,24 @@ impl<'a> Reader<'a> {
     /// boolean or null (`None` otherwise, to be read as a whole: the same nesting limit then
     /// applies). A string without escapes is the text between its quotes, as the tree reader
     /// would borrow it.
-    fn scalar_tree(&self, body: &[(&'a str, &'a RawValue)]) -> Option<J<'a>> {
-        let mut fields = Vec::with_capacity(body.len());
-        for &(k, raw) in body {
+    fn scalar_tree(&self, body: &[(&'a str, &'a RawValue)]) -> Option<Vec<Node<'a>>> {
+        let mut tape = Vec::with_capacity(body.len() + 1);
+        tape::open(&mut tape, "", true);
+        for &(key, raw) in body {
             let v = raw.get();
-            let j = match v.as_bytes().first()? {
-                b'"' if !v.contains('\\') => J::Str(&v[1..v.len() - 1]),
+            match v.as_bytes().first()? {
+                b'"' if !v.contains('\\') => tape.push(Node {
+                    key,
+                    val: Val::Str(&v[1..v.len() - 1]),
+                }),
                 b'[' | b'{' => return None,
-                _ => self.tree(raw).ok()?,
-            };
-            fields.push((k, j));
+                _ => {
+                    self.tree(raw, key, &mut tape)?;
+                }
+            }
         }
-        Some(J::Obj(fields))
+        tape::close(&mut tape, 0);
+        Some(tape)
     }
 
     /// An item read as its fields, each kept raw: it ends at the `}` after its last field.
@@ -891,14 +811,15 @@ impl<'a> Reader<'a> {
     }
 
     /// The table an object names with `"family"` and `"table"`.
-    fn owner(&mut self, body: &J<'a>, span: Span) -> Option<TableId> {
+    fn owner(&mut self, body: J<'_, 'a>, span: Span) -> Option<TableId> {
         let family = body.str_of("family")?;
         let table = body.str_of("table")?;
         Some(self.table_id(family, table, span))
     }
 
     fn table(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
-        let j = self.tree(body).ok()?;
+        let tape = self.tree_alone(body)?;
+        let j = J::new(&tape, 0);
         let tid = self.table_id(j.str_of("family")?, j.str_of("name")?, span);
         let t = &mut self.rs.tables[tid.index()];
         t.span = span;
@@ -909,9 +830,10 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self, kind: &'a str, body: &'a RawValue) -> Option<()> {
-        let j = self.tree(body).ok()?;
+        let tape = self.tree_alone(body)?;
+        let j = J::new(&tape, 0);
         let span = self.span(body);
-        let tid = self.owner(&j, span)?;
+        let tid = self.owner(j, span)?;
         let name = j.str_of("name")?;
         self.rs.tables[tid.index()].objects.push(Object {
             kind,
@@ -950,11 +872,11 @@ impl<'a> Reader<'a> {
     }
 
     fn chain(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
-        let j = self.tree(body).ok()?;
-        self.chain_tree(&j, span)
+        let tape = self.tree_alone(body)?;
+        self.chain_tree(J::new(&tape, 0), span)
     }
 
-    fn chain_tree(&mut self, j: &J<'a>, span: Span) -> Option<()> {
+    fn chain_tree(&mut self, j: J<'_, 'a>, span: Span) -> Option<()> {
         let name = j.str_of("name")?;
         let tid = self.owner(j, span)?;
         let family = self.rs.tables[tid.index()].family;
@@ -1010,67 +932,79 @@ impl<'a> Reader<'a> {
     }
 
     /// Splits a set or element object into its `elem` list and the rest.
-    fn split_elems(&self, body: &'a RawValue) -> Option<(J<'a>, Option<&'a RawValue>)> {
+    /// Splits a set or element object into the rest, read onto a tape (first), and the
+    /// `elem` list, whose values are read onto the same tape: each with its span and index
+    /// (`None` for a value that is not read).
+    #[allow(clippy::type_complexity)]
+    fn split_elems(
+        &self,
+        body: &'a RawValue,
+    ) -> Option<(Vec<Node<'a>>, Option<Vec<(Span, Option<usize>)>>)> {
         let fields = self.fields(body).ok()?;
-        let mut rest = Vec::new();
+        let mut tape = Vec::new();
+        tape::open(&mut tape, "", true);
         let mut elems = None;
         for (k, v) in fields {
             if k == "elem" {
                 elems = Some(v);
             } else {
-                rest.push((k, self.tree(v).ok()?));
+                self.tree(v, k, &mut tape)?;
             }
         }
-        Some((J::Obj(rest), elems))
+        tape::close(&mut tape, 0);
+        let elems = elems.map(|list| {
+            // A list that cannot be read ends the object where its elements are read (after
+            // its table is made): one value that is not read does that.
+            match self.raw_list(list) {
+                Ok(raws) => raws
+                    .into_iter()
+                    .map(|raw| (self.span(raw), self.tree(raw, "", &mut tape)))
+                    .collect(),
+                Err(_) => vec![(Span::default(), None)],
+            }
+        });
+        Some((tape, elems))
     }
 
-    /// A raw `elem` list as its values with their spans (`None` for a value that is not read).
-    fn raw_elems(&self, list: Option<&'a RawValue>) -> Option<Spanned<'a>> {
-        let list = list?;
-        // A list that cannot be read ends the object where its elements are read (after its
-        // table is made): one value that is not read does that.
-        let raws = self
-            .raw_list(list)
-            .map_or_else(|_| vec![None], |raws| raws.into_iter().map(Some).collect());
-        let trees: Vec<_> = raws
-            .into_iter()
-            .map(|raw| match raw {
-                Some(raw) => (self.span(raw), self.tree(raw).ok()),
-                None => (Span::default(), None),
-            })
-            .collect();
-        Some(trees)
-    }
-
-    fn elements(
+    fn elements<'t>(
         &mut self,
-        list: impl Iterator<Item = (Span, Option<J<'a>>)>,
-    ) -> Option<Vec<Element<'a>>> {
+        list: impl Iterator<Item = (Span, Option<J<'t, 'a>>)>,
+    ) -> Option<Vec<Element<'a>>>
+    where
+        'a: 't,
+    {
         let mut out = Vec::new();
         for (span, j) in list {
             let j = j?;
-            match element(self.strings, &j, span) {
+            match element(self.strings, j, span) {
                 Some(e) => out.push(e),
                 None => self.unexpected(span, "set element cannot be read".into()),
             }
-            self.stack.recycle(j);
         }
         Some(out)
     }
 
     fn set(&mut self, body: &'a RawValue, span: Span, is_map: bool) -> Option<()> {
-        let (j, elems) = self.split_elems(body)?;
-        let elems = self.raw_elems(elems);
-        self.set_from(&j, elems, span, is_map)
+        let (tape, elems) = self.split_elems(body)?;
+        let j = J::new(&tape, 0);
+        let elems = elems.map(|list| {
+            list.iter()
+                .map(|&(s, at)| (s, at.map(|at| j.at(at))))
+                .collect()
+        });
+        self.set_from(j, elems, span, is_map)
     }
 
-    fn set_from(
+    fn set_from<'t>(
         &mut self,
-        j: &J<'a>,
-        elems: Option<Spanned<'a>>,
+        j: J<'t, 'a>,
+        elems: Option<Spanned<'t, 'a>>,
         span: Span,
         is_map: bool,
-    ) -> Option<()> {
+    ) -> Option<()>
+    where
+        'a: 't,
+    {
         let name = j.str_of("name")?;
         let tid = self.owner(j, span)?;
         let key_type = j.get("type").map(|t| SetType {
@@ -1107,12 +1041,25 @@ impl<'a> Reader<'a> {
     }
 
     fn element(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
-        let (j, elems) = self.split_elems(body)?;
-        let elems = self.raw_elems(elems);
-        self.element_from(&j, elems, span)
+        let (tape, elems) = self.split_elems(body)?;
+        let j = J::new(&tape, 0);
+        let elems = elems.map(|list| {
+            list.iter()
+                .map(|&(s, at)| (s, at.map(|at| j.at(at))))
+                .collect()
+        });
+        self.element_from(j, elems, span)
     }
 
-    fn element_from(&mut self, j: &J<'a>, elems: Option<Spanned<'a>>, span: Span) -> Option<()> {
+    fn element_from<'t>(
+        &mut self,
+        j: J<'t, 'a>,
+        elems: Option<Spanned<'t, 'a>>,
+        span: Span,
+    ) -> Option<()>
+    where
+        'a: 't,
+    {
         let name = j.str_of("name")?;
         let tid = self.owner(j, span)?;
         let elements = match elems {
@@ -1141,39 +1088,40 @@ impl<'a> Reader<'a> {
 
     fn rule_parts(&mut self, parts: RuleParts<'a>, span: Span) -> Option<()> {
         let RuleParts {
-            head,
+            head: mut tape,
             exprs,
             comment,
             end: _,
         } = parts;
-        let head = J::Obj(head);
-        let stmts: Vec<(Span, Option<J<'a>>)> = exprs
+        // The statements and comment go on the head's tape, after it.
+        let stmts: Vec<(Span, Option<usize>)> = exprs
             .into_iter()
             .flatten()
-            .map(|raw| (self.span(raw), self.tree(raw).ok()))
+            .map(|raw| (self.span(raw), self.tree(raw, "", &mut tape)))
             .collect();
-        let comment = comment.map(|raw| (self.span(raw), self.tree(raw).ok()));
-        self.rule_from(&head, stmts.into_iter(), comment, span)
+        let comment = comment.map(|raw| (self.span(raw), self.tree(raw, "", &mut tape)));
+        let head = J::new(&tape, 0);
+        let on = |(s, at): (Span, Option<usize>)| (s, at.map(|at| head.at(at)));
+        self.rule_from(head, stmts.into_iter().map(on), comment.map(on), span)
     }
 
     /// A rule from its fields other than `expr` and `comment` (`head`), its statements and its
     /// comment, each with its span (`None`: a value that could not be read).
-    fn rule_from(
+    fn rule_from<'t>(
         &mut self,
-        head: &J<'a>,
-        stmts: impl Iterator<Item = (Span, Option<J<'a>>)>,
-        comment: Option<(Span, Option<J<'a>>)>,
+        head: J<'t, 'a>,
+        stmts: impl Iterator<Item = (Span, Option<J<'t, 'a>>)>,
+        comment: Option<(Span, Option<J<'t, 'a>>)>,
         span: Span,
-    ) -> Option<()> {
+    ) -> Option<()>
+    where
+        'a: 't,
+    {
         let chain = head.str_of("chain")?;
         let tid = self.owner(head, span)?;
         self.scratch.clear();
         for (stmt_span, j) in stmts {
-            let kind = j.and_then(|j| {
-                let kind = statement(self.strings, &j);
-                self.stack.recycle(j);
-                kind
-            });
+            let kind = j.and_then(|j| statement(self.strings, j));
             let kind = kind.unwrap_or_else(|| Stmt::Opaque {
                 words: vec![&self.text[stmt_span.start as usize..stmt_span.end as usize]],
             });
@@ -1182,7 +1130,9 @@ impl<'a> Reader<'a> {
                 kind,
             });
         }
-        if let Some((span, Some(J::Str(text)))) = comment {
+        if let Some((span, Some(j))) = comment
+            && let Val::Str(text) = j.val()
+        {
             self.scratch.push(Statement {
                 span,
                 kind: Stmt::Comment(text),
@@ -1206,7 +1156,7 @@ impl<'a> Reader<'a> {
 // ---- values, expressions, statements ----
 
 /// A verdict object: `{"accept": null}`, `{"goto": {"target": "X"}}`.
-fn verdict<'a>(j: &J<'a>) -> Option<Verdict<'a>> {
+fn verdict<'a>(j: J<'_, 'a>) -> Option<Verdict<'a>> {
     let (k, v) = j.single()?;
     let kind = VerdictKind::from_word(k)?;
     let target = if kind.takes_chain() {
@@ -1218,10 +1168,10 @@ fn verdict<'a>(j: &J<'a>) -> Option<Verdict<'a>> {
 }
 
 /// A set element: `KEY`, `{"elem": {"val": KEY, "comment": ..}}`, or a map's `[KEY, VALUE]`.
-fn element<'a>(strings: &'a Strings, j: &J<'a>, span: Span) -> Option<Element<'a>> {
-    let (key, value) = match j {
-        J::Arr(pair) if pair.len() == 2 => (&pair[0], Some(&pair[1])),
-        _ => (j, None),
+fn element<'a>(strings: &'a Strings, j: J<'_, 'a>, span: Span) -> Option<Element<'a>> {
+    let (key, value) = match j.pair() {
+        Some((key, value)) => (key, Some(value)),
+        None => (j, None),
     };
     let mut options = Vec::new();
     let mut comment = None;
@@ -1274,23 +1224,23 @@ fn bare_meta(key: &str) -> bool {
 }
 
 /// An expression; `None` for one the model does not hold (its statement is kept opaque).
-fn expr<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Expr<'a>> {
-    Some(match j {
-        J::Str(s) => match s.strip_prefix('@') {
+fn expr<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Expr<'a>> {
+    Some(match j.val() {
+        Val::Str(s) => match s.strip_prefix('@') {
             Some(name) if !name.is_empty() => Expr::SetRef(name),
             _ => Expr::Literal(s),
         },
-        J::Num(n) => Expr::Literal(n),
-        J::Bool(b) => Expr::Literal(if *b { "true" } else { "false" }),
-        J::Arr(items) => {
-            let words: Vec<&str> = items.iter().filter_map(J::text).collect();
-            if words.len() != items.len() || words.is_empty() {
+        Val::Num(n) => Expr::Literal(n),
+        Val::Bool(b) => Expr::Literal(if b { "true" } else { "false" }),
+        Val::Arr(_) => {
+            let words = j.children().map(J::text).collect::<Option<Vec<&str>>>()?;
+            if words.is_empty() {
                 return None;
             }
             Expr::List(words)
         }
-        J::Null => return None,
-        J::Obj(_) => {
+        Val::Null => return None,
+        Val::Obj(_) => {
             let (k, v) = j.single()?;
             match k {
                 "payload" => Expr::Payload {
@@ -1318,47 +1268,39 @@ fn expr<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Expr<'a>> {
                     // `nft` lists `offset 0` as no offset.
                     offset: v.str_of("offset").filter(|o| *o != "0"),
                 })),
-                "concat" => match v {
-                    J::Arr(items) => Expr::Concat(
-                        items
-                            .iter()
-                            .map(|i| expr(strings, i))
-                            .collect::<Option<_>>()?,
-                    ),
-                    _ => return None,
-                },
+                "concat" if v.is_arr() => Expr::Concat(
+                    v.children()
+                        .map(|i| expr(strings, i))
+                        .collect::<Option<_>>()?,
+                ),
+                "concat" => return None,
                 "prefix" => {
                     let addr = v.get("addr")?.text()?;
                     let len = v.str_of("len")?;
                     Expr::Literal(strings.alloc(&format!("{addr}/{len}")))
                 }
-                "range" => match v {
-                    J::Arr(ends) if ends.len() == 2 => Expr::Literal(strings.alloc(&format!(
-                        "{}-{}",
-                        ends[0].text()?,
-                        ends[1].text()?
-                    ))),
-                    _ => return None,
-                },
-                "set" => match v {
-                    J::Str(s) if s.starts_with('@') => expr(strings, v)?,
-                    J::Arr(items) => Expr::Set(
-                        items
-                            .iter()
+                "range" => {
+                    let (low, high) = v.pair()?;
+                    Expr::Literal(strings.alloc(&format!("{}-{}", low.text()?, high.text()?)))
+                }
+                "set" => match v.val() {
+                    Val::Str(s) if s.starts_with('@') => expr(strings, v)?,
+                    Val::Arr(_) => Expr::Set(
+                        v.children()
                             .map(|i| element(strings, i, Span::default()))
                             .collect::<Option<_>>()?,
                     ),
-                    other => Expr::Set(vec![element(strings, other, Span::default())?]),
+                    _ => Expr::Set(vec![element(strings, v, Span::default())?]),
                 },
                 "map" => Expr::Map {
                     key: Box::new(expr(strings, v.get("key")?)?),
                     map: Box::new(expr(strings, v.get("data")?)?),
                 },
-                _ => match (binop_word(k), v) {
-                    (Some(op), J::Arr(sides)) if sides.len() == 2 => Expr::Binop {
+                _ => match (binop_word(k), v.pair()) {
+                    (Some(op), Some((left, right))) => Expr::Binop {
                         op,
-                        left: Box::new(expr(strings, &sides[0])?),
-                        right: Box::new(expr(strings, &sides[1])?),
+                        left: Box::new(expr(strings, left)?),
+                        right: Box::new(expr(strings, right)?),
                     },
                     _ => return None,
                 },
@@ -1374,7 +1316,7 @@ const KEYWORD_STATEMENTS: &[&str] = &[
 ];
 
 /// A statement; `None` for one the model does not hold (kept opaque by the caller).
-fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
+fn statement<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Stmt<'a>> {
     if let Some(v) = verdict(j) {
         return Some(Stmt::Verdict(v));
     }
@@ -1404,8 +1346,8 @@ fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
             value: expr(strings, v.get("value")?)?,
         },
         "reject" => Stmt::Reject {
-            with: match v {
-                J::Null => Vec::new(),
+            with: match v.val() {
+                Val::Null => Vec::new(),
                 _ => {
                     let mut with = v.get("type").map(J::words).unwrap_or_default();
                     if with == ["tcp reset"] {
@@ -1417,9 +1359,9 @@ fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
             },
         },
         "counter" => Stmt::Counter {
-            args: match v {
-                J::Null => Vec::new(),
-                J::Str(name) => vec!["name", name],
+            args: match v.val() {
+                Val::Null => Vec::new(),
+                Val::Str(name) => vec!["name", name],
                 _ => {
                     let mut args = Vec::new();
                     for key in ["packets", "bytes"] {
@@ -1451,10 +1393,10 @@ fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
         },
         _ if KEYWORD_STATEMENTS.contains(&k) => {
             let mut args = Vec::new();
-            if let J::Obj(fields) = v {
-                for (key, value) in fields {
-                    args.push(*key);
-                    args.extend(value.words());
+            if v.is_obj() {
+                for field in v.children() {
+                    args.push(field.key());
+                    args.extend(field.words());
                 }
             }
             Stmt::Keyword { keyword: k, args }
@@ -1464,7 +1406,7 @@ fn statement<'a>(strings: &'a Strings, j: &J<'a>) -> Option<Stmt<'a>> {
 }
 
 /// `{"dnat": {"addr": "10.180.0.1", "port": 80}}` as the text's `dnat to 10.180.0.1:80`.
-fn nat<'a>(strings: &'a Strings, kind: &'a str, v: &J<'a>) -> Option<Stmt<'a>> {
+fn nat<'a>(strings: &'a Strings, kind: &'a str, v: J<'_, 'a>) -> Option<Stmt<'a>> {
     let addr = v.get("addr");
     let port = v.str_of("port");
     let to = match (addr, port) {
@@ -1491,14 +1433,14 @@ fn nat<'a>(strings: &'a Strings, kind: &'a str, v: &J<'a>) -> Option<Stmt<'a>> {
 }
 
 /// `{"log": {"prefix": "in: ", "level": "info"}}` as the text's `log prefix "in: " level info`.
-fn log_args<'a>(strings: &'a Strings, v: &J<'a>) -> Vec<&'a str> {
+fn log_args<'a>(strings: &'a Strings, v: J<'_, 'a>) -> Vec<&'a str> {
     let mut args = Vec::new();
-    if let J::Obj(fields) = v {
-        for (key, value) in fields {
-            args.push(*key);
-            match (*key, value) {
-                ("prefix", J::Str(p)) => args.push(strings.alloc(&format!("\"{p}\""))),
-                _ => args.extend(value.words()),
+    if v.is_obj() {
+        for field in v.children() {
+            args.push(field.key());
+            match (field.key(), field.val()) {
+                ("prefix", Val::Str(p)) => args.push(strings.alloc(&format!("\"{p}\""))),
+                _ => args.extend(field.words()),
             }
         }
     }
@@ -1507,9 +1449,11 @@ fn log_args<'a>(strings: &'a Strings, v: &J<'a>) -> Vec<&'a str> {
 
 /// `{"limit": {"rate": 10, "burst": 5, "per": "second"}}` as the text's `limit rate
 /// 10/second` (`nft` leaves out the default burst of 5 packets).
-fn limit_args<'a>(strings: &'a Strings, v: &J<'a>) -> Option<Vec<&'a str>> {
+fn limit_args<'a>(strings: &'a Strings, v: J<'_, 'a>) -> Option<Vec<&'a str>> {
     let mut args = vec!["rate"];
-    if matches!(v.get("inv"), Some(J::Bool(true))) {
+    if v.get("inv")
+        .is_some_and(|inv| matches!(inv.val(), Val::Bool(true)))
+    {
         args.push("over");
     }
     let rate = v.str_of("rate")?;

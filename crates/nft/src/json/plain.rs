@@ -8,39 +8,32 @@
 //! and the caller reads the item with serde_json, which gives the diagnostics. It keeps its own
 //! stack: nesting never becomes recursion.
 //!
-//! The trees it builds are the ones [`super::TreeSeed`] builds for the same text: strings are
-//! slices of the text, numbers are copied into the [`Strings`] store as serde_json would print
-//! them back (the canonical integers it accepts print as written).
+//! The tapes it writes are the ones [`super::tape::TreeSeed`] writes for the same text:
+//! strings are slices of the text, numbers are copied into the [`Strings`] store as serde_json
+//! would print them back (the canonical integers it accepts print as written).
 
-use super::{J, Strings};
+use super::Strings;
+use super::tape::{Node, Val, close, open};
 use rulelint_parser::Span;
 
 /// Nesting the plain reader follows; deeper values go to serde_json (limit 128).
 const MAX_DEPTH: usize = 64;
 
-/// An open array or object, with the key its next value belongs to.
-enum Frame<'a> {
-    Arr(Vec<J<'a>>),
-    Obj(Vec<(&'a str, J<'a>)>, &'a str),
-}
-
-/// What a plain item holds: its kind (`"rule"`, `"chain"`, ...) and body, and the item's span.
-pub(super) enum Item<'a> {
-    /// `{"rule": {...}}`: the fields other than `expr` and `comment`, each statement with its
-    /// span, and the comment with its span.
+/// What a plain item holds, on the [`Stack`]'s tape: its kind (`"rule"`, `"chain"`, ...) and
+/// body, and the item's span. Statements and elements are listed with their spans in
+/// [`Stack::list`].
+pub(super) enum Item {
+    /// `{"rule": {...}}`: the body (its `expr` array holds the statements listed), and the
+    /// comment's index with its span.
     Rule {
-        head: J<'a>,
-        exprs: Option<Vec<(Span, J<'a>)>>,
-        comment: Option<(Span, J<'a>)>,
+        head: usize,
+        comment: Option<(Span, usize)>,
     },
-    /// `{"chain": {...}}`, `{"table": {...}}`: the body.
-    Body(J<'a>),
-    /// `{"set": ..}`, `{"map": ..}`, `{"element": ..}`: the fields other than `elem`, and each
-    /// element with its span.
-    Elems {
-        rest: J<'a>,
-        elems: Option<Vec<(Span, J<'a>)>>,
-    },
+    /// `{"chain": {...}}`: the body.
+    Body(usize),
+    /// `{"set": ..}`, `{"map": ..}`, `{"element": ..}`: the body (its `elem` array holds the
+    /// elements listed), and whether it has an `elem`.
+    Elems { rest: usize, elems: bool },
 }
 
 pub(super) struct Plain<'a, 'r> {
@@ -51,73 +44,24 @@ pub(super) struct Plain<'a, 'r> {
     stack: &'r mut Stack<'a>,
 }
 
-/// Emptied containers kept for reuse past this many are freed.
-const POOL: usize = 1024;
-/// Containers grown past this many fields or items are freed rather than kept.
-const POOL_CAPACITY: usize = 64;
-
-/// The plain reader's stack, and the containers of read trees handed back with
-/// [`Stack::recycle`] for the next items (a 5,000-Service node has millions of small objects:
-/// reusing their vectors saves an allocation and a free each).
+/// The plain reader's tape and stack, kept from item to item (a 5,000-Service node has millions
+/// of small objects: one tape reused means no allocation per object).
 pub(super) struct Stack<'a> {
-    frames: Vec<Frame<'a>>,
-    objs: Vec<Vec<(&'a str, J<'a>)>>,
-    arrs: Vec<Vec<J<'a>>>,
-    /// Emptied statement lists (one a rule).
-    lists: Vec<Vec<(Span, J<'a>)>>,
-    work: Vec<J<'a>>,
+    /// The open containers' indices on the tape.
+    frames: Vec<usize>,
+    /// The item read last.
+    pub(super) tape: Vec<Node<'a>>,
+    /// The statements or elements of the item read last: each one's span and index.
+    pub(super) list: Vec<(Span, usize)>,
 }
 
 impl<'a> Stack<'a> {
     pub(super) fn new() -> Self {
         Stack {
             frames: Vec::new(),
-            objs: Vec::new(),
-            arrs: Vec::new(),
-            lists: Vec::new(),
-            work: Vec::new(),
+            tape: Vec::new(),
+            list: Vec::new(),
         }
-    }
-
-    /// Keeps an emptied statement list for reuse.
-    pub(super) fn recycle_list(&mut self, mut list: Vec<(Span, J<'a>)>) {
-        if self.lists.len() < POOL && list.capacity() <= POOL_CAPACITY {
-            list.clear();
-            self.lists.push(list);
-        }
-    }
-
-    /// Takes a tree apart (without recursion) and keeps its emptied containers for reuse.
-    pub(super) fn recycle(&mut self, j: J<'a>) {
-        let mut work = std::mem::take(&mut self.work);
-        work.push(j);
-        while let Some(j) = work.pop() {
-            match j {
-                J::Obj(mut fields) => {
-                    // A plain loop: `extend` over a filtered drain cost three times as much.
-                    for (_, v) in fields.drain(..) {
-                        if v.is_container() {
-                            work.push(v);
-                        }
-                    }
-                    if self.objs.len() < POOL && fields.capacity() <= POOL_CAPACITY {
-                        self.objs.push(fields);
-                    }
-                }
-                J::Arr(mut items) => {
-                    for v in items.drain(..) {
-                        if v.is_container() {
-                            work.push(v);
-                        }
-                    }
-                    if self.arrs.len() < POOL && items.capacity() <= POOL_CAPACITY {
-                        self.arrs.push(items);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.work = work;
     }
 }
 
@@ -129,7 +73,9 @@ pub(super) fn read_item<'a>(
     start: usize,
     strings: &'a Strings,
     stack: &mut Stack<'a>,
-) -> Option<(&'a str, Item<'a>, Span)> {
+) -> Option<(&'a str, Item, Span)> {
+    stack.tape.clear();
+    stack.list.clear();
     let mut p = Plain {
         text,
         b: text.as_bytes(),
@@ -274,125 +220,108 @@ impl<'a> Plain<'a, '_> {
         (self.b.get(self.pos..end) == Some(word)).then(|| self.pos = end)
     }
 
-    /// Any value, after blanks, with its own stack for nesting.
-    fn value(&mut self) -> Option<J<'a>> {
-        // Frames left by a value given up on are emptied (their containers are not reused).
+    fn push(&mut self, key: &'a str, val: Val<'a>) {
+        self.stack.tape.push(Node { key, val });
+    }
+
+    /// Any value, after blanks, onto the tape under `key`, with its own stack for nesting;
+    /// returns its index.
+    fn value(&mut self, key: &'a str) -> Option<usize> {
+        let root = self.stack.tape.len();
+        // Frames left by a value given up on are dropped.
         self.stack.frames.clear();
+        let mut key = key;
         loop {
             self.ws();
-            let mut v = match *self.b.get(self.pos)? {
-                b'{' => {
+            match *self.b.get(self.pos)? {
+                c @ (b'{' | b'[') => {
                     self.pos += 1;
-                    if self.peek(b'}') {
-                        J::Obj(Vec::new())
-                    } else {
-                        let key = self.key()?;
-                        let fields = self.stack.objs.pop().unwrap_or_default();
-                        self.open(Frame::Obj(fields, key))?;
+                    let object = c == b'{';
+                    let at = open(&mut self.stack.tape, key, object);
+                    if !self.peek(if object { b'}' } else { b']' }) {
+                        if self.stack.frames.len() >= MAX_DEPTH {
+                            return None;
+                        }
+                        self.stack.frames.push(at);
+                        key = if object { self.key()? } else { "" };
                         continue;
                     }
                 }
-                b'[' => {
-                    self.pos += 1;
-                    if self.peek(b']') {
-                        J::Arr(Vec::new())
-                    } else {
-                        let items = self.stack.arrs.pop().unwrap_or_default();
-                        self.open(Frame::Arr(items))?;
-                        continue;
-                    }
+                b'"' => {
+                    let s = self.string()?;
+                    self.push(key, Val::Str(s));
                 }
-                b'"' => J::Str(self.string()?),
-                b't' => self.word(b"true").map(|()| J::Bool(true))?,
-                b'f' => self.word(b"false").map(|()| J::Bool(false))?,
-                b'n' => self.word(b"null").map(|()| J::Null)?,
-                b'-' | b'0'..=b'9' => J::Num(self.number()?),
+                b't' => {
+                    self.word(b"true")?;
+                    self.push(key, Val::Bool(true));
+                }
+                b'f' => {
+                    self.word(b"false")?;
+                    self.push(key, Val::Bool(false));
+                }
+                b'n' => {
+                    self.word(b"null")?;
+                    self.push(key, Val::Null);
+                }
+                b'-' | b'0'..=b'9' => {
+                    let n = self.number()?;
+                    self.push(key, Val::Num(n));
+                }
                 _ => return None,
-            };
-            // Hand the value to the open containers, closing those that end after it.
+            }
+            // A value is complete: close the containers that end after it.
             loop {
-                match self.stack.frames.last_mut() {
-                    None => return Some(v),
-                    Some(Frame::Arr(items)) => {
-                        items.push(v);
-                        self.ws();
-                        match *self.b.get(self.pos)? {
-                            b',' => {
-                                self.pos += 1;
-                                break;
-                            }
-                            b']' => {
-                                self.pos += 1;
-                                let Some(Frame::Arr(items)) = self.stack.frames.pop() else {
-                                    return None;
-                                };
-                                v = J::Arr(items);
-                            }
-                            _ => return None,
-                        }
+                let Some(&at) = self.stack.frames.last() else {
+                    return Some(root);
+                };
+                let object = matches!(self.stack.tape.get(at)?.val, Val::Obj(_));
+                self.ws();
+                match (*self.b.get(self.pos)?, object) {
+                    (b',', _) => {
+                        self.pos += 1;
+                        key = if object { self.key()? } else { "" };
+                        break;
                     }
-                    Some(Frame::Obj(fields, key)) => {
-                        fields.push((*key, v));
-                        self.ws();
-                        match *self.b.get(self.pos)? {
-                            b',' => {
-                                self.pos += 1;
-                                let next = self.key()?;
-                                if let Some(Frame::Obj(_, key)) = self.stack.frames.last_mut() {
-                                    *key = next;
-                                }
-                                break;
-                            }
-                            b'}' => {
-                                self.pos += 1;
-                                let Some(Frame::Obj(fields, _)) = self.stack.frames.pop() else {
-                                    return None;
-                                };
-                                v = J::Obj(fields);
-                            }
-                            _ => return None,
-                        }
+                    (b']', false) | (b'}', true) => {
+                        self.pos += 1;
+                        self.stack.frames.pop();
+                        close(&mut self.stack.tape, at);
                     }
+                    _ => return None,
                 }
             }
         }
     }
 
-    fn open(&mut self, frame: Frame<'a>) -> Option<()> {
-        if self.stack.frames.len() >= MAX_DEPTH {
-            return None;
-        }
-        self.stack.frames.push(frame);
-        Some(())
-    }
-
     /// A value that must be an object.
-    fn object(&mut self) -> Option<J<'a>> {
+    fn object(&mut self) -> Option<usize> {
         self.ws();
         if self.b.get(self.pos) != Some(&b'{') {
             return None;
         }
-        self.value()
+        self.value("")
     }
 
-    /// `[v, ...]`, each value with its span (from its first byte to its last).
-    fn spanned_list(&mut self) -> Option<Vec<(Span, J<'a>)>> {
+    /// `[v, ...]` under `key`, each value listed with its span (from its first byte to its
+    /// last).
+    fn spanned_list(&mut self, key: &'a str) -> Option<()> {
         self.byte(b'[')?;
-        let mut items = self.stack.lists.pop().unwrap_or_default();
+        let at = open(&mut self.stack.tape, key, false);
         if self.peek(b']') {
-            return Some(items);
+            return Some(());
         }
         loop {
             self.ws();
             let start = self.pos;
-            let v = self.value()?;
-            items.push((Span::new(start, self.pos), v));
+            let v = self.value("")?;
+            self.stack.list.push((Span::new(start, self.pos), v));
             self.ws();
             match *self.b.get(self.pos)? {
                 b',' => self.pos += 1,
                 b']' => {
                     self.pos += 1;
-                    return Some(items);
+                    close(&mut self.stack.tape, at);
+                    return Some(());
                 }
                 _ => return None,
             }
@@ -421,47 +350,52 @@ impl<'a> Plain<'a, '_> {
         }
     }
 
-    fn rule(&mut self) -> Option<Item<'a>> {
-        let mut head = self.stack.objs.pop().unwrap_or_default();
-        let mut exprs = None;
+    fn rule(&mut self) -> Option<Item> {
+        let head = open(&mut self.stack.tape, "", true);
+        let mut exprs = false;
         let mut comment = None;
         self.fields(|p, key| {
             match key {
-                "expr" if exprs.is_none() => exprs = Some(p.spanned_list()?),
+                "expr" if !exprs => {
+                    exprs = true;
+                    p.spanned_list(key)?;
+                }
                 "comment" if comment.is_none() => {
                     p.ws();
                     let start = p.pos;
-                    let v = p.value()?;
+                    let v = p.value(key)?;
                     comment = Some((Span::new(start, p.pos), v));
                 }
                 // A second `expr` or `comment`: the serde path decides.
                 "expr" | "comment" => return None,
-                _ => head.push((key, p.value()?)),
+                _ => {
+                    p.value(key)?;
+                }
             }
             Some(())
         })?;
-        Some(Item::Rule {
-            head: J::Obj(head),
-            exprs,
-            comment,
-        })
+        close(&mut self.stack.tape, head);
+        Some(Item::Rule { head, comment })
     }
 
-    fn elems(&mut self) -> Option<Item<'a>> {
-        let mut rest = self.stack.objs.pop().unwrap_or_default();
-        let mut elems = None;
+    fn elems(&mut self) -> Option<Item> {
+        let rest = open(&mut self.stack.tape, "", true);
+        let mut elems = false;
         self.fields(|p, key| {
             match key {
-                "elem" if elems.is_none() => elems = Some(p.spanned_list()?),
+                "elem" if !elems => {
+                    elems = true;
+                    p.spanned_list(key)?;
+                }
                 "elem" => return None,
-                _ => rest.push((key, p.value()?)),
+                _ => {
+                    p.value(key)?;
+                }
             }
             Some(())
         })?;
-        Some(Item::Elems {
-            rest: J::Obj(rest),
-            elems,
-        })
+        close(&mut self.stack.tape, rest);
+        Some(Item::Elems { rest, elems })
     }
 }
 
