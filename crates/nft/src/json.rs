@@ -877,6 +877,24 @@ impl<'a> Reader<'a> {
         {
             return cid;
         }
+        // `nft -j` lists rules chain by chain in the order it listed the chains: the chain is
+        // most often one of the few after the last one (a chain is listed once, so a match is
+        // the one), found without hashing its name.
+        if let Some((_, _, last)) = self.last_chain {
+            let next = last.index() + 1;
+            let mut ahead = self
+                .rs
+                .chains
+                .get(next..)
+                .unwrap_or_default()
+                .iter()
+                .take(4);
+            if let Some(k) = ahead.position(|c| c.table == tid && c.name == name) {
+                let cid = ChainId((next + k) as u32);
+                self.last_chain = Some((tid, name, cid));
+                return cid;
+            }
+        }
         if let Some(&cid) = self.chains.get(&(tid, name)) {
             self.last_chain = Some((tid, name, cid));
             return cid;

@@ -196,7 +196,12 @@ fn string_end_swar(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 impl<'a> Plain<'a, '_> {
+    #[inline]
     fn ws(&mut self) {
+        // Most calls meet a byte that is no blank (or one blank, as `nft -j` writes `": "`).
+        if self.b.get(self.pos).is_some_and(|&c| c > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.pos) {
             self.pos += 1;
         }

@@ -66,19 +66,23 @@ impl<'t, 'a> J<'t, 'a> {
 
     /// The value (`Null` for an index off the tape, which the readers never make).
     /// The value at `at` on the same tape.
+    #[inline]
     pub(super) fn at(self, at: usize) -> J<'t, 'a> {
         J::new(self.tape, at)
     }
 
+    #[inline]
     pub(super) fn val(self) -> Val<'a> {
         self.tape.get(self.at).map_or(Val::Null, |n| n.val)
     }
 
+    #[inline]
     pub(super) fn key(self) -> &'a str {
         self.tape.get(self.at).map_or("", |n| n.key)
     }
 
     /// The items of an array or the fields of an object (none for anything else).
+    #[inline]
     pub(super) fn children(self) -> Children<'t, 'a> {
         let end = match self.val() {
             Val::Arr(end) | Val::Obj(end) => end.min(self.tape.len()),
@@ -91,15 +95,18 @@ impl<'t, 'a> J<'t, 'a> {
         }
     }
 
+    #[inline]
     pub(super) fn is_obj(self) -> bool {
         matches!(self.val(), Val::Obj(_))
     }
 
+    #[inline]
     pub(super) fn is_arr(self) -> bool {
         matches!(self.val(), Val::Arr(_))
     }
 
     /// The first field named `key` of an object.
+    #[inline]
     pub(super) fn get(self, key: &str) -> Option<J<'t, 'a>> {
         if !self.is_obj() {
             return None;
@@ -108,6 +115,7 @@ impl<'t, 'a> J<'t, 'a> {
     }
 
     /// A string or number as text.
+    #[inline]
     pub(super) fn text(self) -> Option<&'a str> {
         match self.val() {
             Val::Str(s) | Val::Num(s) => Some(s),
@@ -115,11 +123,13 @@ impl<'t, 'a> J<'t, 'a> {
         }
     }
 
+    #[inline]
     pub(super) fn str_of(self, key: &str) -> Option<&'a str> {
         self.get(key).and_then(J::text)
     }
 
     /// The one `{"key": value}` of an object of one field.
+    #[inline]
     pub(super) fn single(self) -> Option<(&'a str, J<'t, 'a>)> {
         if !self.is_obj() {
             return None;
@@ -130,6 +140,7 @@ impl<'t, 'a> J<'t, 'a> {
     }
 
     /// The two items of an array of two.
+    #[inline]
     pub(super) fn pair(self) -> Option<(J<'t, 'a>, J<'t, 'a>)> {
         if !self.is_arr() {
             return None;
@@ -159,6 +170,7 @@ pub(super) struct Children<'t, 'a> {
 impl<'t, 'a> Iterator for Children<'t, 'a> {
     type Item = J<'t, 'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<J<'t, 'a>> {
         if self.at >= self.end {
             return None;
