@@ -47,6 +47,7 @@
 
 pub mod canon;
 pub mod codes;
+pub mod extent;
 mod form;
 mod graph;
 mod json;
