@@ -535,15 +535,16 @@ impl<'a> Ruleset<'a> {
     }
 
     /// Where chain `c`'s rules are in `chain_rules`; empty for a chain it does not have.
+    #[inline]
     pub(crate) fn chain_rule_range(&self, c: usize) -> std::ops::Range<usize> {
-        let Some(chain) = self.chains.get(c) else {
-            return 0..0;
-        };
-        let end = self
-            .chains
-            .get(c + 1)
-            .map_or(self.rules.len(), |next| next.rules_start as usize);
-        chain.rules_start as usize..end
+        // One bounds check for all but the last chain: lints ask this per rule.
+        match self.chains.get(c..c.saturating_add(2)) {
+            Some([chain, next]) => chain.rules_start as usize..next.rules_start as usize,
+            _ => self
+                .chains
+                .get(c)
+                .map_or(0..0, |chain| chain.rules_start as usize..self.rules.len()),
+        }
     }
 
     /// The text this ruleset was parsed from.
@@ -931,6 +932,7 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     }
 
     /// The rules of this chain, in order of appearance.
+    #[inline]
     pub fn rules(&self) -> impl ExactSizeIterator<Item = RuleRef<'r, 'a>> + 'r {
         let set = self.set;
         set.chain_rule_range(self.id.index())
@@ -938,6 +940,7 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     }
 
     /// Number of rules.
+    #[inline]
     pub fn rule_count(&self) -> usize {
         self.set.chain_rule_range(self.id.index()).len()
     }
