@@ -753,8 +753,10 @@ fn run_bounded_pair(
 /// Has glibc map every buffer of 1 MiB or more on its own, given back when freed. By default
 /// it raises that threshold to the size of each such buffer freed (up to 32 MiB), so once the
 /// first dump's parse is dropped, the second's buffers grow inside the heap, whose freed
-/// space stays resident: 17 MB more at the peak of a 1M-chain pair. Elsewhere, nothing.
-fn map_large_buffers_apart() {
+/// space stays resident: 17 MB more at the peak of a 1M-chain pair. `check` too: the lints'
+/// buffers freed on one thread stay in its own heap, which no other thread reuses. Elsewhere,
+/// nothing.
+pub(crate) fn map_large_buffers_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `mallopt` only sets a tuning parameter of the allocator (under its own lock);
     // a refusal (return 0) leaves the default, which is harmless.

@@ -217,10 +217,7 @@ impl ChainGraph {
         c: usize,
     ) -> impl Iterator<Item = (u32, Jump)> + 's {
         let n = self.node_count() as u32;
-        let range: Range<usize> = set.chains.get(c).map_or(0..0, |chain| {
-            let start = chain.rules_start as usize;
-            start..start + chain.rules_len as usize
-        });
+        let range: Range<usize> = set.chain_rule_range(c);
         range.rev().filter_map(move |at| {
             let id = set.chain_rules.at(at);
             let rule = set.rules.get(id.index())?;

@@ -24,13 +24,22 @@ pub fn advise<T>(buffer: &Vec<T>) {
 #[cfg(target_os = "linux")]
 fn advise_range(start: usize, len: usize) {
     const HUGE: usize = 2 << 20;
-    // Only whole huge pages inside the buffer: the advice then covers no byte outside it.
-    let first = start.next_multiple_of(HUGE);
-    let end = (start + len) / HUGE * HUGE;
-    if end > first {
+    const PAGE: usize = 4 << 10;
+    // Advice on a part of a mapping splits it into several kernel areas, and `mremap` cannot
+    // move a range that spans more than one: the allocator's `realloc` of a large buffer then
+    // falls back to allocate, copy and free, which held the old and the new buffer at once (a
+    // 1M-chain cycle's rules grew from 19 to 39 MB that way: 19 MB over the rest of the peak,
+    // issue 16). So the advice covers every page the buffer touches, which for a buffer
+    // mapped on its own (as large ones are) is its whole mapping, allocator header included.
+    // Only whole huge pages inside that range can be backed by one.
+    let first = start / PAGE * PAGE;
+    let end = (start + len).next_multiple_of(PAGE);
+    if end / HUGE * HUGE > first.next_multiple_of(HUGE) {
         // SAFETY: `madvise` with MADV_HUGEPAGE is advice on how to back memory; it never
-        // changes its contents or its validity. The range lies inside a live allocation that
-        // the caller owns, and a failure (huge pages disabled) is harmless, so it is ignored.
+        // changes its contents or its validity. The range covers pages of a live allocation
+        // that the caller owns (its first and last page may hold a few bytes of allocator
+        // data or a neighbour, which advice does not change either), and a failure (huge
+        // pages disabled) is harmless, so it is ignored.
         unsafe {
             libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
         }

@@ -141,12 +141,27 @@ pub struct Chain {
     /// See [`Chain::declaration`]; [`Chain::UNDECLARED`] when there is none. Not an
     /// `Option<Span>`: that takes 12 bytes, and a 1M-chain dump has a million of these.
     declaration: Span,
-    /// See [`ChainRef::policy_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
-    pub(crate) policy: NearSpan,
-    /// See [`ChainRef::counters_span`]: within the declaration, or in `Ruleset::far_chain_spans`.
-    pub(crate) counters: NearSpan,
+    /// While parsing, how many rules the chain has; then where they start in
+    /// `Ruleset::chain_rules` (they end where the next chain's start: no length is stored).
     pub(crate) rules_start: u32,
-    pub(crate) rules_len: u32,
+    /// Where [`ChainRef::policy_span`] and [`ChainRef::counters_span`] are (`DeclaredSpans`):
+    /// read again from the declaration line when asked, since few ask and a chain's bytes
+    /// count (28 in all; 40 with the two spans kept as offsets and a rule count, issue 16).
+    declared: u8,
+}
+
+/// Where a chain's policy and counters are: 2 bits each in `Chain::declared`.
+struct DeclaredSpans;
+
+impl DeclaredSpans {
+    /// The chain has none.
+    const NONE: u8 = 0;
+    /// In its `:NAME POLICY [p:b]` declaration line: read again from it.
+    const IN_DECLARATION: u8 = 1;
+    /// Set elsewhere (a `-P` command): in `Ruleset::far_chain_spans`.
+    const FAR: u8 = 2;
+    /// Shift of the counters' two bits; the policy's are the low ones.
+    const COUNTERS: u8 = 2;
 }
 
 impl Chain {
@@ -162,11 +177,14 @@ impl Chain {
             table,
             builtin,
             declaration: Chain::UNDECLARED,
-            policy: NearSpan::NONE,
-            counters: NearSpan::NONE,
             rules_start: 0,
-            rules_len: 0,
+            declared: DeclaredSpans::NONE,
         }
+    }
+
+    /// Counts one more rule of the chain, while parsing.
+    pub(crate) fn count_rule(&mut self) {
+        self.rules_start += 1;
     }
 
     /// The `:NAME POLICY [p:b]` line or `-N NAME` command; `None` when only rules name it.
@@ -177,52 +195,6 @@ impl Chain {
     pub(crate) fn set_declaration(&mut self, span: Span) {
         debug_assert!(span != Chain::UNDECLARED);
         self.declaration = span;
-    }
-}
-
-/// A span of a chain's declaration line (its policy word or counters) as 4 bytes: the offset
-/// from the declaration's start and the length. The rare one that does not fit (a `-P`
-/// command elsewhere, a line over 64 KiB) is [`NearSpan::FAR`] and kept in a side table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NearSpan {
-    offset: u16,
-    len: u16,
-}
-
-impl NearSpan {
-    /// Nothing: every policy word and counters are at least one byte.
-    pub(crate) const NONE: NearSpan = NearSpan { offset: 0, len: 0 };
-    /// In the side table.
-    const FAR: NearSpan = NearSpan {
-        offset: u16::MAX,
-        len: u16::MAX,
-    };
-
-    /// `span` relative to `base`, or `None` when it does not fit.
-    fn near(base: Option<Span>, span: Span) -> Option<NearSpan> {
-        let offset = span.start.checked_sub(base?.start)?;
-        let near = NearSpan {
-            offset: u16::try_from(offset).ok()?,
-            len: u16::try_from(span.end.checked_sub(span.start)?).ok()?,
-        };
-        (near != NearSpan::NONE && near != NearSpan::FAR && near.len > 0).then_some(near)
-    }
-
-    /// The span, given the declaration's and the side table it would be in.
-    fn resolve(
-        self,
-        base: Option<Span>,
-        far: &BTreeMap<ChainId, Span>,
-        id: ChainId,
-    ) -> Option<Span> {
-        match self {
-            NearSpan::NONE => None,
-            NearSpan::FAR => far.get(&id).copied(),
-            NearSpan { offset, len } => {
-                let start = base?.start + u32::from(offset);
-                Some(Span::new(start as usize, (start + u32::from(len)) as usize))
-            }
-        }
     }
 }
 
@@ -521,42 +493,58 @@ pub struct Ruleset<'a> {
     /// First tokens of rules too far from their block's for `Rule::tokens_rel`, by rule, in
     /// order.
     pub(crate) far_tokens: Vec<(RuleId, u32)>,
-    /// Chain spans a [`NearSpan`] cannot hold. Boxed: `Parsed` is moved around by value.
+    /// Chain spans set outside their declaration line. Boxed: `Parsed` is moved around by
+    /// value.
     pub(crate) far_chain_spans: Box<FarChainSpans>,
 }
 
-/// Chain policies and counters too far from their declaration for a [`NearSpan`].
+/// Chain spans set outside their declaration line.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FarChainSpans {
-    /// Policies of `-P` commands, and of declaration lines over 64 KiB, by chain.
+    /// Policies of `-P` commands, by chain.
     pub(crate) policies: BTreeMap<ChainId, Span>,
-    /// Counters of declaration lines over 64 KiB, by chain.
-    pub(crate) counters: BTreeMap<ChainId, Span>,
 }
 
 impl<'a> Ruleset<'a> {
-    /// Sets a chain's policy word.
-    pub(crate) fn set_chain_policy(&mut self, id: ChainId, span: Span) {
+    /// Declares a chain by its `:NAME POLICY [p:b]` line `span`, which has a policy word and
+    /// counters as told (they are read again from the line when asked).
+    pub(crate) fn set_chain_declaration(
+        &mut self,
+        id: ChainId,
+        span: Span,
+        policy: bool,
+        counters: bool,
+    ) {
         let chain = &mut self.chains[id.index()];
-        chain.policy = match NearSpan::near(chain.declaration(), span) {
-            Some(near) => near,
-            None => {
-                self.far_chain_spans.policies.insert(id, span);
-                NearSpan::FAR
+        chain.set_declaration(span);
+        let state = |present: bool| {
+            if present {
+                DeclaredSpans::IN_DECLARATION
+            } else {
+                DeclaredSpans::NONE
             }
         };
+        chain.declared = state(policy) | state(counters) << DeclaredSpans::COUNTERS;
     }
 
-    /// Sets a chain's counters.
-    pub(crate) fn set_chain_counters(&mut self, id: ChainId, span: Span) {
+    /// Sets a chain's policy word from a `-P` command.
+    pub(crate) fn set_chain_policy(&mut self, id: ChainId, span: Span) {
         let chain = &mut self.chains[id.index()];
-        chain.counters = match NearSpan::near(chain.declaration(), span) {
-            Some(near) => near,
-            None => {
-                self.far_chain_spans.counters.insert(id, span);
-                NearSpan::FAR
-            }
-        };
+        chain.declared = (chain.declared & !0b11) | DeclaredSpans::FAR;
+        self.far_chain_spans.policies.insert(id, span);
+    }
+
+    /// Where chain `c`'s rules are in `chain_rules`; empty for a chain it does not have.
+    #[inline]
+    pub(crate) fn chain_rule_range(&self, c: usize) -> std::ops::Range<usize> {
+        // One bounds check for all but the last chain: lints ask this per rule.
+        match self.chains.get(c..c.saturating_add(2)) {
+            Some([chain, next]) => chain.rules_start as usize..next.rules_start as usize,
+            _ => self
+                .chains
+                .get(c)
+                .map_or(0..0, |chain| chain.rules_start as usize..self.rules.len()),
+        }
     }
 
     /// The text this ruleset was parsed from.
@@ -864,7 +852,7 @@ impl<'r, 'a> TableRef<'r, 'a> {
 
     /// Number of rules in the table.
     pub fn rule_count(&self) -> usize {
-        self.chains().map(|c| c.get().rules_len as usize).sum()
+        self.chains().map(|c| c.rule_count()).sum()
     }
 }
 
@@ -910,16 +898,32 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     /// command, whatever the chain. `-` on a built-in chain keeps the current policy (see
     /// [`ChainRef::policy`]).
     pub fn policy_span(&self) -> Option<Span> {
-        let c = self.get();
-        c.policy
-            .resolve(c.declaration(), &self.set.far_chain_spans.policies, self.id)
+        match self.get().declared & 0b11 {
+            DeclaredSpans::IN_DECLARATION => self.declared_part(|d| d.policy),
+            DeclaredSpans::FAR => self.set.far_chain_spans.policies.get(&self.id).copied(),
+            _ => None,
+        }
     }
 
     /// The `[packets:bytes]` of the declaration, brackets included.
     pub fn counters_span(&self) -> Option<Span> {
-        let c = self.get();
-        c.counters
-            .resolve(c.declaration(), &self.set.far_chain_spans.counters, self.id)
+        match self.get().declared >> DeclaredSpans::COUNTERS {
+            DeclaredSpans::IN_DECLARATION => self.declared_part(|d| d.counters),
+            _ => None,
+        }
+    }
+
+    /// A part of the declaration line, read again as the parser read it.
+    fn declared_part(
+        &self,
+        part: impl Fn(crate::lexer::ChainDecl<'a>) -> Option<&'a str>,
+    ) -> Option<Span> {
+        let source = self.set.source;
+        let line = source.get(self.get().declaration()?.range())?;
+        let (_, decl) = crate::lexer::chain_declaration(line).ok()?;
+        let word = part(decl)?;
+        let start = word.as_ptr() as usize - source.as_ptr() as usize;
+        Some(Span::new(start, start + word.len()))
     }
 
     /// The ruleset it belongs to.
@@ -928,23 +932,23 @@ impl<'r, 'a> ChainRef<'r, 'a> {
     }
 
     /// The rules of this chain, in order of appearance.
+    #[inline]
     pub fn rules(&self) -> impl ExactSizeIterator<Item = RuleRef<'r, 'a>> + 'r {
         let set = self.set;
-        let chain = self.get();
-        let start = chain.rules_start as usize;
-        (start..start + chain.rules_len as usize).map(move |at| set.rule(set.chain_rules.at(at)))
+        set.chain_rule_range(self.id.index())
+            .map(move |at| set.rule(set.chain_rules.at(at)))
     }
 
     /// Number of rules.
+    #[inline]
     pub fn rule_count(&self) -> usize {
-        self.get().rules_len as usize
+        self.set.chain_rule_range(self.id.index()).len()
     }
 
     /// The ids of this chain's rules, in order: random access for walkers (`rulelint trace`).
     pub fn rule_ids(&self) -> &'r [RuleId] {
-        let chain = self.get();
-        let start = chain.rules_start as usize;
-        &self.set.chain_rules.slice(self.set.rules.len())[start..start + chain.rules_len as usize]
+        &self.set.chain_rules.slice(self.set.rules.len())
+            [self.set.chain_rule_range(self.id.index())]
     }
 }
 

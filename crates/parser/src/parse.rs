@@ -397,10 +397,12 @@ impl<'a> Parser<'a> {
     /// declaration order, so the grouping is mostly the identity; otherwise a counting sort.
     fn index_chain_rules(&mut self) {
         let set = &mut self.set;
+        // Each chain's rule count becomes where its rules start.
         let mut next = 0u32;
         for chain in &mut set.chains {
+            let count = chain.rules_start;
             chain.rules_start = next;
-            next += chain.rules_len;
+            next += count;
         }
         if self.rules_in_chain_order {
             set.chain_rules.identity = true;
@@ -798,18 +800,13 @@ impl<'a> Parser<'a> {
                 self.new_chain(table_id, decl.name, name_span, builtin)
             }
         };
-        let chain = &mut self.set.chains[chain_id.index()];
-        if chain.declaration().is_none() {
-            chain.set_declaration(span);
-            (chain.policy, chain.counters) = (NearSpan::NONE, NearSpan::NONE);
-            if let Some(policy) = decl.policy {
-                self.set
-                    .set_chain_policy(chain_id, span_in(self.src, policy));
-            }
-            if let Some(counters) = decl.counters {
-                self.set
-                    .set_chain_counters(chain_id, span_in(self.src, counters));
-            }
+        if self.set.chains[chain_id.index()].declaration().is_none() {
+            self.set.set_chain_declaration(
+                chain_id,
+                span,
+                decl.policy.is_some(),
+                decl.counters.is_some(),
+            );
         }
     }
 
@@ -1173,7 +1170,7 @@ impl<'a> Parser<'a> {
         let chain = self.chain_for_rule(table, chain_name, chain_span);
         self.tables_with_rules[table.index()] = true;
         let id = self.set.rules.len() as u32;
-        self.set.chains[chain.index()].rules_len += 1;
+        self.set.chains[chain.index()].count_rule();
         self.rules_in_chain_order &= chain.0 >= self.last_rule_chain.0;
         self.last_rule_chain = chain;
         let mut flags = 0;
@@ -1604,8 +1601,8 @@ mod tests {
 
     #[test]
     fn chain_spans_near_and_far_from_the_declaration() {
-        // Policy and counters live as 4-byte offsets into the declaration; a `-P` command
-        // elsewhere and a declaration line over 64 KiB go to the side tables.
+        // Policy and counters are read again from the declaration line, however long; a `-P`
+        // command elsewhere goes to the side table.
         let long = "L".repeat(70_000);
         let text = format!(
             "*filter\n:INPUT DROP [3:4]\n:{long} - [1:2]\n:Y - [0:0]\n-P INPUT ACCEPT\n\
@@ -1613,7 +1610,7 @@ mod tests {
         );
         let parsed = parse(&text);
         let set = &parsed.ruleset;
-        assert_eq!(std::mem::size_of::<Chain>(), 40);
+        assert_eq!(std::mem::size_of::<Chain>(), 28);
         let filter = set.table_by_kind(TableKind::Filter).expect("filter");
         let spans: Vec<_> = filter
             .chains()
@@ -1635,8 +1632,7 @@ mod tests {
                 (Some(4), None, None),
             ]
         );
-        assert_eq!(set.far_chain_spans.policies.len(), 2);
-        assert_eq!(set.far_chain_spans.counters.len(), 1);
+        assert_eq!(set.far_chain_spans.policies.len(), 1);
         let printed = crate::print(set);
         let reparsed = parse(&printed);
         assert!(set.same_content(&reparsed.ruleset));

@@ -408,6 +408,25 @@ struct Reference {
     positions: Vec<u32>,
 }
 
+/// The line shifts of (reference line, line) pairs given in sorted order: where the shift
+/// changes, by reference line.
+#[derive(Default)]
+struct LineShifts {
+    shifts: Vec<(u32, i64)>,
+    current: i64,
+}
+
+impl LineShifts {
+    fn push(&mut self, pair: u64) {
+        let (from, to) = ((pair >> 32) as u32, pair as u32);
+        let shift = i64::from(to) - i64::from(from);
+        if shift != self.current {
+            self.shifts.push((from, shift));
+            self.current = shift;
+        }
+    }
+}
+
 impl Reference {
     fn new(mut entries: Vec<Entry>) -> Reference {
         // Collected into a guessed capacity (doubled when the guess was a little short),
@@ -462,30 +481,47 @@ impl Reference {
         // How lines shift: from the facts alike in both, by reference line.
         // Each pair (reference line, line) as one number, which sorts as the pair does and
         // faster (a third of a 250k-rule pair's packing went to sorting tuples).
-        let mut pairs: Vec<u64> = Vec::with_capacity(list.len());
-        let mut cursor = 0usize;
-        for e in list {
-            match self.alike(cursor, e) {
-                Some(r) => {
-                    if r.line != 0 && e.line != 0 {
-                        pairs.push((u64::from(r.line) << 32) | u64::from(e.line));
+        let pairs = || {
+            let mut cursor = 0usize;
+            list.iter()
+                .filter_map(move |e| match self.alike(cursor, e) {
+                    Some(r) => {
+                        cursor += 1;
+                        (r.line != 0 && e.line != 0)
+                            .then(|| (u64::from(r.line) << 32) | u64::from(e.line))
                     }
-                    cursor += 1;
-                }
-                None => self.resync(e, &mut cursor),
+                    None => {
+                        self.resync(e, &mut cursor);
+                        None
+                    }
+                })
+        };
+        // Nodes alike shift every line alike (by 0 when only rules changed in place): then
+        // the shifts are known without the pairs in a sorted list (8 bytes a fact at the
+        // peak of a 1M-chain pair, issue 16); otherwise they are collected and sorted.
+        let shift_of = |pair: u64| i64::from(pair as u32) - (pair >> 32) as i64;
+        let mut first: Option<u64> = None;
+        let one_shift = pairs().all(|pair| match first {
+            None => {
+                first = Some(pair);
+                true
+            }
+            Some(f) => {
+                first = Some(f.min(pair));
+                shift_of(pair) == shift_of(f)
+            }
+        });
+        let mut shifts = LineShifts::default();
+        match first {
+            Some(f) if one_shift => shifts.push(f),
+            None => {}
+            Some(_) => {
+                let mut pairs: Vec<u64> = pairs().collect();
+                pairs.sort_unstable();
+                pairs.into_iter().for_each(|pair| shifts.push(pair));
             }
         }
-        pairs.sort_unstable();
-        let mut shifts: Vec<(u32, i64)> = Vec::new();
-        let mut current = 0i64;
-        for pair in pairs {
-            let (from, to) = ((pair >> 32) as u32, pair as u32);
-            let shift = i64::from(to) - i64::from(from);
-            if shift != current {
-                shifts.push((from, shift));
-                current = shift;
-            }
-        }
+        let shifts = shifts.shifts;
         let mut packed = Packed {
             kind,
             shifts: shifts.into_boxed_slice(),
