@@ -216,6 +216,7 @@ impl<'a> Parser<'a> {
                 token_blocks: Vec::new(),
                 far_tokens: Vec::new(),
                 far_chain_spans: Box::default(),
+                target_classes: Vec::with_capacity(rules_capacity),
             },
             diags: Vec::new(),
             open: None,
@@ -435,6 +436,7 @@ impl<'a> Parser<'a> {
         self.resolve_late_targets();
         self.index_chain_rules();
         self.set.rules.shrink_to_fit();
+        self.set.target_classes.shrink_to_fit();
         self.set.tokens.shrink_to_fit();
         self.set.chains.shrink_to_fit();
         self.diags.sort_by_key(|d| (d.span.start, d.code));
@@ -1293,6 +1295,9 @@ impl<'a> Parser<'a> {
         }
         let target_name = (target != Rule::NO_TARGET)
             .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
+        self.set
+            .target_classes
+            .push(target_name.map_or(TargetClass::None, TargetClass::of_name));
         if target != Rule::NO_TARGET {
             flags |= Rule::HAS_TARGET;
             if self.set.tokens[target as usize].is_goto() {
@@ -1456,6 +1461,37 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The class and goto flag kept for each rule say what its target says.
+    #[test]
+    fn target_classes_are_those_of_the_target_names() {
+        let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:DNAT - [0:0]\n:X - [0:0]\n\
+            -A PREROUTING -j DNAT\n-A PREROUTING -p tcp -j DNAT --to-destination 1.2.3.4:5\n\
+            -A PREROUTING -g X\n-A PREROUTING -s 1.2.3.4/32 -j KUBE-MARK-MASQ\n-A X -j MARK --set-xmark 0x4000/0x4000\n\
+            -A X -j ACCEPT\n-A X -j DROP\n-A X -j REJECT\n-A X -j RETURN\n-A X -j MASQUERADE\n-A X -j SNAT --to-source 1.1.1.1\n\
+            -A X -j REDIRECT\n-A X -j NETMAP --to 10.0.0.0/8\n-A X -j LOG\n-A X -s 10.0.0.0/8\n-A X -j\nCOMMIT\n";
+        let generated =
+            rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(3_000));
+        for text in [text, generated.as_str()] {
+            let parsed = parse(text);
+            let mut classes = std::collections::HashSet::new();
+            for rule in parsed.ruleset.iter_rules() {
+                let target = rule.target();
+                let class = target.map_or(TargetClass::None, |t| TargetClass::of_name(t.name()));
+                assert_eq!(
+                    rule.target_class(),
+                    class,
+                    "{}",
+                    parsed.ruleset.text(rule.get().span)
+                );
+                assert_eq!(rule.is_goto(), target.is_some_and(|t| t.is_goto()));
+                classes.insert(class);
+            }
+            if text.len() < 1000 {
+                assert_eq!(classes.len(), 13, "{classes:?}");
+            }
+        }
+    }
 
     #[test]
     fn each_chain_lists_its_rules_in_order_however_they_interleave() {
