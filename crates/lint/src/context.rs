@@ -4,8 +4,8 @@
 use crate::kube::{EndpointDnats, KubeModel};
 use crate::registry::Lint;
 use rulelint_parser::{
-    ChainGraph, ChainId, ChainRef, Diagnostic, LineIndex, RuleId, RuleOp, RuleRef, Ruleset, Span,
-    TableKind, TableRef, Token, TokenKind,
+    ChainGraph, ChainRef, Diagnostic, LineIndex, RuleId, RuleOp, RuleRef, Ruleset, Span, TableKind,
+    TableRef, TargetClass, Token, TokenKind,
 };
 use std::sync::OnceLock;
 
@@ -212,50 +212,39 @@ impl TargetFacts {
     }
 
     fn name_bits(name: &str) -> u8 {
-        match name {
-            "DROP" | "REJECT" => Self::VERDICT | Self::DROP_OR_REJECT,
-            "ACCEPT" | "RETURN" => Self::VERDICT,
-            "MASQUERADE" | "SNAT" | "DNAT" | "REDIRECT" | "NETMAP" => Self::NAT,
+        Self::class_bits(TargetClass::of_name(name))
+    }
+
+    fn class_bits(class: TargetClass) -> u8 {
+        match class {
+            TargetClass::Drop | TargetClass::Reject => Self::VERDICT | Self::DROP_OR_REJECT,
+            TargetClass::Accept | TargetClass::Return => Self::VERDICT,
+            TargetClass::Masquerade
+            | TargetClass::Snat
+            | TargetClass::Dnat
+            | TargetClass::Redirect
+            | TargetClass::Netmap => Self::NAT,
             _ => 0,
         }
     }
 
-    fn with_match_bit(rule: RuleRef<'_, '_>, bits: u8) -> TargetFacts {
-        if bits != 0 && rule.is_unconditional() {
-            TargetFacts(bits | Self::UNCONDITIONAL)
-        } else {
-            TargetFacts(bits)
-        }
-    }
-
-    /// Every rule's facts, in rule order. A jump to a chain (most rules of a large node) names
-    /// that chain, so its target text is read only when the chain is named like a verdict or a
-    /// NAT target (nearly never): the chain ids so named are found once per table.
+    /// Every rule's facts, in rule order, from the target class and goto flag the parser
+    /// keeps for each rule: the target itself is found only to read the matches before it,
+    /// for the few rules whose target may end the walk.
     fn read_all(set: &Ruleset<'_>) -> Vec<TargetFacts> {
-        let mut named_like_targets: Vec<ChainId> = Vec::new();
-        for table in set.iter_tables() {
-            for name in [
-                "ACCEPT",
-                "DROP",
-                "REJECT",
-                "RETURN",
-                "MASQUERADE",
-                "SNAT",
-                "DNAT",
-                "REDIRECT",
-                "NETMAP",
-            ] {
-                named_like_targets.extend(table.chain(name).map(|c| c.id));
-            }
-        }
         set.iter_rules()
-            .map(|rule| match rule.target_chain() {
-                Some(to) if !named_like_targets.contains(&to) => {
-                    // No verdict, no NAT: only a goto may end the walk.
-                    let goto = rule.target().is_some_and(|t| t.is_goto());
-                    TargetFacts::with_match_bit(rule, if goto { Self::GOTO } else { 0 })
+            .map(|rule| {
+                let mut bits = Self::class_bits(rule.target_class());
+                if rule.is_goto() {
+                    bits |= Self::GOTO;
                 }
-                _ => TargetFacts::of(rule),
+                if bits != 0
+                    && let Some(target) = rule.target()
+                    && unconditional_before(rule, target.token())
+                {
+                    bits |= Self::UNCONDITIONAL;
+                }
+                TargetFacts(bits)
             })
             .collect()
     }

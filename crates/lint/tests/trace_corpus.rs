@@ -65,7 +65,9 @@ pub fn spec(flags: &str) -> PacketSpec {
     spec
 }
 
-/// A dump read by the parser of its kind, as `rulelint trace` picks it.
+/// A dump read by the parser of its kind, as `rulelint trace` picks it. (One per test case:
+/// the size of the iptables variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Dump<'a> {
     Iptables(rulelint_parser::Parsed<'a>),
     Nft(rulelint_nft::Parsed<'a>),

@@ -53,6 +53,7 @@ mod lexer;
 mod model;
 mod parse;
 mod prefix;
+mod prelex;
 mod print;
 mod rule_tokens;
 mod span;
@@ -63,8 +64,8 @@ pub use graph::{ChainGraph, Jump};
 pub use model::{
     Chain, ChainId, ChainRef, Command, CommandVerb, Comment, CommentKind, Family, Generator,
     MatchIter, MatchRef, OptionIter, OptionRef, Rule, RuleId, RuleOp, RuleRef, Ruleset, Table,
-    TableId, TableKind, TableRef, TargetRef, Token, TokenKind, Tokens,
+    TableId, TableKind, TableRef, TargetClass, TargetRef, Token, TokenKind, Tokens,
 };
-pub use parse::{Parsed, parse};
+pub use parse::{Parsed, parse, parse_on_one_thread, parse_with_prelex_at};
 pub use print::print;
 pub use span::{LineCol, LineIndex, Span};

@@ -496,6 +496,64 @@ pub struct Ruleset<'a> {
     /// Chain spans set outside their declaration line. Boxed: `Parsed` is moved around by
     /// value.
     pub(crate) far_chain_spans: Box<FarChainSpans>,
+    /// Each rule's [`TargetClass`], by rule: one byte a rule, read from the target's name
+    /// while the parser holds it, so that the lints' passes over every rule need not find and
+    /// read each target again (issue 19).
+    pub(crate) target_classes: Vec<TargetClass>,
+}
+
+/// What a rule's target names, among the names analysis asks about on every rule: the
+/// verdicts, the NAT targets, `MARK` and kube-proxy's `KUBE-MARK-MASQ`. Told by the name alone,
+/// whether the target is an extension or a chain of that name (`RuleRef::target_class`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TargetClass {
+    /// The rule has no `-j` or `-g`.
+    None,
+    /// `ACCEPT`
+    Accept,
+    /// `DROP`
+    Drop,
+    /// `REJECT`
+    Reject,
+    /// `RETURN`
+    Return,
+    /// `MASQUERADE`
+    Masquerade,
+    /// `SNAT`
+    Snat,
+    /// `DNAT`
+    Dnat,
+    /// `REDIRECT`
+    Redirect,
+    /// `NETMAP`
+    Netmap,
+    /// `MARK`
+    Mark,
+    /// `KUBE-MARK-MASQ`
+    KubeMarkMasq,
+    /// Any other name: a chain, or another extension.
+    Other,
+}
+
+impl TargetClass {
+    /// The class of a target named `name`.
+    pub fn of_name(name: &str) -> TargetClass {
+        match name {
+            "ACCEPT" => TargetClass::Accept,
+            "DROP" => TargetClass::Drop,
+            "REJECT" => TargetClass::Reject,
+            "RETURN" => TargetClass::Return,
+            "MASQUERADE" => TargetClass::Masquerade,
+            "SNAT" => TargetClass::Snat,
+            "DNAT" => TargetClass::Dnat,
+            "REDIRECT" => TargetClass::Redirect,
+            "NETMAP" => TargetClass::Netmap,
+            "MARK" => TargetClass::Mark,
+            "KUBE-MARK-MASQ" => TargetClass::KubeMarkMasq,
+            _ => TargetClass::Other,
+        }
+    }
 }
 
 /// Chain spans set outside their declaration line.
@@ -571,6 +629,7 @@ impl<'a> Ruleset<'a> {
             token_blocks: self.token_blocks,
             far_tokens: self.far_tokens,
             far_chain_spans: self.far_chain_spans,
+            target_classes: self.target_classes,
         })
     }
 
@@ -1042,6 +1101,24 @@ impl<'r, 'a> RuleRef<'r, 'a> {
             index,
             token,
         })
+    }
+
+    /// What the rule's target names ([`TargetClass`]), without reading the target: as
+    /// `TargetClass::of_name` of [`RuleRef::target`]'s name, `TargetClass::None` without one.
+    #[inline]
+    pub fn target_class(&self) -> TargetClass {
+        self.set
+            .target_classes
+            .get(self.id.index())
+            .copied()
+            .unwrap_or(TargetClass::None)
+    }
+
+    /// Whether the target is a `-g` goto, without reading the target.
+    #[inline]
+    pub fn is_goto(&self) -> bool {
+        let r = self.get();
+        r.has_target() && r.flags & Rule::GOTO != 0
     }
 
     /// The chain this rule jumps or goes to: its target, when that names a chain of the rule's

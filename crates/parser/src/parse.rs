@@ -9,6 +9,7 @@ use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
 use crate::prefix::{self, Prefix};
+use crate::prelex::{self, Prelexed};
 use crate::rule_tokens::rule_tokens;
 use crate::span::Span;
 use rustc_hash::FxHashMap;
@@ -57,9 +58,33 @@ pub fn parse(text: &str) -> Parsed<'_> {
             .with_label("start of the input")
             .with_help("split the input, one dump per file"),
         );
-    } else {
+    } else if cfg!(target_arch = "wasm32") || text.len() < prelex::MIN_BYTES {
         parser.run();
+    } else {
+        parser.run_with_prelex(prelex::default_cut(text));
     }
+    parser.finish()
+}
+
+/// [`parse`] on one thread: the same result (what benchmarks compare the parse with).
+pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
+    if text.len() >= u32::MAX as usize {
+        return parse(text);
+    }
+    let mut parser = Parser::new(text);
+    parser.run();
+    parser.finish()
+}
+
+/// [`parse`] with the rule lines from `cut` on read ahead on a second thread, whatever the
+/// text's size (tests: the result equals [`parse_on_one_thread`]'s at every cut).
+#[doc(hidden)]
+pub fn parse_with_prelex_at(text: &str, cut: usize) -> Parsed<'_> {
+    if text.len() >= u32::MAX as usize {
+        return parse(text);
+    }
+    let mut parser = Parser::new(text);
+    parser.run_with_prelex(cut.min(text.len()));
     parser.finish()
 }
 
@@ -117,6 +142,8 @@ struct Parser<'a> {
     /// Lines read past their prefix, and the first such prefix.
     prefixed_lines: u32,
     first_prefix: Option<Span>,
+    /// The later part's plain rule lines, read ahead on a second thread (see [`prelex`]).
+    prelexed: Option<Prelexed>,
 }
 
 fn table_slot(kind: TableKind) -> usize {
@@ -189,6 +216,7 @@ impl<'a> Parser<'a> {
                 token_blocks: Vec::new(),
                 far_tokens: Vec::new(),
                 far_chain_spans: Box::default(),
+                target_classes: Vec::with_capacity(rules_capacity),
             },
             diags: Vec::new(),
             open: None,
@@ -213,6 +241,7 @@ impl<'a> Parser<'a> {
             plan: Plan::default(),
             prefixed_lines: 0,
             first_prefix: None,
+            prelexed: None,
         }
     }
 
@@ -235,8 +264,32 @@ impl<'a> Parser<'a> {
 
     fn run(&mut self) {
         self.prefix = prefix::detect(self.src.as_bytes());
-        while self.pos < self.src.len() {
-            if self.src.as_bytes()[self.pos] == b'-' && self.plain_rule_line() {
+        self.run_until(self.src.len());
+    }
+
+    /// [`Parser::run`] with the plain rule lines from `cut` on read ahead on a second thread
+    /// while this one reads up to it. The lines read ahead are used only where this thread
+    /// would read the same line the same way, so the result does not depend on the cut; should
+    /// the second thread fail, this one reads those lines itself.
+    fn run_with_prelex(&mut self, cut: usize) {
+        self.prefix = prefix::detect(self.src.as_bytes());
+        let src = self.src;
+        std::thread::scope(|scope| {
+            let ahead = scope.spawn(move || Prelexed::read(src, cut));
+            self.run_until(cut);
+            self.prelexed = ahead.join().ok();
+        });
+        self.run_until(self.src.len());
+        // Freed before the parse's vectors are trimmed (the peak of the parse).
+        self.prelexed = None;
+    }
+
+    /// Reads lines until the position reaches `limit` (or the end of the text).
+    fn run_until(&mut self, limit: usize) {
+        while self.pos < limit.min(self.src.len()) {
+            if self.src.as_bytes()[self.pos] == b'-'
+                && (self.prelexed_rule_line() || self.plain_rule_line())
+            {
                 continue;
             }
             let (start, end) = self.next_line();
@@ -383,6 +436,7 @@ impl<'a> Parser<'a> {
         self.resolve_late_targets();
         self.index_chain_rules();
         self.set.rules.shrink_to_fit();
+        self.set.target_classes.shrink_to_fit();
         self.set.tokens.shrink_to_fit();
         self.set.chains.shrink_to_fit();
         self.diags.sort_by_key(|d| (d.span.start, d.code));
@@ -845,6 +899,45 @@ impl<'a> Parser<'a> {
         id
     }
 
+    /// Reads the line at `self.pos` as the rule the second thread read ahead there, if it did
+    /// (see [`prelex`]): what [`Parser::plain_rule_line`] would do, with the tokens copied
+    /// instead of lexed. Returns false, having read nothing, for any other line.
+    fn prelexed_rule_line(&mut self) -> bool {
+        let Some(ahead) = self.prelexed.as_mut() else {
+            return false;
+        };
+        let Some(taken) = ahead.take(self.pos) else {
+            return false;
+        };
+        let line = taken.line;
+        self.pos = line.next as usize;
+        self.line_no += 1;
+        let tokens_start = self.set.tokens.len() as u32;
+        self.set.tokens.extend_from_slice(taken.tokens);
+        self.diags.extend_from_slice(taken.diags);
+        // The first address of the dump decides, as `rule_tokens` notes it.
+        if self.set.family.is_none() {
+            self.set.family = taken.family;
+        }
+        let target = if line.target == Rule::NO_TARGET {
+            Rule::NO_TARGET
+        } else {
+            tokens_start + line.target
+        };
+        let chain_name = self.set.text(line.chain);
+        let span = Span::new(line.start as usize, line.end as usize);
+        self.add_rule(
+            RuleOp::Append,
+            span,
+            line.chain,
+            chain_name,
+            None,
+            0,
+            (tokens_start, target),
+        );
+        true
+    }
+
     /// Reads the line at `self.pos`, which starts with `-`, as a rule when the fast lexer can
     /// split it (see [`lexer::scan_line_words`]): most lines of a dump. Returns false, having
     /// read nothing, for a line that needs the exact lexer.
@@ -1156,13 +1249,29 @@ impl<'a> Parser<'a> {
             position = n;
             first_option = 3;
         }
-        let (tokens_start, target) = rule_tokens(
+        let tokens = rule_tokens(
             self.src,
             self.words.get(first_option..).unwrap_or_default(),
             &mut self.set.tokens,
             &mut self.diags,
             &mut self.set.family,
         );
+        self.add_rule(op, span, chain_span, chain_name, counters, position, tokens);
+    }
+
+    /// Records a rule whose words are tokens already: `tokens` is (the index of its first
+    /// token, its target token's index or `Rule::NO_TARGET`), as [`rule_tokens`] returns them.
+    #[allow(clippy::too_many_arguments)]
+    fn add_rule(
+        &mut self,
+        op: RuleOp,
+        span: Span,
+        chain_span: Span,
+        chain_name: &'a str,
+        counters: Option<Span>,
+        position: u32,
+        (tokens_start, target): (u32, u32),
+    ) {
         let table = match self.open {
             Some(t) => t,
             None => self.fragment_table(span),
@@ -1183,6 +1292,9 @@ impl<'a> Parser<'a> {
         }
         let target_name = (target != Rule::NO_TARGET)
             .then(|| crate::model::token_text(self.src, &self.set.tokens[target as usize]));
+        self.set
+            .target_classes
+            .push(target_name.map_or(TargetClass::None, TargetClass::of_name));
         if target != Rule::NO_TARGET {
             flags |= Rule::HAS_TARGET;
             if self.set.tokens[target as usize].is_goto() {
@@ -1346,6 +1458,37 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The class and goto flag kept for each rule say what its target says.
+    #[test]
+    fn target_classes_are_those_of_the_target_names() {
+        let text = "*nat\n:PREROUTING ACCEPT [0:0]\n:DNAT - [0:0]\n:X - [0:0]\n\
+            -A PREROUTING -j DNAT\n-A PREROUTING -p tcp -j DNAT --to-destination 1.2.3.4:5\n\
+            -A PREROUTING -g X\n-A PREROUTING -s 1.2.3.4/32 -j KUBE-MARK-MASQ\n-A X -j MARK --set-xmark 0x4000/0x4000\n\
+            -A X -j ACCEPT\n-A X -j DROP\n-A X -j REJECT\n-A X -j RETURN\n-A X -j MASQUERADE\n-A X -j SNAT --to-source 1.1.1.1\n\
+            -A X -j REDIRECT\n-A X -j NETMAP --to 10.0.0.0/8\n-A X -j LOG\n-A X -s 10.0.0.0/8\n-A X -j\nCOMMIT\n";
+        let generated =
+            rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(3_000));
+        for text in [text, generated.as_str()] {
+            let parsed = parse(text);
+            let mut classes = std::collections::HashSet::new();
+            for rule in parsed.ruleset.iter_rules() {
+                let target = rule.target();
+                let class = target.map_or(TargetClass::None, |t| TargetClass::of_name(t.name()));
+                assert_eq!(
+                    rule.target_class(),
+                    class,
+                    "{}",
+                    parsed.ruleset.text(rule.get().span)
+                );
+                assert_eq!(rule.is_goto(), target.is_some_and(|t| t.is_goto()));
+                classes.insert(class);
+            }
+            if text.len() < 1000 {
+                assert_eq!(classes.len(), 13, "{classes:?}");
+            }
+        }
+    }
 
     #[test]
     fn each_chain_lists_its_rules_in_order_however_they_interleave() {

@@ -34,8 +34,8 @@ use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
 use rulelint_parser::views::{Mark, NatAddress, Negatable, PortRange, unquote};
 use rulelint_parser::{
-    ChainGraph, ChainId, ChainRef, Family, RuleId, RuleRef, Ruleset, TableKind, TableRef, Token,
-    TokenKind,
+    ChainGraph, ChainId, ChainRef, Family, RuleId, RuleRef, Ruleset, TableKind, TableRef,
+    TargetClass, Token, TokenKind,
 };
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -497,7 +497,7 @@ impl<'a> EndpointDnat<'a> {
     fn read(chain: ChainRef<'_, 'a>, family: Option<Family>) -> EndpointDnat<'a> {
         let rule = chain
             .rules()
-            .find(|rule| rule.target().is_some_and(|t| t.name() == "DNAT"));
+            .find(|rule| rule.target_class() == TargetClass::Dnat);
         let (destination, sound, destination_key) =
             rule.map_or((None, false, None), |rule| dnat_read_keyed(rule, family));
         // The rules before the DNAT were just read: still in cache.
@@ -532,16 +532,21 @@ pub(crate) fn destination_host(text: &str) -> Option<&str> {
 /// Whether a rule marks for masquerading traffic whose `-s` is, as written, `host/32` or
 /// `host/128`.
 pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
+    if !matches!(
+        rule.target_class(),
+        TargetClass::KubeMarkMasq | TargetClass::Mark
+    ) {
+        return false;
+    }
     let Some(target) = rule.target() else {
         return false;
     };
-    matches!(target.name(), "KUBE-MARK-MASQ" | "MARK")
-        && rule_source(rule, target.token()).is_some_and(|s| {
-            !s.negated
-                && s.value
-                    .strip_prefix(host)
-                    .is_some_and(|rest| rest == "/32" || rest == "/128")
-        })
+    rule_source(rule, target.token()).is_some_and(|s| {
+        !s.negated
+            && s.value
+                .strip_prefix(host)
+                .is_some_and(|rest| rest == "/32" || rest == "/128")
+    })
 }
 
 /// `rule.option(None, &["-s", "--source"])` of a rule whose target is `target`. The form

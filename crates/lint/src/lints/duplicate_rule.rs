@@ -2,7 +2,9 @@
 
 use crate::context::{Findings, LintContext, written_in_order};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, RuleId, RuleRef, Ruleset, Severity, Token, Tokens};
+use rulelint_parser::{
+    ChainId, CodeInfo, RuleId, RuleRef, Ruleset, Severity, TargetClass, Token, Tokens,
+};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
@@ -95,6 +97,25 @@ fn last_word_key(set: &Ruleset<'_>, words: &[Token]) -> u64 {
 /// capacity, so small chains must not touch the map a large chain grew.
 const PAIRWISE_MAX: usize = 32;
 
+/// What a rule's target is, as the parser read it: equal for two rules with the same words
+/// (the same target name in one table is the same class, flag and chain).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct TargetKey {
+    chain: Option<ChainId>,
+    class: Option<TargetClass>,
+    goto: bool,
+}
+
+impl TargetKey {
+    fn of(rule: RuleRef<'_, '_>) -> TargetKey {
+        TargetKey {
+            chain: rule.target_chain(),
+            class: Some(rule.target_class()),
+            goto: rule.is_goto(),
+        }
+    }
+}
+
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let set = cx.ruleset();
     // Reused across chains. In the map, a hash collision between different rules probes the
@@ -110,6 +131,21 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         }
         groups.clear();
         if count <= PAIRWISE_MAX {
+            // Rules with the same words have the same target: a chain whose rules all differ
+            // there (a kube-proxy node's Service and endpoint chains) has no copies, told from
+            // the parser's target class and chain without reading any rule's words.
+            let mut targets = [TargetKey::default(); PAIRWISE_MAX];
+            for (slot, rule) in targets.iter_mut().zip(chain.rules()) {
+                *slot = TargetKey::of(rule);
+            }
+            let targets = &targets[..count];
+            if !targets
+                .iter()
+                .enumerate()
+                .any(|(i, t)| targets[i + 1..].contains(t))
+            {
+                continue;
+            }
             // Compared directly, without hashing every word of every rule: a pair of
             // different rules is told apart by its word counts, then by its last words' key,
             // read only for rules with a word count some other rule of the chain shares (an
@@ -206,6 +242,40 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
 mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, filter, run};
+
+    /// Two rules of a chain with the same words have the same target key (what lets a chain
+    /// without two equal keys be passed over), on every lint corpus dump.
+    #[test]
+    fn same_rules_have_the_same_target_key() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
+        let mut pairs = 0;
+        for dir in std::fs::read_dir(corpus).expect("corpus/lints") {
+            let dir = dir.expect("entry").path();
+            if !dir.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(dir).expect("lint folder") {
+                let path = file.expect("entry").path();
+                if path.extension().is_none_or(|e| e != "txt") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).expect("dump");
+                let parsed = rulelint_parser::parse(&text);
+                for chain in parsed.ruleset.iter_chains() {
+                    let rules: Vec<RuleRef<'_, '_>> = chain.rules().collect();
+                    for (i, a) in rules.iter().enumerate() {
+                        for b in &rules[i + 1..] {
+                            if same_rule(*a, *b) {
+                                assert_eq!(TargetKey::of(*a), TargetKey::of(*b), "{path:?}");
+                                pairs += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(pairs > 10, "{pairs}");
+    }
 
     #[test]
     fn cases() {
