@@ -2,6 +2,8 @@
 //! parse on one thread, wherever the second thread starts: at every line of the corpus dumps,
 //! in the middle of lines, and on arbitrary text.
 
+mod common;
+
 use proptest::prelude::*;
 use rulelint_parser::{Parsed, parse, parse_on_one_thread, parse_with_prelex_at};
 use std::path::Path;
@@ -85,20 +87,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn arbitrary_text_parses_the_same_at_any_cut(lines in prop::collection::vec(prop_oneof![
-        Just("*filter".to_string()), Just("*nat".to_string()), Just("COMMIT".to_string()),
-        Just(":INPUT ACCEPT [0:0]".to_string()), Just(":X - [0:0]".to_string()),
-        Just("-A X -j X".to_string()), Just("-A INPUT ! -s 10.0.0.0/8 -m tcp --dport 80 -j ACCEPT \\".to_string()),
-        Just("-A X -s fd00::/8 -j DROP".to_string()), Just("-A X -d 10.0.0.1 -p tcp -j DNAT --to-destination 1.2.3.4:80".to_string()),
-        Just("\t-j DROP".to_string()), Just("-A INPUT -m comment --comment \"open".to_string()),
-        Just("[1:2] -A INPUT -j X".to_string()), Just("-I INPUT 3 -p".to_string()), Just("-N Y".to_string()),
-        Just("> -A X -j X".to_string()), Just(">".to_string()), Just(":FORWARD DROP [0:0]".to_string()),
-        Just("-P FORWARD DROP".to_string()), Just("-A Y_mangle -j TPROXY --on-port".to_string()),
-        Just("2026-11-21T10:00:00.1Z stdout F -A X -j Y".to_string()), Just("  # *mangle".to_string()),
-        "\\PC{0,40}",
-        "-A [-!\\[\\]\" :*#a-zA-Z0-9\\\\\t./]{0,40}",
-        "[-!\\[\\]\" :*#a-zA-Z0-9\\\\\t]{0,40}",
-    ], 0..30), crlf in any::<bool>(), at in any::<prop::sample::Index>()) {
+    fn arbitrary_text_parses_the_same_at_any_cut(lines in common::odd_dump_lines(), crlf in any::<bool>(), at in any::<prop::sample::Index>()) {
         let text = lines.join(if crlf { "\r\n" } else { "\n" });
         let cut = at.index(text.len() + 1);
         let one = parse_on_one_thread(&text);
