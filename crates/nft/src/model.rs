@@ -559,9 +559,9 @@ pub enum Stmt<'a> {
     },
     /// `comment "..."` (without quotes).
     Comment(&'a str),
-    /// `dnat`, `snat`, `masquerade`, `redirect` (out of line: its words and target would make
-    /// every statement larger).
-    Nat(Box<Nat<'a>>),
+    /// `dnat`, `snat`, `masquerade`, `redirect` (inline: one per endpoint chain, and a box
+    /// each was 2.3 MB of small allocations on a 5,000-Service node; its rare words are boxed).
+    Nat(Nat<'a>),
     /// `update @set { ... }`, `add @set { ... }`, `delete @set { ... }`.
     SetUpdate {
         /// `update` / `add` / `delete`.
@@ -587,18 +587,69 @@ pub enum Stmt<'a> {
 }
 
 /// `dnat to 10.0.0.1:80`, `masquerade random`: [`Stmt::Nat`].
-#[derive(Clone, Debug, Serialize)]
+///
+/// Serialized as `kind`, `family`, `spec`, `to`, `flags`.
+#[derive(Clone, Debug)]
 pub struct Nat<'a> {
     /// Which.
     pub kind: &'a str,
     /// `ip`/`ip6` after the keyword.
     pub family: Option<&'a str>,
-    /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
-    pub spec: Vec<&'a str>,
     /// The `to` expression.
     pub to: Option<Expr<'a>>,
+    /// [`Nat::spec`] and [`Nat::flags`], out of line: kube-proxy writes neither on its
+    /// `dnat to ADDR:PORT`, and inline they would make every statement larger.
+    words: Option<Box<NatWords<'a>>>,
+}
+
+/// The rare words of a [`Nat`].
+#[derive(Clone, Debug, Default)]
+struct NatWords<'a> {
+    spec: Vec<&'a str>,
+    flags: Vec<&'a str>,
+}
+
+impl<'a> Nat<'a> {
+    /// A NAT statement; `spec` and `flags` take memory of their own only when not empty.
+    pub fn new(
+        kind: &'a str,
+        family: Option<&'a str>,
+        spec: Vec<&'a str>,
+        to: Option<Expr<'a>>,
+        flags: Vec<&'a str>,
+    ) -> Nat<'a> {
+        let words =
+            (!spec.is_empty() || !flags.is_empty()).then(|| Box::new(NatWords { spec, flags }));
+        Nat {
+            kind,
+            family,
+            to,
+            words,
+        }
+    }
+
+    /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
+    pub fn spec(&self) -> &[&'a str] {
+        self.words.as_ref().map_or(&[], |w| &w.spec)
+    }
+
     /// `fully-random`, `persistent`, `random`.
-    pub flags: Vec<&'a str>,
+    pub fn flags(&self) -> &[&'a str] {
+        self.words.as_ref().map_or(&[], |w| &w.flags)
+    }
+}
+
+impl Serialize for Nat<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = serializer.serialize_struct("Nat", 5)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("family", &self.family)?;
+        st.serialize_field("spec", self.spec())?;
+        st.serialize_field("to", &self.to)?;
+        st.serialize_field("flags", self.flags())?;
+        st.end()
+    }
 }
 
 impl Stmt<'_> {

@@ -524,13 +524,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 _ => {}
             }
         }
-        Some(Stmt::Nat(Box::new(Nat {
-            kind,
-            family,
-            spec,
-            to,
-            flags,
-        })))
+        Some(Stmt::Nat(Nat::new(kind, family, spec, to, flags)))
     }
 
     // ---- expressions ----
