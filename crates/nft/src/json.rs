@@ -1254,13 +1254,13 @@ fn element<'a>(strings: &'a Strings, j: J<'_, 'a>, span: Span) -> Option<Element
     let value = match value {
         Some(v) => Some(match verdict(v) {
             Some(verdict) => Value::Verdict(verdict),
-            None => Value::Data(expr(strings, v)?),
+            None => Value::Data(Box::new(expr(strings, v)?)),
         }),
         None => None,
     };
     Some(Element {
         key: expr(strings, key)?,
-        options,
+        options: options.into_boxed_slice(),
         comment,
         value,
         span,
