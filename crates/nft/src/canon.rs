@@ -329,13 +329,10 @@ fn stmt(s: &Stmt<'_>) -> String {
         Stmt::Comment(c) => format!("comment {c:?}"),
         Stmt::Nat(nat) => {
             let Nat {
-                kind,
-                family,
-                spec,
-                to,
-                flags,
-            } = &**nat;
-            let mut flags: Vec<&str> = flags.clone();
+                kind, family, to, ..
+            } = nat;
+            let spec = nat.spec();
+            let mut flags: Vec<&str> = nat.flags().to_vec();
             flags.sort_unstable();
             format!(
                 "{kind} {} {} to {} {}",

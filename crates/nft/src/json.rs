@@ -1254,13 +1254,13 @@ fn element<'a>(strings: &'a Strings, j: J<'_, 'a>, span: Span) -> Option<Element
     let value = match value {
         Some(v) => Some(match verdict(v) {
             Some(verdict) => Value::Verdict(verdict),
-            None => Value::Data(expr(strings, v)?),
+            None => Value::Data(Box::new(expr(strings, v)?)),
         }),
         None => None,
     };
     Some(Element {
         key: expr(strings, key)?,
-        options,
+        options: options.into_boxed_slice(),
         comment,
         value,
         span,
@@ -1486,13 +1486,13 @@ fn nat<'a>(strings: &'a Strings, kind: &'a str, v: J<'_, 'a>) -> Option<Stmt<'a>
             Some(Expr::Literal(text))
         }
     };
-    Some(Stmt::Nat(Box::new(Nat {
+    Some(Stmt::Nat(Nat::new(
         kind,
-        family: v.str_of("family"),
-        spec: Vec::new(),
+        v.str_of("family"),
+        Vec::new(),
         to,
-        flags: v.get("flags").map(J::words).unwrap_or_default(),
-    })))
+        v.get("flags").map(J::words).unwrap_or_default(),
+    )))
 }
 
 /// `{"log": {"prefix": "in: ", "level": "info"}}` as the text's `log prefix "in: " level info`.

@@ -248,12 +248,9 @@ fn stmt(out: &mut String, s: &Stmt<'_>) {
         }
         Stmt::Nat(nat) => {
             let Nat {
-                kind,
-                family,
-                spec,
-                to,
-                flags,
-            } = &**nat;
+                kind, family, to, ..
+            } = nat;
+            let (spec, flags) = (nat.spec(), nat.flags());
             out.push_str(kind);
             if let Some(f) = family {
                 out.push(' ');

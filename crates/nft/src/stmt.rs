@@ -524,13 +524,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 _ => {}
             }
         }
-        Some(Stmt::Nat(Box::new(Nat {
-            kind,
-            family,
-            spec,
-            to,
-            flags,
-        })))
+        Some(Stmt::Nat(Nat::new(kind, family, spec, to, flags)))
     }
 
     // ---- expressions ----
@@ -933,14 +927,14 @@ impl<'t, 'a> Cur<'t, 'a> {
                     self.bump();
                     Some(Value::Verdict(self.verdict_target(kind, colon)))
                 }
-                None => Some(Value::Data(self.rhs(false)?)),
+                None => Some(Value::Data(Box::new(self.rhs(false)?))),
             }
         } else {
             None
         };
         Some(Element {
             key,
-            options,
+            options: options.into_boxed_slice(),
             comment,
             value,
             span: Span {

@@ -716,7 +716,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                         let Some(Value::Data(data)) = &element.value else {
                             return None;
                         };
-                        let text = match data {
+                        let text = match &**data {
                             Expr::Concat(parts) => {
                                 let parts: Vec<&str> = parts.iter().filter_map(literal).collect();
                                 match parts[..] {
