@@ -10,7 +10,7 @@ use rulelint_dumpgen::{Shape, generate};
 use rulelint_lint::kube::KubeModel;
 use rulelint_lint::source::check_source;
 use rulelint_lint::{ChainGraph, Config, LINTS, LintContext, check, check_with_graph_on};
-use rulelint_parser::{parse, parse_on_one_thread};
+use rulelint_parser::parse;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -37,12 +37,7 @@ fn main() {
     {
         let text = generate(&Shape::with_rule_target(rules));
         let runs = if rules >= 250_000 { 5 } else { 20 };
-        // The parse on one thread is what check is compared with; `parse` reads a large dump's
-        // later rule lines ahead on a second thread (the parse as check runs it).
         let parse_ms = best_ms(runs, || {
-            black_box(parse_on_one_thread(black_box(&text)));
-        });
-        let parse_two_ms = best_ms(runs, || {
             black_box(parse(black_box(&text)));
         });
         let parsed = parse(&text);
@@ -72,10 +67,6 @@ fn main() {
         println!(
             "    check_source (parse + check + sections, suppressions, caps): {source_ms:.1} ms, {:.2}x parse",
             source_ms / parse_ms
-        );
-        println!(
-            "    parse as check runs it (rule lines read ahead on a second thread): {parse_two_ms:.1} ms; check_source {:.2}x that",
-            source_ms / parse_two_ms
         );
         // What check_source adds to parse + check: finding the sections and the suppressions.
         let sections_ms = best_ms(runs, || {

@@ -53,7 +53,6 @@ mod lexer;
 mod model;
 mod parse;
 mod prefix;
-mod prelex;
 mod print;
 mod rule_tokens;
 mod span;
@@ -66,6 +65,6 @@ pub use model::{
     MatchIter, MatchRef, OptionIter, OptionRef, Rule, RuleId, RuleOp, RuleRef, Ruleset, Table,
     TableId, TableKind, TableRef, TargetClass, TargetRef, Token, TokenKind, Tokens,
 };
-pub use parse::{Parsed, parse, parse_on_one_thread, parse_with_prelex_at};
+pub use parse::{Parsed, parse};
 pub use print::print;
 pub use span::{LineCol, LineIndex, Span};

@@ -9,7 +9,6 @@ use crate::huge_pages;
 use crate::lexer::{self, is_blank, offset_in};
 use crate::model::*;
 use crate::prefix::{self, Prefix};
-use crate::prelex::{self, Prelexed};
 use crate::rule_tokens::rule_tokens;
 use crate::span::Span;
 use rustc_hash::FxHashMap;
@@ -58,33 +57,9 @@ pub fn parse(text: &str) -> Parsed<'_> {
             .with_label("start of the input")
             .with_help("split the input, one dump per file"),
         );
-    } else if cfg!(target_arch = "wasm32") || text.len() < prelex::MIN_BYTES {
-        parser.run();
     } else {
-        parser.run_with_prelex(prelex::default_cut(text));
+        parser.run();
     }
-    parser.finish()
-}
-
-/// [`parse`] on one thread: the same result (what benchmarks compare the parse with).
-pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
-    if text.len() >= u32::MAX as usize {
-        return parse(text);
-    }
-    let mut parser = Parser::new(text);
-    parser.run();
-    parser.finish()
-}
-
-/// [`parse`] with the rule lines from `cut` on read ahead on a second thread, whatever the
-/// text's size (tests: the result equals [`parse_on_one_thread`]'s at every cut).
-#[doc(hidden)]
-pub fn parse_with_prelex_at(text: &str, cut: usize) -> Parsed<'_> {
-    if text.len() >= u32::MAX as usize {
-        return parse(text);
-    }
-    let mut parser = Parser::new(text);
-    parser.run_with_prelex(cut.min(text.len()));
     parser.finish()
 }
 
@@ -142,8 +117,6 @@ struct Parser<'a> {
     /// Lines read past their prefix, and the first such prefix.
     prefixed_lines: u32,
     first_prefix: Option<Span>,
-    /// The later part's plain rule lines, read ahead on a second thread (see [`prelex`]).
-    prelexed: Option<Prelexed>,
 }
 
 fn table_slot(kind: TableKind) -> usize {
@@ -241,7 +214,6 @@ impl<'a> Parser<'a> {
             plan: Plan::default(),
             prefixed_lines: 0,
             first_prefix: None,
-            prelexed: None,
         }
     }
 
@@ -264,32 +236,8 @@ impl<'a> Parser<'a> {
 
     fn run(&mut self) {
         self.prefix = prefix::detect(self.src.as_bytes());
-        self.run_until(self.src.len());
-    }
-
-    /// [`Parser::run`] with the plain rule lines from `cut` on read ahead on a second thread
-    /// while this one reads up to it. The lines read ahead are used only where this thread
-    /// would read the same line the same way, so the result does not depend on the cut; should
-    /// the second thread fail, this one reads those lines itself.
-    fn run_with_prelex(&mut self, cut: usize) {
-        self.prefix = prefix::detect(self.src.as_bytes());
-        let src = self.src;
-        std::thread::scope(|scope| {
-            let ahead = scope.spawn(move || Prelexed::read(src, cut));
-            self.run_until(cut);
-            self.prelexed = ahead.join().ok();
-        });
-        self.run_until(self.src.len());
-        // Freed before the parse's vectors are trimmed (the peak of the parse).
-        self.prelexed = None;
-    }
-
-    /// Reads lines until the position reaches `limit` (or the end of the text).
-    fn run_until(&mut self, limit: usize) {
-        while self.pos < limit.min(self.src.len()) {
-            if self.src.as_bytes()[self.pos] == b'-'
-                && (self.prelexed_rule_line() || self.plain_rule_line())
-            {
+        while self.pos < self.src.len() {
+            if self.src.as_bytes()[self.pos] == b'-' && self.plain_rule_line() {
                 continue;
             }
             let (start, end) = self.next_line();
@@ -899,45 +847,6 @@ impl<'a> Parser<'a> {
         id
     }
 
-    /// Reads the line at `self.pos` as the rule the second thread read ahead there, if it did
-    /// (see [`prelex`]): what [`Parser::plain_rule_line`] would do, with the tokens copied
-    /// instead of lexed. Returns false, having read nothing, for any other line.
-    fn prelexed_rule_line(&mut self) -> bool {
-        let Some(ahead) = self.prelexed.as_mut() else {
-            return false;
-        };
-        let Some(taken) = ahead.take(self.pos) else {
-            return false;
-        };
-        let line = taken.line;
-        self.pos = line.next as usize;
-        self.line_no += 1;
-        let tokens_start = self.set.tokens.len() as u32;
-        self.set.tokens.extend_from_slice(taken.tokens);
-        self.diags.extend_from_slice(taken.diags);
-        // The first address of the dump decides, as `rule_tokens` notes it.
-        if self.set.family.is_none() {
-            self.set.family = taken.family;
-        }
-        let target = if line.target == Rule::NO_TARGET {
-            Rule::NO_TARGET
-        } else {
-            tokens_start + line.target
-        };
-        let chain_name = self.set.text(line.chain);
-        let span = Span::new(line.start as usize, line.end as usize);
-        self.add_rule(
-            RuleOp::Append,
-            span,
-            line.chain,
-            chain_name,
-            None,
-            0,
-            (tokens_start, target),
-        );
-        true
-    }
-
     /// Reads the line at `self.pos`, which starts with `-`, as a rule when the fast lexer can
     /// split it (see [`lexer::scan_line_words`]): most lines of a dump. Returns false, having
     /// read nothing, for a line that needs the exact lexer.
@@ -1249,29 +1158,13 @@ impl<'a> Parser<'a> {
             position = n;
             first_option = 3;
         }
-        let tokens = rule_tokens(
+        let (tokens_start, target) = rule_tokens(
             self.src,
             self.words.get(first_option..).unwrap_or_default(),
             &mut self.set.tokens,
             &mut self.diags,
             &mut self.set.family,
         );
-        self.add_rule(op, span, chain_span, chain_name, counters, position, tokens);
-    }
-
-    /// Records a rule whose words are tokens already: `tokens` is (the index of its first
-    /// token, its target token's index or `Rule::NO_TARGET`), as [`rule_tokens`] returns them.
-    #[allow(clippy::too_many_arguments)]
-    fn add_rule(
-        &mut self,
-        op: RuleOp,
-        span: Span,
-        chain_span: Span,
-        chain_name: &'a str,
-        counters: Option<Span>,
-        position: u32,
-        (tokens_start, target): (u32, u32),
-    ) {
         let table = match self.open {
             Some(t) => t,
             None => self.fragment_table(span),
