@@ -256,6 +256,13 @@ impl<'a> Visitor<'a> for ItemFields<'a> {
 /// Values of a list, each with its span (`None`: a value that could not be read).
 type Spanned<'t, 'a> = Vec<(Span, Option<J<'t, 'a>>)>;
 
+/// The elements [`Reader::split_elems`] read, as values on the tape of `j`.
+fn on_tape<'t, 'a>(j: J<'t, 'a>, list: &[(Span, Option<usize>)]) -> Spanned<'t, 'a> {
+    list.iter()
+        .map(|&(span, at)| (span, at.map(|at| j.at(at))))
+        .collect()
+}
+
 /// Reads `nft -j list ruleset` output (also the `{"add": {...}}` command objects of `nft -j -f`
 /// input, read as what they add). `#` comment lines before the JSON are skipped; other text
 /// before or after it is stray (`RL151`). Never fails, never panics; a cut-off or broken text keeps
@@ -1052,11 +1059,7 @@ impl<'a> Reader<'a> {
     fn set(&mut self, body: &'a RawValue, span: Span, is_map: bool) -> Option<()> {
         let (tape, elems) = self.split_elems(body)?;
         let j = J::new(&tape, 0);
-        let elems = elems.map(|list| {
-            list.iter()
-                .map(|&(s, at)| (s, at.map(|at| j.at(at))))
-                .collect()
-        });
+        let elems = elems.map(|list| on_tape(j, &list));
         self.set_from(j, elems, span, is_map)
     }
 
@@ -1106,11 +1109,7 @@ impl<'a> Reader<'a> {
     fn element(&mut self, body: &'a RawValue, span: Span) -> Option<()> {
         let (tape, elems) = self.split_elems(body)?;
         let j = J::new(&tape, 0);
-        let elems = elems.map(|list| {
-            list.iter()
-                .map(|&(s, at)| (s, at.map(|at| j.at(at))))
-                .collect()
-        });
+        let elems = elems.map(|list| on_tape(j, &list));
         self.element_from(j, elems, span)
     }
 

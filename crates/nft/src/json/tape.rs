@@ -64,13 +64,13 @@ impl<'t, 'a> J<'t, 'a> {
         J { tape, at }
     }
 
-    /// The value (`Null` for an index off the tape, which the readers never make).
     /// The value at `at` on the same tape.
     #[inline]
     pub(super) fn at(self, at: usize) -> J<'t, 'a> {
         J::new(self.tape, at)
     }
 
+    /// The value (`Null` for an index off the tape, which the readers never make).
     #[inline]
     pub(super) fn val(self) -> Val<'a> {
         self.tape.get(self.at).map_or(Val::Null, |n| n.val)
