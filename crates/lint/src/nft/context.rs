@@ -373,7 +373,12 @@ impl<'a> Walked<'a> {
             }
         }
         // Chains are in text order, tables' chains too: endpoint chains by table, then text.
-        w.endpoints.sort_by_key(|e| e.table);
+        // Nearly always one table holds them all, already in that order; otherwise the chain
+        // id breaks ties (a stable sort's scratch buffer was 1.25 MB of fresh pages at 5,000
+        // Services).
+        if !w.endpoints.is_sorted_by_key(|e| e.table) {
+            w.endpoints.sort_unstable_by_key(|e| (e.table, e.chain));
+        }
         w
     }
 
