@@ -16,6 +16,18 @@ pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
     check_in(parsed, &cx, config, lint_threads(&parsed.ruleset))
 }
 
+/// [`check`] of a dump whose text was already searched for RL502's marker word
+/// (`LintContext::has_unsupported_marker`): `check_source` does it beside the parse.
+pub(crate) fn check_knowing_unsupported_marker(
+    parsed: &Parsed<'_>,
+    config: &Config,
+    unsupported_marker: bool,
+) -> Vec<Diagnostic> {
+    let cx = LintContext::with_graph_on_demand(&parsed.ruleset)
+        .knowing_unsupported_marker(unsupported_marker);
+    check_in(parsed, &cx, config, lint_threads(&parsed.ruleset))
+}
+
 /// [`check`] with a graph the caller already built from `parsed.ruleset`.
 pub fn check_with_graph(
     parsed: &Parsed<'_>,

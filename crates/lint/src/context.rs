@@ -9,6 +9,9 @@ use rulelint_parser::{
 };
 use std::sync::OnceLock;
 
+/// The word the parser makes RL502's `[unsupported revision]` token of.
+pub(crate) const UNSUPPORTED_MARKER: &[u8] = b"[unsupported";
+
 /// A read-only view of one dump for the lints. Lints never mutate it and never call each other.
 /// It is `Sync`: lints may run on several threads over one context.
 pub struct LintContext<'r, 'a> {
@@ -22,6 +25,7 @@ pub struct LintContext<'r, 'a> {
     kube: OnceLock<KubeModel<'a>>,
     endpoint_dnats: OnceLock<EndpointDnats<'a>>,
     target_facts: OnceLock<Vec<TargetFacts>>,
+    unsupported_marker: OnceLock<bool>,
 }
 
 impl<'r, 'a> LintContext<'r, 'a> {
@@ -35,6 +39,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             kube: OnceLock::new(),
             endpoint_dnats: OnceLock::new(),
             target_facts: OnceLock::new(),
+            unsupported_marker: OnceLock::new(),
         }
     }
 
@@ -49,6 +54,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             kube: OnceLock::new(),
             endpoint_dnats: OnceLock::new(),
             target_facts: OnceLock::new(),
+            unsupported_marker: OnceLock::new(),
         }
     }
 
@@ -95,6 +101,22 @@ impl<'r, 'a> LintContext<'r, 'a> {
     pub fn target_facts(&self, rule: RuleId) -> TargetFacts {
         self.target_facts
             .get_or_init(|| TargetFacts::read_all(self.set))[rule.index()]
+    }
+
+    /// Whether the dump's text holds the word `[unsupported` (RL502's marker, the only word the
+    /// parser makes an `Unsupported` token of): one search of the whole text, made once.
+    pub fn has_unsupported_marker(&self) -> bool {
+        *self.unsupported_marker.get_or_init(|| {
+            memchr::memmem::find(self.set.source().as_bytes(), UNSUPPORTED_MARKER).is_some()
+        })
+    }
+
+    /// This context with [`has_unsupported_marker`](Self::has_unsupported_marker) already
+    /// known: `check_source` searches a large text for it on its second thread during the
+    /// parse, which otherwise leaves that core idle.
+    pub(crate) fn knowing_unsupported_marker(self, found: bool) -> Self {
+        let _ = self.unsupported_marker.set(found);
+        self
     }
 
     /// The tables that are in effect: all but those a later block of the same table replaces

@@ -502,9 +502,25 @@ fn check_source_with<'a>(
         ahead = confirmed;
     }
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
-        let iptables = parsed.unwrap_or_else(|| rulelint_parser::parse(text));
-        let mut diagnostics = crate::check(&iptables, config);
-        crate::suppression::apply(text, &mut diagnostics, config);
+        let (iptables, mut diagnostics, suppression_marker) = match parsed {
+            Some((parsed, markers)) => {
+                let diagnostics = crate::check::check_knowing_unsupported_marker(
+                    &parsed,
+                    config,
+                    markers.unsupported,
+                );
+                (parsed, diagnostics, markers.suppression)
+            }
+            None => {
+                let parsed = rulelint_parser::parse(text);
+                let diagnostics = crate::check(&parsed, config);
+                (parsed, diagnostics, true)
+            }
+        };
+        // Without its marker in the text, `apply` finds nothing to suppress or report.
+        if suppression_marker {
+            crate::suppression::apply(text, &mut diagnostics, config);
+        }
         crate::sort(&mut diagnostics);
         let diagnostics = capped(diagnostics);
         return CheckedSource {
@@ -587,6 +603,27 @@ fn check_source_with<'a>(
     }
 }
 
+/// Whether a text holds the words that only two passes look for, each over the whole text:
+/// RL502's `[unsupported` and a suppression's `rulelint:allow=`. Searched on the second thread
+/// beside the parse of a large text (`sections_beside_parse`), where the core is otherwise
+/// idle, rather than after it, where the lints keep both cores busy.
+#[derive(Clone, Copy, Debug)]
+struct TextMarkers {
+    unsupported: bool,
+    suppression: bool,
+}
+
+impl TextMarkers {
+    fn find(text: &str) -> TextMarkers {
+        let bytes = text.as_bytes();
+        TextMarkers {
+            unsupported: memchr::memmem::find(bytes, crate::context::UNSUPPORTED_MARKER).is_some(),
+            suppression: memchr::memmem::find(bytes, crate::suppression::MARKER.as_bytes())
+                .is_some(),
+        }
+    }
+}
+
 /// From this size on, a text that opens like an iptables-save dump is parsed whole while its
 /// sections are found on a second thread: the split reads every line once more (about 8% of
 /// the parse), and nearly every such text has no other section.
@@ -594,12 +631,14 @@ const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
 
 /// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end) and,
 /// when the text is large and opens with an iptables-save table (`opens_with_table`), its
-/// parse as a whole, made meanwhile on this thread; `None` when it was not parsed. The parse is thrown away when another section turns up: the iptables
-/// parser then reads only the iptables sections. In WebAssembly, one thread: no parse.
+/// parse as a whole, made meanwhile on this thread, with the text's [`TextMarkers`] found
+/// beside it; `None` when it was not parsed. The parse is thrown away when another section
+/// turns up: the iptables parser then reads only the iptables sections. In WebAssembly, one
+/// thread: no parse.
 fn sections_beside_parse(
     text: &str,
     guess_json: bool,
-) -> (Vec<Section>, JsonGuess, Option<Parsed<'_>>) {
+) -> (Vec<Section>, JsonGuess, Option<(Parsed<'_>, TextMarkers)>) {
     if cfg!(target_arch = "wasm32")
         || text.len() < PARSE_BESIDE_SECTIONS_BYTES
         || !opens_with_table(text)
@@ -608,13 +647,13 @@ fn sections_beside_parse(
         return (sections, guessed, None);
     }
     std::thread::scope(|scope| {
-        let split = scope.spawn(|| sections_with(text, guess_json));
+        let split = scope.spawn(|| (sections_with(text, guess_json), TextMarkers::find(text)));
         let parsed = rulelint_parser::parse(text);
-        let (sections, guessed) = match split.join() {
+        let ((sections, guessed), markers) = match split.join() {
             Ok(split) => split,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        (sections, guessed, Some(parsed))
+        (sections, guessed, Some((parsed, markers)))
     })
 }
 
@@ -1060,7 +1099,8 @@ mod tests {
         assert!(opens_with_table(&dump));
         let (split, _, parsed) = sections_beside_parse(&dump, true);
         assert_eq!(split.len(), 1);
-        let parsed = parsed.expect("parsed beside the split");
+        let (parsed, markers) = parsed.expect("parsed beside the split");
+        assert!(!markers.unsupported && !markers.suppression, "{markers:?}");
         let alone = rulelint_parser::parse(&dump);
         assert_eq!(parsed.ruleset.rules.len(), alone.ruleset.rules.len());
         assert_eq!(
@@ -1071,6 +1111,25 @@ mod tests {
         crate::suppression::apply(&dump, &mut reference, &Config::default());
         crate::sort(&mut reference);
         let checked = check_source(&dump, &Config::default());
+        assert_eq!(
+            format!("{reference:?}"),
+            format!("{:?}", checked.diagnostics)
+        );
+        // With both marker words in it (found beside the parse): still as if parsed after it.
+        let marked = dump.replacen(
+            "-A KUBE-SERVICES ",
+            "-A KUBE-SERVICES -m mark --mark 0x1 [unsupported revision] -m comment --comment \"x rulelint:allow=RL502,RL999\" ",
+            1,
+        );
+        assert_ne!(marked, dump);
+        let (_, _, parsed) = sections_beside_parse(&marked, true);
+        let (_, markers) = parsed.expect("parsed beside the split");
+        assert!(markers.unsupported && markers.suppression, "{markers:?}");
+        let mut reference = crate::check(&rulelint_parser::parse(&marked), &Config::default());
+        crate::suppression::apply(&marked, &mut reference, &Config::default());
+        crate::sort(&mut reference);
+        assert!(reference.iter().any(|d| d.code == "RL902"), "{reference:?}");
+        let checked = check_source(&marked, &Config::default());
         assert_eq!(
             format!("{reference:?}"),
             format!("{:?}", checked.diagnostics)

@@ -4,9 +4,6 @@ use crate::context::{Findings, LintContext};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{CodeInfo, Severity, TokenKind};
 
-/// The word that opens iptables-save's `[unsupported revision]` marker.
-const MARKER_WORD: &[u8] = b"[unsupported";
-
 /// The declaration.
 pub static LINT: Lint = Lint {
     info: CodeInfo {
@@ -43,7 +40,7 @@ backend.
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // The parser makes the marker's token of the word `[unsupported` only: a text without that
     // word has none, and one search of the text costs less than reading every rule's words.
-    if memchr::memmem::find(cx.ruleset().source().as_bytes(), MARKER_WORD).is_none() {
+    if !cx.has_unsupported_marker() {
         return;
     }
     let version = cx
