@@ -1312,30 +1312,30 @@ impl<'a> DispatchFacts<'a> {
         let mut destination = None;
         let mut protocol = None;
         let mut ports = None;
-        for m in rule.matches() {
-            let module = m.module();
-            for o in m.options() {
-                let name = o.name();
-                let slot = match module {
-                    None => match name {
-                        "-d" | "--destination" => &mut destination,
-                        "-p" | "--protocol" => &mut protocol,
-                        _ => continue,
-                    },
-                    Some(module) => match name {
-                        "--comment" if module == "comment" => &mut comment,
-                        "--dport"
-                        | "--destination-port"
-                        | "--dports"
-                        | "--destination-ports"
-                        | "--ports" => &mut ports,
-                        _ => continue,
-                    },
-                };
-                if slot.is_none() {
-                    *slot = Some((o.negated(), o.args().next().unwrap_or("")));
-                }
+        let take = |option: WordOption<'a>| {
+            let slot = match option.module {
+                None => match option.name {
+                    "-d" | "--destination" => &mut destination,
+                    "-p" | "--protocol" => &mut protocol,
+                    _ => return,
+                },
+                Some(module) => match option.name {
+                    "--comment" if module == "comment" => &mut comment,
+                    "--dport"
+                    | "--destination-port"
+                    | "--dports"
+                    | "--destination-ports"
+                    | "--ports" => &mut ports,
+                    _ => return,
+                },
+            };
+            if slot.is_none() {
+                *slot = Some((option.negated, option.arg));
             }
+        };
+        match dispatch_shape_options(rule) {
+            Some(options) => options.into_iter().for_each(take),
+            None => word_options(rule).for_each(take),
         }
         DispatchFacts {
             named: comment.and_then(|(_, raw)| comment_service_name(raw)),
@@ -1364,11 +1364,88 @@ impl<'a> DispatchFacts<'a> {
     }
 }
 
+/// One option of a rule as the walk over its matches gives it: the module of its match (`None`
+/// for a basic option), its name and negation, and its first argument (`""` when none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct WordOption<'a> {
+    pub(crate) module: Option<&'a str>,
+    pub(crate) name: &'a str,
+    pub(crate) negated: bool,
+    pub(crate) arg: &'a str,
+}
+
+/// Every option of a rule, match by match ([`RuleRef::matches`], then each match's options).
+pub(crate) fn word_options<'r, 'a>(
+    rule: RuleRef<'r, 'a>,
+) -> impl Iterator<Item = WordOption<'a>> + 'r {
+    rule.matches().flat_map(|m| {
+        let module = m.module();
+        m.options().map(move |o| WordOption {
+            module,
+            name: o.name(),
+            negated: o.negated(),
+            arg: o.args().next().unwrap_or(""),
+        })
+    })
+}
+
+/// The options of a rule written as kube-proxy writes its dispatch rules,
+/// `-d A -p P -m comment --comment C -m P --dport N -j T` (two basic options, then two matches
+/// of one option each, every option with one argument, then the target), read from its words:
+/// the same as [`word_options`] gives, without walking the matches (this runs for every
+/// dispatch rule, twice: the model's and RL409's). `None` for any other shape, which the
+/// caller reads through [`word_options`] (pinned by a test).
+pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {
+    use TokenKind::{Arg, Module, Option as Opt, Target};
+    let words = rule.tokens();
+    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump] = *words else {
+        return None;
+    };
+    let kinds = [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump].map(|t| t.kind());
+    // A basic option after `-m NAME` would end that match: then the walk reads it apart.
+    if kinds
+        != [
+            Opt, Arg, Opt, Arg, Module, Opt, Arg, Module, Opt, Arg, Target,
+        ]
+        || o3.is_basic()
+        || o4.is_basic()
+        || rule.target()?.token() != jump
+    {
+        return None;
+    }
+    let text = |t: &Token| rule.token_text(t);
+    let option = |module: Option<&'a str>, o: &Token, arg: &Token| WordOption {
+        module,
+        name: text(o),
+        negated: o.negated(),
+        arg: text(arg),
+    };
+    Some([
+        option(None, &d, &d_arg),
+        option(None, &p, &p_arg),
+        option(Some(text(&m3)), &o3, &a3),
+        option(Some(text(&m4)), &o4, &a4),
+    ])
+}
+
+/// A port or range as [`PortRange::parse`] reads it; kube-proxy's one decimal port is read
+/// without its splits (this runs for every dispatch rule).
+pub(crate) fn port_range(text: &str) -> Option<PortRange> {
+    if (1..=5).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        let value = text.bytes().fold(0u32, |v, b| v * 10 + u32::from(b - b'0'));
+        return u16::try_from(value).ok().map(|port| PortRange {
+            first: port,
+            last: port,
+        });
+    }
+    PortRange::parse(text)
+}
+
 /// A `--dport`-style value that is one port or range (a list of one), as `destination_ports`
 /// with a single value reads it; a list of several, or any unreadable part, is none.
 fn single_port(text: &str) -> Option<PortRange> {
     let mut parts = text.split(',');
-    let first = PortRange::parse(parts.next()?)?;
+    let first = port_range(parts.next()?)?;
     // `destination_ports` gives none when any part is unreadable, and more than one is no port.
     match parts.next() {
         None => Some(first),

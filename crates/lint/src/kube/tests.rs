@@ -461,3 +461,67 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
         "{short_dnats} {short_sources}"
     );
 }
+
+/// kube-proxy's dispatch shape read from its words gives the options the walk over the matches
+/// gives, on every rule of the corpus, a generated node and shapes that differ in one word;
+/// and its port reader reads what `PortRange::parse` reads.
+#[test]
+fn dispatch_shape_options_equal_the_match_walk() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    let mut texts: Vec<String> = ["lints", "kube", "syntax/ok"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
+        .flat_map(|entry| {
+            let path = entry.expect("entry").path();
+            match std::fs::read_dir(&path) {
+                Ok(files) => files.map(|f| f.expect("entry").path()).collect(),
+                Err(_) => vec![path],
+            }
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .map(|p| std::fs::read_to_string(p).expect("dump"))
+        .collect();
+    texts.push(rulelint_dumpgen::generate(
+        &rulelint_dumpgen::Shape::with_rule_target(3_000),
+    ));
+    texts.push(
+        "*nat\n:X - [0:0]\n\
+         -A X -d 10.0.0.1/32 -p tcp -m comment --comment \"a/b:c cluster IP\" -m tcp --dport 80 -j X\n\
+         -A X ! -d 10.0.0.1/32 ! -p tcp -m comment ! --comment x -m tcp ! --dport 80 -j X\n\
+         -A X -d 10.0.0.1/32 -p tcp -m comment -s 10.0.0.2 -m tcp --dport 80 -j X\n\
+         -A X -d 10.0.0.1/32 -p tcp -m comment --comment x -m tcp -d 10.0.0.2 -j X\n\
+         -A X -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -m comment --comment x -g X\n\
+         -A X -m comment --comment x -p tcp -m tcp --dport 80 -m udp --dport 53 -j X\n\
+         -A X -d 10.0.0.1/32 -p tcp -m comment --comment x -m tcp --dport 80 -j DNAT --to-destination 1.2.3.4:5\n\
+         -A X -d 10.0.0.1/32 -p tcp -m comment --comment x -m tcp --dport 80 [unsupported revision] -j X\n\
+         -A X --destination 10.0.0.1/32 --protocol tcp -m comment --comment x -m multiport --dports 80,443 -j X\n\
+         COMMIT\n"
+            .to_string(),
+    );
+    let mut shaped = 0;
+    for text in &texts {
+        let parsed = parse(text);
+        for rule in parsed.ruleset.iter_rules() {
+            let walked: Vec<WordOption> = word_options(rule).collect();
+            if let Some(options) = dispatch_shape_options(rule) {
+                shaped += 1;
+                assert_eq!(options.to_vec(), walked, "{}", rule.text());
+            }
+            for o in &walked {
+                assert_eq!(
+                    port_range(o.arg),
+                    PortRange::parse(o.arg),
+                    "{}",
+                    rule.text()
+                );
+            }
+        }
+    }
+    assert!(shaped > 500, "{shaped}");
+    for text in [
+        "0", "1", "80", "080", "65535", "65536", "99999", "123456", "+80", "-80", "", "8:9", "9:8",
+        "80-90", ":80", "80:", "٣",
+    ] {
+        assert_eq!(port_range(text), PortRange::parse(text), "{text}");
+    }
+}

@@ -3,6 +3,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{CommentRole, comments, service_chain, service_comment};
+use crate::kube::{WordOption, dispatch_shape_options, port_range};
 use crate::registry::{Category, Lint};
 use ipnet::IpNet;
 use rulelint_parser::views::PortRange;
@@ -74,49 +75,72 @@ fn protocol_number(text: &str) -> Option<u16> {
 type Key = (IpNet, u16, PortRange);
 
 /// [`key`] and [`matches_only_the_key`] of a dispatch rule, read in one walk over its matches
-/// (this runs once per dispatch rule of a large node; `key` alone walks them three times). Each
+/// (this runs once per dispatch rule of a large node; `key` alone walks them three times), or
+/// over `shaped`, its options when it has kube-proxy's shape (`dispatch_shape_options`). Each
 /// option is the first of its kind, as `RuleRef::destination`, `protocol` and
 /// `option_anywhere` read them (a test compares the two ways).
-fn read_dispatch(rule: RuleRef<'_, '_>) -> (Option<Key>, bool) {
+fn read_dispatch<'a>(
+    rule: RuleRef<'_, 'a>,
+    shaped: Option<[WordOption<'a>; 4]>,
+) -> (Option<Key>, bool) {
     let mut destination: Option<(bool, &str)> = None;
     let mut protocol: Option<(bool, &str)> = None;
     let mut port: Option<(bool, &str)> = None;
     let mut only_key = true;
-    for m in rule.matches() {
-        let module = m.module();
-        if !matches!(module, None | Some("comment" | "tcp" | "udp" | "sctp")) {
+    let mut take = |option: WordOption<'a>| {
+        let module = option.module;
+        let is_port = matches!(option.name, "--dport" | "--destination-port");
+        let slot = match (module, option.name) {
+            _ if is_port => &mut port,
+            (None, "-d" | "--destination") => &mut destination,
+            (None, "-p" | "--protocol") => &mut protocol,
+            _ => {
+                if module != Some("comment") {
+                    only_key = false;
+                }
+                return;
+            }
+        };
+        if option.negated && module != Some("comment") {
             only_key = false;
         }
-        for o in m.options() {
-            let name = o.name();
-            let is_port = matches!(name, "--dport" | "--destination-port");
-            let slot = match (module, name) {
-                _ if is_port => &mut port,
-                (None, "-d" | "--destination") => &mut destination,
-                (None, "-p" | "--protocol") => &mut protocol,
-                _ => {
-                    if module != Some("comment") {
-                        only_key = false;
-                    }
-                    continue;
-                }
-            };
-            let negated = o.negated();
-            if negated && module != Some("comment") {
-                only_key = false;
+        if slot.is_none() {
+            *slot = Some((option.negated, option.arg));
+        }
+    };
+    let known_module = |module| matches!(module, None | Some("comment" | "tcp" | "udp" | "sctp"));
+    let mut modules_known = true;
+    match shaped {
+        // One option to a match: each option's module is its match's.
+        Some(options) => {
+            for option in options {
+                modules_known &= known_module(option.module);
+                take(option);
             }
-            if slot.is_none() {
-                *slot = Some((negated, o.args().next().unwrap_or("")));
+        }
+        None => {
+            for m in rule.matches() {
+                let module = m.module();
+                modules_known &= known_module(module);
+                for o in m.options() {
+                    take(WordOption {
+                        module,
+                        name: o.name(),
+                        negated: o.negated(),
+                        arg: o.args().next().unwrap_or(""),
+                    });
+                }
             }
         }
     }
+    let only_key = only_key && modules_known;
     let key = (|| {
         let address = destination
             .filter(|&(negated, _)| !negated)
             .and_then(|(_, text)| rulelint_parser::views::parse_address(text).ok())?;
         let protocol = protocol_number(protocol.filter(|&(negated, _)| !negated)?.1)?;
         let port = port.filter(|&(negated, _)| !negated)?.1;
-        Some((address, protocol, PortRange::parse(port)?))
+        Some((address, protocol, port_range(port)?))
     })();
     (key, only_key)
 }
@@ -168,13 +192,15 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(target) = rule.target() else {
             continue;
         };
-        if target.is_goto()
-            || service_chain(target.name()).is_none()
-            || rule.has_unsupported_revision()
-        {
+        if target.is_goto() || service_chain(target.name()).is_none() {
             continue;
         }
-        let (key, only_key) = read_dispatch(rule);
+        // kube-proxy's shape of a dispatch rule has no `[unsupported revision]` word.
+        let shaped = dispatch_shape_options(rule);
+        if shaped.is_none() && rule.has_unsupported_revision() {
+            continue;
+        }
+        let (key, only_key) = read_dispatch(rule, shaped);
         let Some(key) = key else {
             continue;
         };
@@ -315,17 +341,22 @@ mod tests {
         texts.push(rulelint_dumpgen::generate(
             &rulelint_dumpgen::Shape::with_rule_target(3_000),
         ));
-        let mut keyed = 0;
+        let (mut keyed, mut shaped_keys) = (0, 0);
         for text in &texts {
             let parsed = rulelint_parser::parse(text);
             for rule in parsed.ruleset.iter_rules() {
-                let (key_read, only_read) = read_dispatch(rule);
+                let (key_read, only_read) = read_dispatch(rule, None);
                 assert_eq!(key_read, key(rule), "{}", rule.text());
                 assert_eq!(only_read, matches_only_the_key(rule), "{}", rule.text());
                 keyed += usize::from(key_read.is_some());
+                if let Some(shaped) = dispatch_shape_options(rule) {
+                    let read = read_dispatch(rule, Some(shaped));
+                    assert_eq!(read, (key_read, only_read), "{}", rule.text());
+                    shaped_keys += 1;
+                }
             }
         }
-        assert!(keyed > 100, "{keyed}");
+        assert!(keyed > 100 && shaped_keys > 100, "{keyed} {shaped_keys}");
     }
 
     fn nat(lines: &str) -> String {
