@@ -360,13 +360,13 @@ fn dnat_read_keyed<'a>(
     rule: RuleRef<'_, 'a>,
     family: Option<Family>,
 ) -> (Option<&'a str>, bool, Option<u64>) {
-    let Some(target) = rule.target() else {
-        return (None, false, None);
-    };
     let words = rule.tokens();
-    let (destination, one) = match lone_destination(rule, &words, target.token()) {
+    let (destination, one) = match lone_destination(rule, &words) {
         Some(text) => (Some(text), true),
         None => {
+            let Some(target) = rule.target() else {
+                return (None, false, None);
+            };
             let mut options = target.options().filter(|o| o.name() == "--to-destination");
             let first = options.next();
             let destination = first.and_then(|o| o.args().next());
@@ -401,18 +401,26 @@ fn dnat_read_keyed<'a>(
 }
 
 /// The value of the `--to-destination` of a rule that ends, as kube-proxy writes its DNAT, in
-/// `-j DNAT --to-destination VALUE`: the target (`target`, the rule's) is its third word from
-/// the end, so that option is its only one. `None` for any other shape, which the caller reads
-/// through the target's options.
-fn lone_destination<'a>(rule: RuleRef<'_, 'a>, words: &[Token], target: Token) -> Option<&'a str> {
+/// `-j DNAT --to-destination VALUE`: the target is its third word from the end, so that option
+/// is its only one. `None` for any other shape, which the caller reads through the target's
+/// options. The rule's target is its last `-j`/`-g` word ([`is_rule_target`]): told from the
+/// words without [`RuleRef::target`] (this runs for every endpoint).
+fn lone_destination<'a>(rule: RuleRef<'_, 'a>, words: &[Token]) -> Option<&'a str> {
     let [.., jump, option, value] = words else {
         return None;
     };
-    (*jump == target
+    (is_rule_target(rule, jump)
         && option.kind() == TokenKind::Option
         && value.kind() == TokenKind::Arg
         && rule.token_text(option) == "--to-destination")
         .then(|| rule.token_text(value))
+}
+
+/// Whether `word`, one of `rule`'s words that no `-j`/`-g` word follows (the callers check the
+/// words after it), is the rule's target ([`RuleRef::target`]): the parser keeps a rule's last
+/// `-j`/`-g` as its target, so it is exactly when the rule has one (its class is not `None`).
+fn is_rule_target(rule: RuleRef<'_, '_>, word: &Token) -> bool {
+    word.kind() == TokenKind::Target && rule.target_class() != TargetClass::None
 }
 
 /// Whether `text` is `a.b.c.d:port` with decimal octets up to 255 without leading zeros and a
@@ -538,10 +546,7 @@ pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
     ) {
         return false;
     }
-    let Some(target) = rule.target() else {
-        return false;
-    };
-    rule_source(rule, target.token()).is_some_and(|s| {
+    rule_source(rule).is_some_and(|s| {
         !s.negated
             && s.value
                 .strip_prefix(host)
@@ -549,14 +554,14 @@ pub(crate) fn marks_from_text(rule: RuleRef<'_, '_>, host: &str) -> bool {
     })
 }
 
-/// `rule.option(None, &["-s", "--source"])` of a rule whose target is `target`. The form
-/// kube-proxy writes before an endpoint's DNAT, `-s HOST/32 -j KUBE-MARK-MASQ` (three words,
-/// one match), is read from its words; any other through the rule's matches.
-fn rule_source<'a>(rule: RuleRef<'_, 'a>, target: Token) -> Option<Negatable<&'a str>> {
+/// `rule.option(None, &["-s", "--source"])`. The form kube-proxy writes before an endpoint's
+/// DNAT, `-s HOST/32 -j KUBE-MARK-MASQ` (three words, one match), is read from its words; any
+/// other through the rule's matches.
+fn rule_source<'a>(rule: RuleRef<'_, 'a>) -> Option<Negatable<&'a str>> {
     const NAMES: &[&str] = &["-s", "--source"];
     match *rule.tokens() {
         [option, value, jump]
-            if jump == target
+            if is_rule_target(rule, &jump)
                 && option.kind() == TokenKind::Option
                 && value.kind() == TokenKind::Arg =>
         {

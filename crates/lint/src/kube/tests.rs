@@ -432,8 +432,9 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
                 continue;
             };
             let words = rule.tokens();
-            if let Some(value) = lone_destination(rule, &words, target.token()) {
+            if let Some(value) = lone_destination(rule, &words) {
                 short_dnats += 1;
+                assert_eq!(words[words.len() - 3], target.token(), "{text}");
                 let mut options = target.options().filter(|o| o.name() == "--to-destination");
                 let first = options.next();
                 assert!(first.is_some() && options.next().is_none(), "{text}");
@@ -448,8 +449,16 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
             if words.len() == 3 && words[2] == target.token() {
                 short_sources += 1;
             }
+            if let [_, _, jump] = *words {
+                assert_eq!(
+                    is_rule_target(rule, &jump),
+                    jump == target.token(),
+                    "{}",
+                    rule.text()
+                );
+            }
             assert_eq!(
-                rule_source(rule, target.token()),
+                rule_source(rule),
                 rule.option(None, &["-s", "--source"]),
                 "{}",
                 rule.text()
