@@ -1414,7 +1414,7 @@ pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordO
         ]
         || o3.is_basic()
         || o4.is_basic()
-        || rule.target()?.token() != jump
+        || !is_rule_target(rule, &jump)
     {
         return None;
     }
