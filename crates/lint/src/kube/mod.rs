@@ -1208,7 +1208,36 @@ pub fn is_kube_proxy_chain(name: &str) -> bool {
 }
 
 fn rule_service_name<'a>(rule: RuleRef<'_, 'a>) -> Option<(Cow<'a, str>, CommentRole)> {
-    comment_service_name(rule.option(Some("comment"), &["--comment"])?.value)
+    let raw = match first_comment_as_written(rule) {
+        Some(raw) => raw,
+        None => rule.option(Some("comment"), &["--comment"])?.value,
+    };
+    comment_service_name(raw)
+}
+
+/// The value of `rule.option(Some("comment"), &["--comment"])` when the rule's first
+/// `-m comment`, before any `-j`/`-g` word, is followed by `--comment TEXT`, as kube-proxy
+/// writes every comment: that option is the first of the first comment match, read from the
+/// words without walking the matches (this runs for every Service chain). `None` for any
+/// other shape, which the caller reads through the matches.
+fn first_comment_as_written<'a>(rule: RuleRef<'_, 'a>) -> Option<&'a str> {
+    let words = rule.tokens();
+    let words: &[Token] = &words;
+    let at = words
+        .iter()
+        .take_while(|t| t.kind() != TokenKind::Target)
+        .position(|t| t.kind() == TokenKind::Module && rule.token_text(t) == "comment")?;
+    match words.get(at + 1..at + 3)? {
+        [option, text]
+            if option.kind() == TokenKind::Option
+                && !option.is_basic()
+                && text.kind() == TokenKind::Arg
+                && rule.token_text(option) == "--comment" =>
+        {
+            Some(rule.token_text(text))
+        }
+        _ => None,
+    }
 }
 
 /// A kube-proxy comment's Service name and role, from the `--comment` value as written.

@@ -421,10 +421,13 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
          -A X -s 10.0.0.1/32 -j KUBE-MARK-MASQ -j DNAT --to-destination 1.2.3.4:80\n\
          -A X -m statistic --mode random --probability 0.5 -j X\n-A X -m statistic --probability 0.5 --probability 0.2 -j X\n\
          -A X -m recent --rcheck --probability 0.5 -j X\n-A X -m statistic --mode random --probability nope -j X\n\
-         -A X -m statistic --mode random -p 0.5 -j X\n-A X -m statistic --mode random --probability 0.5 -g X\nCOMMIT\n"
+         -A X -m statistic --mode random -p 0.5 -j X\n-A X -m statistic --mode random --probability 0.5 -g X\n\
+         -A X -m comment -s 10.0.0.1 --comment a -j X\n-A X -m comment foo --comment a -j X\n\
+         -A X -m comment --comment -j X\n-A X -j X -m comment --comment a\n-A X ! -m comment --comment a -j X\n\
+         -A X -m comment ! --comment \"a b\" -m comment --comment c -j X\n-A X -m tcp --comment a -m comment --comment b -j X\nCOMMIT\n"
             .to_string(),
     );
-    let (mut short_dnats, mut short_sources) = (0, 0);
+    let (mut short_dnats, mut short_sources, mut short_comments) = (0, 0, 0);
     for text in &texts {
         let parsed = parse(text);
         for rule in parsed.ruleset.iter_rules() {
@@ -449,6 +452,16 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
             if words.len() == 3 && words[2] == target.token() {
                 short_sources += 1;
             }
+            if let Some(comment) = first_comment_as_written(rule) {
+                short_comments += 1;
+                assert_eq!(
+                    Some(comment),
+                    rule.option(Some("comment"), &["--comment"])
+                        .map(|o| o.value),
+                    "{}",
+                    rule.text()
+                );
+            }
             if let [_, _, jump] = *words {
                 assert_eq!(
                     is_rule_target(rule, &jump),
@@ -466,8 +479,8 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
         }
     }
     assert!(
-        short_dnats > 1_000 && short_sources > 100,
-        "{short_dnats} {short_sources}"
+        short_dnats > 1_000 && short_sources > 100 && short_comments > 1_000,
+        "{short_dnats} {short_sources} {short_comments}"
     );
 }
 
