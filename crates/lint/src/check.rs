@@ -17,15 +17,22 @@ pub fn check(parsed: &Parsed<'_>, config: &Config) -> Vec<Diagnostic> {
 }
 
 /// [`check`] of a dump whose text was already searched for RL502's marker word
-/// (`LintContext::has_unsupported_marker`): `check_source` does it beside the parse.
+/// (`LintContext::has_unsupported_marker`): `check_source` does it beside the parse. With
+/// `unfreed`, what the lints read (the graph, the Kubernetes model) is left to the process
+/// exit instead of freed: for a run that checks one file and exits (`check_source_unfreed`).
 pub(crate) fn check_knowing_unsupported_marker(
     parsed: &Parsed<'_>,
     config: &Config,
     unsupported_marker: bool,
+    unfreed: bool,
 ) -> Vec<Diagnostic> {
     let cx = LintContext::with_graph_on_demand(&parsed.ruleset)
         .knowing_unsupported_marker(unsupported_marker);
-    check_in(parsed, &cx, config, lint_threads(&parsed.ruleset))
+    let found = check_in(parsed, &cx, config, lint_threads(&parsed.ruleset));
+    if unfreed {
+        std::mem::forget(cx);
+    }
+    found
 }
 
 /// [`check`] with a graph the caller already built from `parsed.ruleset`.

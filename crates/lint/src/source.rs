@@ -508,6 +508,7 @@ fn check_source_with<'a>(
                     &parsed,
                     config,
                     markers.unsupported,
+                    unfreed,
                 );
                 (parsed, diagnostics, markers.suppression)
             }
