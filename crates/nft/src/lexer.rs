@@ -96,8 +96,8 @@ const SAMPLED_BYTES: usize = 128 << 10;
 const SAMPLES: usize = 16;
 
 /// The [`Counts`] of `b` without lexing it, for sizing stores ahead: the newlines and the
-/// block-opening `{` of [`SAMPLES`] stretches spread over a large text, scaled to its length,
-/// plus an eighth (a `{` or newline inside a string counts too: an estimate). Counting every
+/// block-opening `{` of [`SAMPLES`] stretches spread over a large text, scaled to its length
+/// (a `{` or newline inside a string counts too: an estimate). Counting every
 /// byte read the whole text once more, which cost as many cache misses as the windowed parse
 /// saves.
 pub(crate) fn estimate_counts(b: &[u8]) -> Counts {
@@ -118,10 +118,12 @@ pub(crate) fn estimate_counts(b: &[u8]) -> Counts {
         sampled.lines += c.lines;
         sampled.blocks += c.blocks;
     }
-    let scale = |n: usize| n.saturating_mul(b.len()) / SAMPLED_BYTES * 9 / 8;
+    // Block headers get an eighth more (a chain store too small grows by copying), lines
+    // none: they bound the rules loosely already (element lines count as rules).
+    let scale = |n: usize| n.saturating_mul(b.len()) / SAMPLED_BYTES;
     Counts {
         lines: scale(sampled.lines),
-        blocks: scale(sampled.blocks),
+        blocks: scale(sampled.blocks) * 9 / 8,
     }
 }
 

@@ -95,13 +95,27 @@ pub(crate) fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> 
 }
 
 fn parse_whole_part<'a>(text: &'a str, part: Part<'a>) -> Parsed<'a> {
-    let part = parse_part(text, part);
+    let mut part = parse_part(text, part);
+    give_back_slack(&mut part.rs);
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
     Parsed {
         ruleset: part.rs,
         diagnostics,
     }
+}
+
+/// Shrinks the chains and rules of a finished ruleset to fit when more than 64 KiB of either
+/// was reserved and not filled: they were sized from bounds (element lines count as rules), and
+/// the ruleset outlives the parse by the whole check. Shrinking in place copies nothing.
+pub(crate) fn give_back_slack(rs: &mut Ruleset<'_>) {
+    fn shrink<T>(v: &mut Vec<T>) {
+        if (v.capacity() - v.len()) * std::mem::size_of::<T>() > 64 << 10 {
+            v.shrink_to_fit();
+        }
+    }
+    shrink(&mut rs.chains);
+    shrink(&mut rs.rules);
 }
 
 /// Which bytes of the text one parser reads, for the two-thread parse (`split.rs`).
