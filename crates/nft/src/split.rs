@@ -10,9 +10,7 @@
 //! ruleset, indices, spans and diagnostics in the same order (`tests/split.rs` compares them).
 
 use crate::model::{ChainId, RuleId, SetId, TableId};
-use crate::parse::{
-    OpenTable, Parsed, Part, PartParsed, give_back_slack, open_table_at, parse_part, window_for,
-};
+use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part, window_for};
 
 /// The size from which [`crate::parse`] reads a listing on two threads. Measured idle (load
 /// 1.5) on the 2-core machine (`benches/scale.rs`, rows `nft` and `nft-1thr`): faster at 708
@@ -211,7 +209,6 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
     diagnostics.extend(parsed_a);
     diagnostics.extend(parsed_b);
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
-    give_back_slack(&mut rs);
     Parsed {
         ruleset: rs,
         diagnostics,
