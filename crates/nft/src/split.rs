@@ -19,7 +19,7 @@ use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_par
 /// 6.7 MiB parse measured slower on two threads (15.3 against 12.3 ms): the second thread
 /// then waits for a core. Two threads cost CPU (a second set of buffers to fault in, the
 /// merge's copies: the CLI's check of the 5,000-Service node 40-43 -> 45-48 ms CPU, wall
-/// unchanged) and peak memory (since each part is read in windows, `parse.rs`: 4.7 -> 6.0
+/// unchanged) and peak memory (since each part is read in windows, `parse.rs`: 5.1 -> 6.0
 /// times the input, the first part's stores being sized for the whole text).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 512 << 10;
