@@ -91,6 +91,42 @@ pub(crate) struct Counts {
     pub blocks: usize,
 }
 
+/// Bytes [`estimate_counts`] reads of a large text: [`SAMPLES`] stretches spread over it.
+const SAMPLED_BYTES: usize = 128 << 10;
+const SAMPLES: usize = 16;
+
+/// The [`Counts`] of `b` without lexing it, for sizing stores ahead: the newlines and the
+/// block-opening `{` of [`SAMPLES`] stretches spread over a large text, scaled to its length
+/// (a `{` or newline inside a string counts too: an estimate). Counting every
+/// byte read the whole text once more, which cost as many cache misses as the windowed parse
+/// saves.
+pub(crate) fn estimate_counts(b: &[u8]) -> Counts {
+    let count = |part: &[u8], offset: usize| Counts {
+        lines: bytecount::count(part, b'\n'),
+        blocks: memchr::memchr_iter(b'{', part)
+            .filter(|&i| ends_its_line(b, offset + i))
+            .count(),
+    };
+    if b.len() <= SAMPLED_BYTES {
+        return count(b, 0);
+    }
+    let (sample, stride) = (SAMPLED_BYTES / SAMPLES, b.len() / SAMPLES);
+    let mut sampled = Counts::default();
+    for k in 0..SAMPLES {
+        let at = k * stride;
+        let c = count(&b[at..at + sample], at);
+        sampled.lines += c.lines;
+        sampled.blocks += c.blocks;
+    }
+    // Block headers get an eighth more (a chain store too small grows by copying), lines
+    // none: they bound the rules loosely already (element lines count as rules).
+    let scale = |n: usize| n.saturating_mul(b.len()) / SAMPLED_BYTES;
+    Counts {
+        lines: scale(sampled.lines),
+        blocks: scale(sampled.blocks) * 9 / 8,
+    }
+}
+
 /// Splits `text` into tokens. Unterminated strings are reported and end at the line's end.
 pub(crate) fn tokenize(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Token> {
     tokenize_counted(text, diagnostics).0
@@ -126,10 +162,34 @@ fn lex<const BLOCKS: bool>(
     to: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Token>, Counts) {
+    let mut out = Vec::with_capacity(to.min(text.len()).saturating_sub(from) / 5 + 1);
+    rulelint_parser::huge_pages::advise(&out);
+    let counts = lex_into::<BLOCKS>(text, from, to, &mut out, diagnostics);
+    (out, counts)
+}
+
+/// [`tokenize_range`] appending to `out`: the windowed parse reads a large listing a window
+/// at a time into one reused token buffer (`parse.rs`).
+pub(crate) fn tokenize_range_into(
+    text: &str,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Token>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Counts {
+    lex_into::<true>(text, from, to, out, diagnostics)
+}
+
+/// [`lex`] into `out`.
+fn lex_into<const BLOCKS: bool>(
+    text: &str,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Token>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Counts {
     let b = &text.as_bytes()[..to.min(text.len())];
     let mut counts = Counts::default();
-    let mut out = Vec::with_capacity(b.len().saturating_sub(from) / 5 + 1);
-    rulelint_parser::huge_pages::advise(&out);
     let mut i = from.min(b.len());
     // The kind is not stored (it follows from the first byte); the unit tests check that it
     // does for every token pushed.
@@ -150,7 +210,7 @@ fn lex<const BLOCKS: bool>(
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if BLOCKS
             && let Some(block) = b.get(i..).and_then(|r| r.first_chunk::<64>())
-            && let Some(next) = block_step(b, i, block, &mut out, &mut counts)
+            && let Some(next) = block_step(b, i, block, out, &mut counts)
         {
             i = next;
             continue;
@@ -167,7 +227,7 @@ fn lex<const BLOCKS: bool>(
             }
             b'\n' => {
                 counts.lines += 1;
-                push(&mut out, Kind::Newline, i, i + 1);
+                push(out, Kind::Newline, i, i + 1);
                 i += 1;
             }
             b'{' | b'}' | b';' | b',' => {
@@ -180,7 +240,7 @@ fn lex<const BLOCKS: bool>(
                 if c == b'{' && ends_its_line(b, i) {
                     counts.blocks += 1;
                 }
-                push(&mut out, kind, i, i + 1);
+                push(out, kind, i, i + 1);
                 i += 1;
             }
             b'"' => {
@@ -192,7 +252,7 @@ fn lex<const BLOCKS: bool>(
                     .map_or(b.len(), |n| i + 1 + n);
                 match (stop < b.len() && b[stop] == b'"').then_some(stop - i - 1) {
                     Some(q) => {
-                        push(&mut out, Kind::Str, i, i + 1 + q + 1);
+                        push(out, Kind::Str, i, i + 1 + q + 1);
                         i += q + 2;
                     }
                     None => {
@@ -207,7 +267,7 @@ fn lex<const BLOCKS: bool>(
                             .with_label("this string has no closing `\"`")
                             .with_help("close the string with `\"` before the end of the line"),
                         );
-                        push(&mut out, Kind::Str, i, end);
+                        push(out, Kind::Str, i, end);
                         i = line_end;
                     }
                 }
@@ -216,18 +276,18 @@ fn lex<const BLOCKS: bool>(
                 let line_end = memchr_newline(b, i);
                 let end = trim_cr(b, i, line_end);
                 if is_handle_comment(&b[i..end]) {
-                    push(&mut out, Kind::Handle, i, end);
+                    push(out, Kind::Handle, i, end);
                 }
                 i = line_end;
             }
             _ => {
                 let start = i;
                 i = word_end(b, i);
-                push(&mut out, Kind::Word, start, i);
+                push(out, Kind::Word, start, i);
             }
         }
     }
-    (out, counts)
+    counts
 }
 
 /// Whether only blanks, then the line's end or a comment, follow the `{` at `i`.

@@ -92,3 +92,17 @@ pub fn parse_on_two_threads(text: &str) -> Parsed<'_> {
 pub fn parse_split_at(text: &str, at: usize) -> Option<Parsed<'_>> {
     split::parse_split_at(text, at)
 }
+
+/// [`parse`] on one thread, a window of about `window` bytes at a time (0: the text whole;
+/// `parse` reads parts of 1 MiB or more in windows of 256 KiB); `None` when a window's cut is
+/// declined (for tests comparing it with the whole read).
+#[doc(hidden)]
+pub fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> {
+    parse::parse_in_windows(text, window)
+}
+
+/// [`parse_split_at`] with each part read in windows of about `window` bytes (for tests).
+#[doc(hidden)]
+pub fn parse_split_at_in_windows(text: &str, at: usize, window: usize) -> Option<Parsed<'_>> {
+    split::parse_split_at_in_windows(text, at, window)
+}

@@ -72,7 +72,30 @@ pub fn parse(text: &str) -> Parsed<'_> {
 
 /// [`parse`] on this thread only (as it always runs in WASM and on small texts).
 pub(crate) fn parse_on_one_thread(text: &str) -> Parsed<'_> {
-    let part = parse_part(text, Part::whole(text));
+    parse_whole_part(text, Part::whole(text))
+}
+
+/// [`parse_on_one_thread`] a window of about `window` bytes at a time (0: the text whole);
+/// `None` when a window's cut is declined (for tests).
+pub(crate) fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> {
+    let part = Part {
+        window,
+        ..Part::whole(text)
+    };
+    if window == 0 {
+        return Some(parse_whole_part(text, part));
+    }
+    let part = parse_part_windowed(text, part)?;
+    let mut diagnostics = part.diags;
+    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    Some(Parsed {
+        ruleset: part.rs,
+        diagnostics,
+    })
+}
+
+fn parse_whole_part<'a>(text: &'a str, part: Part<'a>) -> Parsed<'a> {
+    let part = parse_part(text, part);
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
     Parsed {
@@ -82,6 +105,7 @@ pub(crate) fn parse_on_one_thread(text: &str) -> Parsed<'_> {
 }
 
 /// Which bytes of the text one parser reads, for the two-thread parse (`split.rs`).
+#[derive(Clone, Copy)]
 pub(crate) struct Part<'a> {
     /// The first byte (a line start).
     pub from: usize,
@@ -94,6 +118,8 @@ pub(crate) struct Part<'a> {
     /// The stores are sized for `scale.0 / scale.1` times what this part's counts ask for
     /// (the first part sizes them for the whole text, so that merging does not copy them).
     pub scale: (usize, usize),
+    /// Read a window of about this many bytes at a time ([`parse_part_windowed`]); 0: whole.
+    pub window: usize,
 }
 
 impl Part<'_> {
@@ -104,7 +130,18 @@ impl Part<'_> {
             stop_at: None,
             inside: None,
             scale: (1, 1),
+            window: window_for(text.len()),
         }
+    }
+}
+
+/// The window [`parse_part`] reads a part of `bytes` in: [`WINDOW_BYTES`] from
+/// [`WINDOWED_MIN_BYTES`] on, else none.
+pub(crate) fn window_for(bytes: usize) -> usize {
+    if bytes >= WINDOWED_MIN_BYTES {
+        WINDOW_BYTES
+    } else {
+        0
     }
 }
 
@@ -129,66 +166,99 @@ pub(crate) struct PartParsed<'a> {
     pub inside_flags_written: bool,
 }
 
+/// From this size a part is lexed and parsed a window at a time ([`parse_part_windowed`]).
+const WINDOWED_MIN_BYTES: usize = 1 << 20;
+
+/// About how much text one window holds: its tokens (about one per ten bytes, eight bytes
+/// each) stay in the core's cache instead of making a buffer the size of the text (5.5 MB
+/// reserved per part of a 5,000-Service node, written once and read once).
+const WINDOW_BYTES: usize = 256 << 10;
+
 pub(crate) fn parse_part<'a>(text: &'a str, part: Part<'a>) -> PartParsed<'a> {
+    if part.window > 0
+        && let Some(parsed) = parse_part_windowed(text, part)
+    {
+        return parsed;
+    }
     let mut diagnostics = Vec::new();
     let (toks, counts) = lexer::tokenize_range(text, part.from, part.to, &mut diagnostics);
     let lexed = diagnostics.len();
     let stop_at = part.stop_at.map_or(usize::MAX, |b| {
         toks.partition_point(|t| (t.start as usize) < b)
     });
-    let scaled = |n: usize| n.saturating_mul(part.scale.0) / part.scale.1.max(1);
-    // Every chain has a header line ending in `{`; a rule is a line that is neither a block's
-    // header nor its `}` (bounds only: element lines make the rules' bound loose).
-    let rules = counts.lines.saturating_sub(2 * counts.blocks);
-    let mut p = Parser {
-        text,
-        toks,
-        pos: 0,
-        rs: Ruleset {
-            text,
-            chains: Vec::with_capacity(scaled(counts.blocks)),
-            rules: Vec::with_capacity(scaled(rules)),
-            ..Ruleset::default()
-        },
-        diags: diagnostics,
-        stop_at,
-        stopped: None,
-        inside: None,
-        inside_flags_written: false,
-    };
-    // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
-    rulelint_parser::huge_pages::advise(&p.rs.chains);
-    rulelint_parser::huge_pages::advise(&p.rs.rules);
-    // On Linux the first statement chunk is sized for a quarter of the tokens (a statement
-    // takes two words or more; kube-proxy's nodes have one per six or seven tokens), at most
-    // twice the text's bytes, so that a large node's statements are one advised buffer rather
-    // than thousands of small chunks each faulting page by page: the pages it does not fill
-    // are never touched. Elsewhere (WASM) a reserved capacity is memory taken, so chunks
-    // stay small.
-    if cfg!(target_os = "linux") {
-        let statement = std::mem::size_of::<crate::model::Statement<'_>>();
-        let first_chunk = (p.toks.len() / 4)
-            .min(text.len().saturating_mul(2) / statement)
-            .max(crate::model::STATEMENT_CHUNK);
-        let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
-        rulelint_parser::huge_pages::advise(&chunk);
-        p.rs.statements.push(chunk);
+    let tokens = toks.len();
+    let mut p = Parser::for_part(text, toks, diagnostics, counts, tokens, part.scale);
+    p.stop_at = stop_at;
+    p.start(part.inside);
+    p.finish(lexed)
+}
+
+/// [`parse_part`] a window at a time: the part is cut at lines that open a `chain`, `set` or
+/// `map` one tab in ([`crate::split::member_line_from`]), each window is lexed into one reused
+/// token buffer, and the parser stops at the window's cut in the body of its table and goes on
+/// in that table with the next window's tokens, as the two-thread parse's second part does
+/// (`split.rs`, same reasoning: tokens never cross a line, and no look-ahead crosses a line that
+/// opens a block; each window holds its cut's line too). Same ruleset and diagnostics as one
+/// window: lexer diagnostics first, then the parser's. `None` when a cut was not met at a
+/// block boundary of a table (the caller then reads the part whole).
+fn parse_part_windowed<'a>(text: &'a str, part: Part<'a>) -> Option<PartParsed<'a>> {
+    let limit = part.stop_at.unwrap_or(part.to).min(part.to);
+    let mut cut = crate::split::member_line_from(text, part.from + part.window, limit)?;
+    let mut lexed = Vec::new();
+    let mut toks = Vec::with_capacity(part.window.min(WINDOW_BYTES) / 4);
+    let stop_at = lex_window(text, part.from, cut, &mut toks, &mut lexed);
+    // The stores are sized for the whole part: its lines and block headers counted ahead, its
+    // tokens extrapolated from the first window's.
+    let counts = lexer::estimate_counts(&text.as_bytes()[part.from..part.to]);
+    let tokens = stop_at.saturating_mul(part.to - part.from) / (cut - part.from).max(1);
+    let mut p = Parser::for_part(text, toks, Vec::new(), counts, tokens, part.scale);
+    p.stop_at = stop_at;
+    p.start(part.inside);
+    loop {
+        let (tid, open) = p.stopped.take().zip(p.stopped_open)?;
+        let next = crate::split::member_line_from(text, cut + part.window, limit);
+        p.toks.clear();
+        p.pos = 0;
+        p.stop_at = match next {
+            Some(next) => lex_window(text, cut, next, &mut p.toks, &mut lexed),
+            None => {
+                lexer::tokenize_range_into(text, cut, part.to, &mut p.toks, &mut lexed);
+                part.stop_at.map_or(usize::MAX, |b| {
+                    p.toks.partition_point(|t| (t.start as usize) < b)
+                })
+            }
+        };
+        p.table_rest(tid, open);
+        if p.stopped.is_none() {
+            p.top();
+        }
+        match next {
+            Some(next) => cut = next,
+            None => break,
+        }
     }
-    if let Some(open) = part.inside {
-        let tid = p.new_table(open.family, open.name, open.open);
-        p.inside = Some(tid);
-        p.table_rest(tid, open.open);
-    }
-    if p.stopped.is_none() {
-        p.top();
-    }
-    PartParsed {
-        rs: p.rs,
-        diags: p.diags,
-        lexed,
-        stopped: p.stopped,
-        inside_flags_written: p.inside_flags_written,
-    }
+    let count = lexed.len();
+    lexed.append(&mut p.diags);
+    p.diags = lexed;
+    Some(p.finish(count))
+}
+
+/// Lexes `from..cut` into `toks` (cleared first), then the line at `cut` for the parser's
+/// look-ahead (its diagnostics are the next window's); returns the index of the cut's token.
+fn lex_window(
+    text: &str,
+    from: usize,
+    cut: usize,
+    toks: &mut Vec<Token>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> usize {
+    toks.clear();
+    lexer::tokenize_range_into(text, from, cut, toks, diagnostics);
+    let stop_at = toks.len();
+    let line_end =
+        memchr::memchr(b'\n', &text.as_bytes()[cut..]).map_or(text.len(), |n| cut + n + 1);
+    lexer::tokenize_range_into(text, cut, line_end, toks, &mut Vec::new());
+    stop_at
 }
 
 /// How a block ended.
@@ -235,11 +305,93 @@ struct Parser<'a> {
     /// The token index of [`Part::stop_at`] (`usize::MAX`: none).
     stop_at: usize,
     stopped: Option<TableId>,
+    /// The opening span [`Parser::table_rest`] had for the table that [`Parser::stopped`].
+    stopped_open: Option<Span>,
     inside: Option<TableId>,
     inside_flags_written: bool,
 }
 
 impl<'a> Parser<'a> {
+    /// A parser of one part's tokens (`toks`, after the lexer's `diagnostics`), its stores
+    /// sized for `counts` and `tokens` of the part, scaled by [`Part::scale`].
+    fn for_part(
+        text: &'a str,
+        toks: Vec<Token>,
+        diagnostics: Vec<Diagnostic>,
+        counts: lexer::Counts,
+        tokens: usize,
+        scale: (usize, usize),
+    ) -> Parser<'a> {
+        let scaled = |n: usize| n.saturating_mul(scale.0) / scale.1.max(1);
+        // Every chain has a header line ending in `{`; a rule is a line that is neither a
+        // block's header nor its `}` (bounds only: element lines make the rules' bound loose).
+        let rules = counts.lines.saturating_sub(2 * counts.blocks);
+        let mut p = Parser {
+            text,
+            toks,
+            pos: 0,
+            rs: Ruleset {
+                text,
+                chains: Vec::with_capacity(scaled(counts.blocks)),
+                rules: Vec::with_capacity(scaled(rules)),
+                ..Ruleset::default()
+            },
+            diags: diagnostics,
+            stop_at: usize::MAX,
+            stopped: None,
+            stopped_open: None,
+            inside: None,
+            inside_flags_written: false,
+        };
+        // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
+        rulelint_parser::huge_pages::advise(&p.rs.chains);
+        rulelint_parser::huge_pages::advise(&p.rs.rules);
+        // On Linux the first statement chunk is sized for a quarter of the tokens (a statement
+        // takes two words or more; kube-proxy's nodes have one per six or seven tokens), at
+        // most twice the text's bytes, so that a large node's statements are one advised buffer
+        // rather than thousands of small chunks each faulting page by page: the pages it does
+        // not fill are never touched ([`Parser::finish`]).
+        // Elsewhere (WASM) a reserved capacity is memory taken, so chunks stay small.
+        if cfg!(target_os = "linux") {
+            let statement = std::mem::size_of::<crate::model::Statement<'_>>();
+            let first_chunk = (tokens / 4)
+                .min(text.len().saturating_mul(2) / statement)
+                .max(crate::model::STATEMENT_CHUNK);
+            let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
+            rulelint_parser::huge_pages::advise(&chunk);
+            p.rs.statements.push(chunk);
+        }
+        p
+    }
+
+    /// Reads from the start of the tokens: inside the table `inside` first, if given.
+    fn start(&mut self, inside: Option<OpenTable<'a>>) {
+        if let Some(open) = inside {
+            let tid = self.new_table(open.family, open.name, open.open);
+            self.inside = Some(tid);
+            self.table_rest(tid, open.open);
+        }
+        if self.stopped.is_none() {
+            self.top();
+        }
+    }
+
+    /// What was read; the first `lexed` diagnostics are the lexer's.
+    ///
+    /// The stores keep what they reserved and did not fill: never touched, so it costs no page,
+    /// and shrinking them to fit (in place) made a repeated parse in one process (the bench's
+    /// loop) map fresh memory each time instead of reusing the heap's: 750 page faults a
+    /// 5,000-Service check instead of 60.
+    fn finish(self, lexed: usize) -> PartParsed<'a> {
+        PartParsed {
+            rs: self.rs,
+            diags: self.diags,
+            lexed,
+            stopped: self.stopped,
+            inside_flags_written: self.inside_flags_written,
+        }
+    }
+
     fn peek(&self) -> Option<Token> {
         self.toks.get(self.pos).copied()
     }
@@ -501,6 +653,7 @@ impl<'a> Parser<'a> {
             self.skip_blank();
             if self.pos == self.stop_at {
                 self.stopped = Some(tid);
+                self.stopped_open = Some(open);
                 return End::Split;
             }
             let Some(t) = self.peek() else {
@@ -1141,6 +1294,7 @@ pub(crate) fn open_table_at(text: &str, from: usize, to: usize) -> Option<OpenTa
         diags,
         stop_at: usize::MAX,
         stopped: None,
+        stopped_open: None,
         inside: None,
         inside_flags_written: false,
     };

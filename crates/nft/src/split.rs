@@ -10,7 +10,7 @@
 //! ruleset, indices, spans and diagnostics in the same order (`tests/split.rs` compares them).
 
 use crate::model::{ChainId, RuleId, SetId, TableId};
-use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part};
+use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part, window_for};
 
 /// The size from which [`crate::parse`] reads a listing on two threads. Measured idle (load
 /// 1.5) on the 2-core machine (`benches/scale.rs`, rows `nft` and `nft-1thr`): faster at 708
@@ -19,7 +19,8 @@ use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_par
 /// 6.7 MiB parse measured slower on two threads (15.3 against 12.3 ms): the second thread
 /// then waits for a core. Two threads cost CPU (a second set of buffers to fault in, the
 /// merge's copies: the CLI's check of the 5,000-Service node 40-43 -> 45-48 ms CPU, wall
-/// unchanged) and peak memory (6.6 -> 7.5 times the input).
+/// unchanged) and peak memory (since each part is read in windows, `parse.rs`: 5.1 -> 6.0
+/// times the input, the first part's stores being sized for the whole text).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) const PARALLEL_PARSE_MIN_BYTES: usize = 512 << 10;
 
@@ -29,12 +30,27 @@ pub(crate) fn parse_in_two(text: &str) -> Option<Parsed<'_>> {
     parse_split_at(text, at)
 }
 
+/// [`parse_split_at`] with each part read a window of about `window` bytes at a time (0:
+/// whole), whatever its size (for tests).
+pub(crate) fn parse_split_at_in_windows(
+    text: &str,
+    at: usize,
+    window: usize,
+) -> Option<Parsed<'_>> {
+    parse_split(text, at, Some(window))
+}
+
 /// Where to cut `text`: the start of the first line after its middle that opens a chain, set or
 /// map one tab in (as `nft list` prints a table's members), within the next quarter of the text.
 pub(crate) fn split_point(text: &str) -> Option<usize> {
+    member_line_from(text, text.len() / 2, text.len() - text.len() / 4)
+}
+
+/// The start of the first line after the one holding byte `from` that opens a chain, set or
+/// map one tab in, before `limit` and ended by a newline; `None` when there is none.
+pub(crate) fn member_line_from(text: &str, from: usize, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
-    let limit = b.len() - b.len() / 4;
-    let mut i = memchr::memchr(b'\n', &b[b.len() / 2..])? + b.len() / 2 + 1;
+    let mut i = memchr::memchr(b'\n', b.get(from..)?)? + from + 1;
     while i < limit {
         let end = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
         if end < b.len() && opens_member(&b[i..end]) {
@@ -80,6 +96,11 @@ fn open_table_before(text: &str, at: usize) -> Option<OpenTable<'_>> {
 /// The two-thread parse cut at byte `at` (a line start); `None` when the cut is not at a block
 /// boundary inside the table guessed. Also what the tests call with every cut they try.
 pub(crate) fn parse_split_at(text: &str, at: usize) -> Option<Parsed<'_>> {
+    parse_split(text, at, None)
+}
+
+/// [`parse_split_at`]; `window`: each part's window, else [`crate::parse::window_for`] its size.
+fn parse_split(text: &str, at: usize, window: Option<usize>) -> Option<Parsed<'_>> {
     if at == 0 || at >= text.len() || text.as_bytes()[at - 1] != b'\n' {
         return None;
     }
@@ -97,6 +118,7 @@ pub(crate) fn parse_split_at(text: &str, at: usize) -> Option<Parsed<'_>> {
                     stop_at: None,
                     inside: Some(open),
                     scale: (1, 1),
+                    window: window.unwrap_or_else(|| window_for(text.len() - at)),
                 };
                 Some((open, parse_part(text, part)))
             })
@@ -110,6 +132,7 @@ pub(crate) fn parse_split_at(text: &str, at: usize) -> Option<Parsed<'_>> {
                 stop_at: Some(at),
                 inside: None,
                 scale: (text.len(), at),
+                window: window.unwrap_or_else(|| window_for(at)),
             },
         );
         // A panic in the second part is a bug that would have panicked on one thread too.
@@ -139,7 +162,7 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
     let table_of = |t: TableId| {
         if t.0 == 0 { tid } else { TableId(t.0 + tables) }
     };
-    rs.chains.reserve(b.chains.len());
+    rs.chains.reserve_exact(b.chains.len());
     rs.chains.extend(b.chains.into_iter().map(|mut c| {
         c.table = table_of(c.table);
         c.rules.iter_mut().for_each(|r| *r = RuleId(r.0 + rules));
@@ -149,7 +172,7 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
         s.table = table_of(s.table);
         s
     }));
-    rs.rules.reserve(b.rules.len());
+    rs.rules.reserve_exact(b.rules.len());
     rs.rules.extend(b.rules.into_iter().map(|mut r| {
         r.chain = ChainId(r.chain.0 + chains);
         r.statements.chunk += chunks;

@@ -1,0 +1,202 @@
+//! The windowed parse (`parse.rs`: a large part is lexed and parsed a window at a time) gives
+//! exactly the parse of the whole text: same ruleset (every index and span), same diagnostics
+//! in the same order, whatever the window, on the corpus, on generated nodes, on cut-short and
+//! broken texts, and inside either part of the two-thread parse.
+
+use rulelint_dumpgen::{NftForm, Shape, generate_nft};
+use rulelint_nft::{Parsed, parse, parse_in_windows, parse_split_at, parse_split_at_in_windows};
+use std::path::Path;
+
+fn fingerprint(p: &Parsed<'_>) -> (String, String) {
+    (
+        serde_json::to_string(&p.ruleset).expect("serializable"),
+        format!("{:?}", p.diagnostics),
+    )
+}
+
+/// Windows from one byte (every member line is a cut) to a few hundred.
+const WINDOWS: [usize; 4] = [1, 37, 200, 900];
+
+/// Parses `text` in each of [`WINDOWS`]; asserts every accepted one gives the whole parse.
+/// Returns how many were accepted.
+fn compare(name: &str, text: &str) -> usize {
+    let whole = parse_in_windows(text, 0).expect("the whole text is never declined");
+    let whole = fingerprint(&whole);
+    let mut accepted = 0;
+    for window in WINDOWS {
+        if let Some(windowed) = parse_in_windows(text, window) {
+            accepted += 1;
+            let windowed = fingerprint(&windowed);
+            assert_eq!(windowed.1, whole.1, "{name}: diagnostics, window {window}");
+            assert_eq!(windowed.0, whole.0, "{name}: ruleset, window {window}");
+        }
+    }
+    accepted
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    text.match_indices('\n').map(|(i, _)| i + 1).collect()
+}
+
+fn corpus_texts() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/nft");
+    let mut out = Vec::new();
+    for dir in ["ok", "err"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("corpus/nft")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            out.push((p.display().to_string(), text));
+        }
+    }
+    out
+}
+
+fn node(services: usize) -> String {
+    let shape = Shape {
+        services,
+        ..Shape::default()
+    };
+    generate_nft(&shape, NftForm::List)
+}
+
+#[test]
+fn the_corpus_and_a_generated_node_parse_as_whole_in_any_window() {
+    let mut texts = corpus_texts();
+    texts.push(("generated".into(), node(12)));
+    let ok: Vec<&(String, String)> = texts.iter().filter(|(n, _)| n.contains("/ok/")).collect();
+    let both = format!("{}{}", ok[0].1, ok[1].1);
+    texts.push(("two listings".into(), both));
+    let accepted: usize = texts.iter().map(|(name, text)| compare(name, text)).sum();
+    assert!(accepted > 30, "only {accepted} windowed parses accepted");
+}
+
+#[test]
+fn cut_short_texts_parse_as_whole_in_any_window() {
+    let mut texts: Vec<(String, String)> = corpus_texts()
+        .into_iter()
+        .filter(|(n, _)| n.contains("/ok/"))
+        .collect();
+    texts.push(("generated".into(), node(12)));
+    let mut accepted = 0;
+    for (name, text) in &texts {
+        for end in (1..text.len()).step_by(29) {
+            let Some(cut) = text.get(..end) else { continue };
+            accepted += compare(&format!("{name} cut at {end}"), cut);
+        }
+    }
+    assert!(accepted > 100, "only {accepted} windowed parses accepted");
+}
+
+/// Lines that change what comes after them (as in `tests/split.rs`).
+const BROKEN: &[&str] = &[
+    "\tchain cut {\n\t\tip daddr 10.0.0.1 jump x\n",
+    "\tmap cut {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : goto a,\n",
+    "\t\tip daddr { 10.0.0.1,\n",
+    "\t\tip daddr {\n",
+    "\tcounter c {\n\t\tpackets 0 bytes 0\n",
+    "}\n",
+    "\t\tcomment \"no end\n",
+    "table ip other {\n",
+    "table bogus other {\n",
+    "$ nft list ruleset\n",
+    "\tflags dormant\n",
+    "\tcomment \"later\"\n",
+    "\tchain base {\n\t\ttype filter hook input priority bogus; policy accept;\n\t}\n",
+    "\tchain \"quoted {\" {\n",
+    "\tset s { # handle 7\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1,\n\tchain next {\n",
+];
+
+#[test]
+fn broken_texts_parse_as_whole_in_any_window() {
+    let mut texts: Vec<(String, String)> = corpus_texts()
+        .into_iter()
+        .filter(|(n, _)| n.contains("/ok/"))
+        .collect();
+    texts.push(("generated".into(), node(12)));
+    let mut accepted = 0;
+    for (name, text) in &texts {
+        for (k, at) in line_starts(text).into_iter().enumerate() {
+            if k % 3 != 0 {
+                continue;
+            }
+            let broken = BROKEN[k % BROKEN.len()];
+            let t = format!("{}{broken}{}", &text[..at], &text[at..]);
+            accepted += compare(&format!("{name} with {broken:?} at {at}"), &t);
+        }
+    }
+    assert!(accepted > 100, "only {accepted} windowed parses accepted");
+}
+
+/// A node of more than 1 MiB is read in windows by `parse` (on each thread), and gives the
+/// whole read; so does each part of the two-thread parse read in small windows.
+#[test]
+fn a_large_node_parses_as_whole_in_windows_and_on_two_threads() {
+    let text = node(1000);
+    assert!(text.len() > 1 << 20, "{} bytes", text.len());
+    let whole = fingerprint(&parse_in_windows(&text, 0).expect("whole"));
+    let windowed = parse_in_windows(&text, 256 << 10).expect("kube-proxy's listing is cut");
+    assert_eq!(fingerprint(&windowed), whole);
+    assert_eq!(fingerprint(&parse(&text)), whole);
+    let mid = line_starts(&text)
+        .into_iter()
+        .find(|&i| i > text.len() / 2 && text[i..].starts_with("\tchain "))
+        .expect("a chain after the middle");
+    assert_eq!(
+        fingerprint(&parse_split_at(&text, mid).expect("cut")),
+        whole
+    );
+    for window in [1, 5000] {
+        let two = parse_split_at_in_windows(&text, mid, window).expect("cut");
+        assert_eq!(fingerprint(&two), whole, "window {window}");
+    }
+}
+
+#[test]
+fn cut_and_broken_texts_parse_as_whole_on_two_threads_in_windows() {
+    let text = node(12);
+    let mut accepted = 0;
+    for (k, at) in line_starts(&text).into_iter().enumerate().step_by(5) {
+        let broken = BROKEN[k % BROKEN.len()];
+        let t = format!("{}{broken}{}", &text[..at], &text[at..]);
+        let whole = fingerprint(&parse_in_windows(&t, 0).expect("whole"));
+        for cut in line_starts(&t).into_iter().step_by(7) {
+            for window in [1, 300] {
+                if let Some(two) = parse_split_at_in_windows(&t, cut, window) {
+                    accepted += 1;
+                    assert_eq!(fingerprint(&two), whole, "{broken:?} at {at}, cut {cut}");
+                }
+            }
+        }
+    }
+    assert!(accepted > 100, "only {accepted} cuts accepted");
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus/nft beside the checkout"]
+fn the_shared_corpus_cut_anywhere_parses_as_whole_in_any_window() {
+    let dir = std::env::var_os("RULELINT_NFT_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/nft"),
+        std::path::PathBuf::from,
+    );
+    let mut accepted = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("dir entry").path();
+        if path.extension().is_none_or(|x| x != "txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let name = path.display().to_string();
+        accepted += compare(&name, &text);
+        for end in (1..text.len()).step_by(17) {
+            if let Some(cut) = text.get(..end) {
+                accepted += compare(&format!("{name} cut at {end}"), cut);
+            }
+        }
+    }
+    assert!(accepted > 100, "only {accepted} windowed parses accepted");
+}
