@@ -18,6 +18,10 @@ cargo fmt --all -- --check
 step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "docs"
+# Broken intra-doc links (a renamed or private item) fail here rather than rot unseen.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
 step "tests"
 cargo test --workspace
 

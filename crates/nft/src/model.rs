@@ -484,7 +484,7 @@ pub struct Rule<'a> {
     pub(crate) _text: std::marker::PhantomData<&'a str>,
 }
 
-/// Statements per chunk of [`Ruleset::statements`] (a rule with more has a chunk of its own):
+/// Statements per chunk of the ruleset's statement store (a rule with more has a chunk of its own):
 /// about 74 KB, under glibc's threshold for mapping an allocation of its own.
 pub const STATEMENT_CHUNK: usize = 512;
 

@@ -1190,7 +1190,7 @@ pub(crate) fn lone_target_token(source: &str, span: Span) -> Option<Token> {
 }
 
 /// A rule's tokens: a slice of the shared token list, or the one token of a rule whose only
-/// word is its jump, which is not stored (see [`Ruleset::lone_target`]). Dereferences to a
+/// word is its jump, which is not stored (`Ruleset::lone_target`). Dereferences to a
 /// slice; iterating it by value gives the tokens by value.
 #[derive(Clone, Copy, Debug)]
 pub struct Tokens<'r> {

@@ -57,7 +57,7 @@ impl Span {
 ///
 /// Built on demand when rendering: parsing and linting work with byte spans only. About 2 bytes
 /// per line (issue 16: a dump of 10-byte lines paid 0.4x its size for 4-byte line starts): each
-/// block of [`BLOCK_LINES`] lines keeps its first line's start in full and every line's start as
+/// block of `BLOCK_LINES` lines keeps its first line's start in full and every line's start as
 /// a 16-bit distance from it.
 #[derive(Clone, Debug)]
 pub struct LineIndex {

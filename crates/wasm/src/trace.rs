@@ -222,7 +222,7 @@ impl Loaded {
 
 /// The page's loaded dumps, kept by the worker for as long as they are loaded: each is parsed
 /// once, by [`Session::check`], and the same parse serves every trace. Free it
-/// ([`Session::free`]) when the dumps change: wasm memory is not garbage-collected.
+/// (`free()`, which wasm-bindgen adds) when the dumps change: wasm memory is not garbage-collected.
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct Session {

@@ -6,7 +6,7 @@
 //!
 //! IPVS keeps no Service names: a Service port is known by its cluster IP, port and protocol
 //! (`10.96.0.10:53/udp`). Where IPVS nodes are compared with nodes that name their Services,
-//! [`ServiceKeys`] gives the IPVS Service ports those names, found from the other nodes'
+//! `ServiceKeys` gives the IPVS Service ports those names, found from the other nodes'
 //! cluster-IP address facts. The iptables part of an IPVS node is another mode's: its chains are compared with
 //! other IPVS nodes' only ([`Scope::Ipvs`]).
 
