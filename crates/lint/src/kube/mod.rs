@@ -482,12 +482,15 @@ impl<'a> EndpointDnats<'a> {
         let Some(nat) = table(set, TableKind::Nat) else {
             return EndpointDnats(Vec::new());
         };
-        EndpointDnats(
+        // Sized for every nat chain (an upper bound; pages never written are never mapped), so
+        // that it is written once rather than copied through every doubling.
+        let mut dnats = Vec::with_capacity(nat.get().chains.len());
+        dnats.extend(
             nat.chains()
                 .filter(|c| is_endpoint_chain(c.name()))
-                .map(|c| EndpointDnat::read(c, set.family))
-                .collect(),
-        )
+                .map(|c| EndpointDnat::read(c, set.family)),
+        );
+        EndpointDnats(dnats)
     }
 }
 
@@ -675,8 +678,10 @@ impl<'r, 'a> Builder<'r, 'a> {
             set,
             nat,
             filter: table(set, TableKind::Filter),
-            services: Vec::new(),
-            endpoints: Vec::new(),
+            // Sized once, as the maps are (endpoints: every nat chain at most), so that they are
+            // written once rather than copied through every doubling.
+            services: Vec::with_capacity(services),
+            endpoints: Vec::with_capacity(nat.map_or(0, |t| t.get().chains.len())),
             by_hash: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             service_by_chain: vec![NONE; set.chains.len()],
