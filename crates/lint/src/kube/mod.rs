@@ -318,10 +318,15 @@ impl<'a> Endpoint<'a> {
     /// need it, and reading the comment of every endpoint chain of a large node costs more than
     /// the rest of the endpoint.
     pub fn name(&self, set: &Ruleset<'a>) -> Option<Cow<'a, str>> {
-        set.chain(self.chain)
-            .rules()
-            .find_map(|rule| rule_service_name(rule).map(|(n, _)| n))
+        endpoint_chain_name(set, self.chain)
     }
+}
+
+/// The Service port an endpoint chain's comments name.
+fn endpoint_chain_name<'a>(set: &Ruleset<'a>, chain: ChainId) -> Option<Cow<'a, str>> {
+    set.chain(chain)
+        .rules()
+        .find_map(|rule| rule_service_name(rule).map(|(n, _)| n))
 }
 
 /// What kube-proxy and kubelet wrote into one ruleset.
@@ -482,12 +487,15 @@ impl<'a> EndpointDnats<'a> {
         let Some(nat) = table(set, TableKind::Nat) else {
             return EndpointDnats(Vec::new());
         };
-        EndpointDnats(
+        // Sized for every nat chain (an upper bound; pages never written are never mapped), so
+        // that it is written once rather than copied through every doubling.
+        let mut dnats = Vec::with_capacity(nat.get().chains.len());
+        dnats.extend(
             nat.chains()
                 .filter(|c| is_endpoint_chain(c.name()))
-                .map(|c| EndpointDnat::read(c, set.family))
-                .collect(),
-        )
+                .map(|c| EndpointDnat::read(c, set.family)),
+        );
+        EndpointDnats(dnats)
     }
 }
 
@@ -646,7 +654,9 @@ struct Builder<'r, 'a> {
     nat: Option<TableRef<'r, 'a>>,
     filter: Option<TableRef<'r, 'a>>,
     services: Vec<Service<'a>>,
-    endpoints: Vec<Endpoint<'a>>,
+    /// nat's endpoint chains, in chain order: the endpoints are made from them and their DNATs
+    /// at the end ([`Builder::endpoints`]), each written once.
+    endpoint_chains: Vec<ChainId>,
     by_hash: FxHashMap<&'a str, usize>,
     by_name: FxHashMap<Cow<'a, str>, usize>,
     service_by_chain: Vec<u32>,
@@ -675,8 +685,10 @@ impl<'r, 'a> Builder<'r, 'a> {
             set,
             nat,
             filter: table(set, TableKind::Filter),
-            services: Vec::new(),
-            endpoints: Vec::new(),
+            // Sized once, as the maps are, so that it is written once rather than copied through
+            // every doubling.
+            services: Vec::with_capacity(services),
+            endpoint_chains: Vec::new(),
             by_hash: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             service_by_chain: vec![NONE; set.chains.len()],
@@ -714,11 +726,11 @@ impl<'r, 'a> Builder<'r, 'a> {
             }
         }
         let layout = self.layout();
-        self.add_dnats(dnats());
+        let endpoints = self.endpoints(dnats());
         KubeModel {
             layout,
             services: self.services,
-            endpoints: self.endpoints,
+            endpoints,
             service_by_chain: self.service_by_chain,
             endpoint_by_chain: self.endpoint_by_chain,
         }
@@ -805,44 +817,35 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
-        self.endpoint_by_chain[chain.id.index()] = entry(self.endpoints.len());
+        self.endpoint_by_chain[chain.id.index()] = entry(self.endpoint_chains.len());
         self.is_endpoint[chain.id.index() / 64] |= 1 << (chain.id.index() % 64);
-        self.endpoints.push(Endpoint {
-            chain: chain.id,
-            dnat: None,
-            destination: None,
-            sound: false,
-            destination_key: None,
-            hairpin_as_written: false,
-        });
+        self.endpoint_chains.push(chain.id);
     }
 
-    /// Fills in each endpoint's DNAT. `dnats` lists the same chains in the same order (both
+    /// The endpoints, with their DNATs. `dnats` lists the same chains in the same order (both
     /// walk the nat table in effect); were it ever to differ, each DNAT is read here instead.
-    fn add_dnats(&mut self, dnats: &EndpointDnats<'a>) {
-        let read_here;
-        let dnats = if dnats.0.len() == self.endpoints.len()
+    fn endpoints(&self, dnats: &EndpointDnats<'a>) -> Vec<Endpoint<'a>> {
+        let endpoint = |dnat: &EndpointDnat<'a>| Endpoint {
+            chain: dnat.chain,
+            dnat: dnat.rule,
+            destination: dnat.destination,
+            sound: dnat.sound,
+            destination_key: dnat.destination_key,
+            hairpin_as_written: dnat.hairpin_as_written,
+        };
+        if dnats.0.len() == self.endpoint_chains.len()
             && dnats
                 .0
                 .iter()
-                .zip(&self.endpoints)
-                .all(|(d, e)| d.chain == e.chain)
+                .zip(&self.endpoint_chains)
+                .all(|(d, &chain)| d.chain == chain)
         {
-            &dnats.0
+            dnats.0.iter().map(endpoint).collect()
         } else {
-            read_here = self
-                .endpoints
+            self.endpoint_chains
                 .iter()
-                .map(|e| EndpointDnat::read(self.set.chain(e.chain), self.set.family))
-                .collect::<Vec<_>>();
-            &read_here
-        };
-        for (endpoint, dnat) in self.endpoints.iter_mut().zip(dnats) {
-            endpoint.dnat = dnat.rule;
-            endpoint.destination = dnat.destination;
-            endpoint.sound = dnat.sound;
-            endpoint.destination_key = dnat.destination_key;
-            endpoint.hairpin_as_written = dnat.hairpin_as_written;
+                .map(|&chain| endpoint(&EndpointDnat::read(self.set.chain(chain), self.set.family)))
+                .collect()
         }
     }
 
@@ -1019,7 +1022,8 @@ impl<'r, 'a> Builder<'r, 'a> {
             self.nat,
             self.filter,
             LayoutSigns {
-                services_or_endpoints: !self.services.is_empty() || !self.endpoints.is_empty(),
+                services_or_endpoints: !self.services.is_empty()
+                    || !self.endpoint_chains.is_empty(),
                 kube_chains,
                 modern_chains,
                 nfacct,
@@ -1028,9 +1032,12 @@ impl<'r, 'a> Builder<'r, 'a> {
         );
         // Past the threshold the comments do not matter: a node in large-cluster mode has none
         // on its endpoints, and looking for one would read every endpoint chain.
-        let large_cluster = self.endpoints.len() > LARGE_CLUSTER_ENDPOINTS
-            || (!self.endpoints.is_empty()
-                && !self.endpoints.iter().any(|e| e.name(self.set).is_some()));
+        let large_cluster = self.endpoint_chains.len() > LARGE_CLUSTER_ENDPOINTS
+            || (!self.endpoint_chains.is_empty()
+                && !self
+                    .endpoint_chains
+                    .iter()
+                    .any(|&c| endpoint_chain_name(self.set, c).is_some()));
         let masquerade_mark = nat_chain("KUBE-MARK-MASQ").and_then(|c| {
             c.rules().find_map(|r| {
                 let target = r.target()?;

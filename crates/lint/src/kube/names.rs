@@ -358,7 +358,7 @@ mod tests {
                 format!("a/b{c}:c"),
                 format!("a/b:{c}"),
                 format!("a/b{c}"),
-                format!("{c}"),
+                c.to_string(),
                 format!("a{c}b"),
             ] {
                 assert_eq!(

@@ -72,36 +72,56 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     }
     let set = cx.ruleset();
     // The first Service jump into each endpoint chain: whose endpoint it is. Indexed like
-    // `model.endpoints` (a dense table: this runs once per endpoint on large nodes).
-    let mut jumped: Vec<Option<(usize, RuleId)>> = vec![None; model.endpoints.len()];
+    // `model.endpoints`, 8 bytes an entry: the Services' jumps write it in an order that is
+    // random in endpoint order, so it is kept small enough to stay in the cache.
+    let mut jumped: Vec<(u32, RuleId)> = vec![(NOT_JUMPED, RuleId(0)); model.endpoints.len()];
     for (i, service) in model.services.iter().enumerate() {
         for jump in service.endpoints.iter().chain(&service.local_endpoints) {
-            if let Some(e) = jump.chain.and_then(|c| model.endpoint_index(c)) {
-                jumped[e].get_or_insert((i, jump.rule));
+            if let Some(e) = jump.chain.and_then(|c| model.endpoint_index(c))
+                && jumped[e].0 == NOT_JUMPED
+            {
+                jumped[e] = (i as u32, jump.rule);
             }
         }
     }
-    // Whether each endpoint's destination is an address, for the duplicate check: known from
+    // Each endpoint's destination for the duplicate check, when it is an address: known from
     // the model when the DNAT is sound (nearly always: no rule is read again then), checked
     // and parsed again only when it is not.
-    let mut usable = vec![false; model.endpoints.len()];
-    for ((endpoint, jumped), usable) in model.endpoints.iter().zip(jumped).zip(&mut usable) {
+    let mut destinations = vec![NO_DESTINATION; model.endpoints.len()];
+    for ((endpoint, &(service, jump)), code) in
+        model.endpoints.iter().zip(&jumped).zip(&mut destinations)
+    {
         // Nothing jumps to it: no traffic is lost here (unused chains are another lint's).
-        let Some((service, jump)) = jumped else {
-            continue;
-        };
-        if endpoint.sound {
-            *usable = true;
+        if service == NOT_JUMPED {
             continue;
         }
-        let service = &model.services[service];
-        *usable = check_endpoint(cx, out, endpoint, service, set.rule(jump))
+        let usable = endpoint.sound
+            || check_endpoint(
+                cx,
+                out,
+                endpoint,
+                &model.services[service as usize],
+                set.rule(jump),
+            )
             || endpoint
                 .destination
                 .is_some_and(|d| NatAddress::parse(d).is_ok_and(|n| n.first.is_some()));
+        if usable && endpoint.destination.is_some() {
+            *code = endpoint.destination_key.unwrap_or(TEXT_DESTINATION);
+        }
     }
-    duplicates(cx, out, model, &usable);
+    duplicates(cx, out, model, &destinations);
 }
+
+/// No Service jumps to this endpoint (in `check`'s table of first jumps).
+const NOT_JUMPED: u32 = u32::MAX;
+
+/// An endpoint's destination as `duplicates` compares it, one `u64` an endpoint, so that the
+/// Services' jumps (random in endpoint order) read a small table rather than the endpoints: a
+/// plain `a.b.c.d:port` is its key (48 bits), any other destination of a usable endpoint is
+/// `TEXT_DESTINATION` (its text is read from the endpoint), and none is `NO_DESTINATION`.
+const NO_DESTINATION: u64 = u64::MAX;
+const TEXT_DESTINATION: u64 = u64::MAX - 1;
 
 /// The endpoint a Service chain's jump comment names: `default/web:http -> 10.244.1.5:8080`.
 fn intended<'a>(jump: RuleRef<'_, 'a>) -> Option<Cow<'a, str>> {
@@ -273,20 +293,28 @@ enum Key<'a> {
     Destination(&'a str),
 }
 
-/// An endpoint's destination: its text, and its number when it is a plain `a.b.c.d:port`.
+/// An endpoint's destination: its number when it is a plain `a.b.c.d:port` (with the endpoint,
+/// whose text is read only to report), else its text.
 #[derive(Clone, Copy)]
-struct Destination<'a> {
-    text: &'a str,
-    key: Option<u64>,
+enum Destination<'a> {
+    Key(u64, usize),
+    Text(Option<&'a str>),
 }
 
-impl Destination<'_> {
+impl<'a> Destination<'a> {
     /// The same destination. Two plain ones compare by number, without reading their texts
     /// (scattered over a large dump); a plain text never equals one that is not.
-    fn same(self, other: Destination<'_>) -> bool {
-        match (self.key, other.key) {
-            (Some(a), Some(b)) => a == b,
-            _ => self.text == other.text,
+    fn same(self, other: Destination<'_>, model: &KubeModel<'_>) -> bool {
+        match (self, other) {
+            (Destination::Key(a, _), Destination::Key(b, _)) => a == b,
+            _ => self.text(model) == other.text(model),
+        }
+    }
+
+    fn text(self, model: &KubeModel<'a>) -> Option<&'a str> {
+        match self {
+            Destination::Key(_, endpoint) => model.endpoints[endpoint].destination,
+            Destination::Text(text) => text,
         }
     }
 }
@@ -295,12 +323,13 @@ impl Destination<'_> {
 /// below it (nearly every Service), by comparing with the earlier jumps, which touches no map.
 const PAIRWISE_MAX: usize = 32;
 
-/// Two balanced jumps of one Service chain to the same endpoint.
+/// Two balanced jumps of one Service chain to the same endpoint. `destinations` holds each
+/// endpoint's destination as `check` coded it.
 fn duplicates(
     cx: &LintContext<'_, '_>,
     out: &mut Findings<'_>,
     model: &KubeModel<'_>,
-    usable: &[bool],
+    destinations: &[u64],
 ) {
     let set = cx.ruleset();
     // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
@@ -322,16 +351,9 @@ fn duplicates(
                 let endpoint = jump
                     .chain
                     .and_then(|c| model.endpoint_index(c))
-                    .filter(|&i| usable[i])
-                    .map(|i| &model.endpoints[i]);
-                let destination = endpoint.and_then(|e| e.destination);
-                let keyed = endpoint.and_then(|e| {
-                    Some(Destination {
-                        text: e.destination?,
-                        key: e.destination_key,
-                    })
-                });
+                    .filter(|&i| destinations[i] != NO_DESTINATION);
                 let earlier = if large {
+                    let destination = endpoint.and_then(|i| model.endpoints[i].destination);
                     let by_chain = map.get(&chain_key).map(|&r| (r, None));
                     let found = by_chain.or_else(|| {
                         let d = destination?;
@@ -343,6 +365,11 @@ fn duplicates(
                     }
                     found
                 } else {
+                    // The endpoint itself is read only for a destination that is not a key.
+                    let keyed = endpoint.map(|i| match destinations[i] {
+                        TEXT_DESTINATION => Destination::Text(model.endpoints[i].destination),
+                        key => Destination::Key(key, i),
+                    });
                     let found = seen
                         .iter()
                         .find(|(k, _, _)| *k == chain_key)
@@ -350,8 +377,8 @@ fn duplicates(
                         .or_else(|| {
                             let d = keyed?;
                             seen.iter()
-                                .find(|(_, other, _)| other.is_some_and(|o| o.same(d)))
-                                .map(|&(_, _, r)| (r, Some(d.text)))
+                                .find(|(_, other, _)| other.is_some_and(|o| o.same(d, model)))
+                                .map(|&(_, _, r)| (r, d.text(model)))
                         });
                     seen.push((chain_key, keyed, jump.rule));
                     found
