@@ -2,16 +2,11 @@
 //! index and span), same diagnostics in the same order, for every cut it accepts, on the
 //! corpus, on generated nodes, on cut-short and broken texts.
 
-use rulelint_dumpgen::{NftForm, Shape, generate_nft};
-use rulelint_nft::{Parsed, parse, parse_on_one_thread, parse_on_two_threads, parse_split_at};
-use std::path::{Path, PathBuf};
+mod common;
 
-fn fingerprint(p: &Parsed<'_>) -> (String, String) {
-    (
-        serde_json::to_string(&p.ruleset).expect("serializable"),
-        format!("{:?}", p.diagnostics),
-    )
-}
+use common::{BROKEN, corpus_texts, fingerprint, line_starts, member_lines, node, shared_dir};
+use rulelint_dumpgen::{NftForm, Shape, generate_nft};
+use rulelint_nft::{parse, parse_on_one_thread, parse_on_two_threads, parse_split_at};
 
 /// Parses `text` cut at each of `cuts`; asserts every accepted cut gives the one-thread parse.
 /// Returns how many were accepted.
@@ -29,53 +24,10 @@ fn compare(name: &str, text: &str, cuts: impl IntoIterator<Item = usize>) -> usi
     accepted
 }
 
-fn line_starts(text: &str) -> Vec<usize> {
-    text.match_indices('\n').map(|(i, _)| i + 1).collect()
-}
-
-/// Line starts of lines that open a chain, set or map one tab in (where `parse` would cut).
-fn member_lines(text: &str) -> Vec<usize> {
-    line_starts(text)
-        .into_iter()
-        .filter(|&i| {
-            let rest = &text[i..];
-            ["\tchain ", "\tset ", "\tmap "]
-                .iter()
-                .any(|k| rest.starts_with(k))
-        })
-        .collect()
-}
-
-fn corpus_texts() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/nft");
-    let mut out = Vec::new();
-    for dir in ["ok", "err"] {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .expect("corpus/nft")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).expect("readable");
-            out.push((p.display().to_string(), text));
-        }
-    }
-    out
-}
-
-fn small_node() -> String {
-    let shape = Shape {
-        services: 12,
-        ..Shape::default()
-    };
-    generate_nft(&shape, NftForm::List)
-}
-
 #[test]
 fn every_cut_of_the_corpus_and_a_generated_node_parses_as_on_one_thread() {
     let mut texts = corpus_texts();
-    texts.push(("generated".into(), small_node()));
+    texts.push(("generated".into(), node(12)));
     // Two listings one after the other: cuts in the second table, after a closed one.
     let ok: Vec<&(String, String)> = texts.iter().filter(|(n, _)| n.contains("/ok/")).collect();
     let both = format!("{}{}", ok[0].1, ok[1].1);
@@ -94,7 +46,7 @@ fn cut_short_texts_parse_as_on_one_thread() {
         .into_iter()
         .filter(|(n, _)| n.contains("/ok/"))
         .collect();
-    texts.push(("generated".into(), small_node()));
+    texts.push(("generated".into(), node(12)));
     let mut accepted = 0;
     for (name, text) in &texts {
         for end in (1..text.len()).step_by(29) {
@@ -106,31 +58,13 @@ fn cut_short_texts_parse_as_on_one_thread() {
     assert!(accepted > 100, "only {accepted} cuts accepted");
 }
 
-/// Lines that change what comes after them: an unclosed chain, set, element list, anonymous
-/// set or object, a stray `}`, an unterminated string, a table line, prose.
-const BROKEN: &[&str] = &[
-    "\tchain cut {\n\t\tip daddr 10.0.0.1 jump x\n",
-    "\tmap cut {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : goto a,\n",
-    "\t\tip daddr { 10.0.0.1,\n",
-    "\t\tip daddr {\n",
-    "\tcounter c {\n\t\tpackets 0 bytes 0\n",
-    "}\n",
-    "\t\tcomment \"no end\n",
-    "table ip other {\n",
-    "table bogus other {\n",
-    "$ nft list ruleset\n",
-    "\tflags dormant\n",
-    "\tcomment \"later\"\n",
-    "\tchain base {\n\t\ttype filter hook input priority bogus; policy accept;\n\t}\n",
-];
-
 #[test]
 fn broken_texts_parse_as_on_one_thread() {
     let mut texts: Vec<(String, String)> = corpus_texts()
         .into_iter()
         .filter(|(n, _)| n.contains("/ok/"))
         .collect();
-    texts.push(("generated".into(), small_node()));
+    texts.push(("generated".into(), node(12)));
     let mut accepted = 0;
     for (name, text) in &texts {
         for (k, at) in line_starts(text).into_iter().enumerate() {
@@ -167,13 +101,6 @@ fn a_large_node_is_cut_and_parses_as_on_one_thread() {
     let two = parse_on_two_threads(&text);
     assert_eq!(fingerprint(&two), fingerprint(&parse_on_one_thread(&text)));
     assert_eq!(fingerprint(&parse(&text)), fingerprint(&two));
-}
-
-fn shared_dir() -> PathBuf {
-    std::env::var_os("RULELINT_NFT_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/nft"),
-        PathBuf::from,
-    )
 }
 
 #[test]

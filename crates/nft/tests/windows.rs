@@ -3,16 +3,10 @@
 //! in the same order, whatever the window, on the corpus, on generated nodes, on cut-short and
 //! broken texts, and inside either part of the two-thread parse.
 
-use rulelint_dumpgen::{NftForm, Shape, generate_nft};
-use rulelint_nft::{Parsed, parse, parse_in_windows, parse_split_at, parse_split_at_in_windows};
-use std::path::Path;
+mod common;
 
-fn fingerprint(p: &Parsed<'_>) -> (String, String) {
-    (
-        serde_json::to_string(&p.ruleset).expect("serializable"),
-        format!("{:?}", p.diagnostics),
-    )
-}
+use common::{BROKEN, corpus_texts, fingerprint, line_starts, node, shared_dir};
+use rulelint_nft::{parse, parse_in_windows, parse_split_at, parse_split_at_in_windows};
 
 /// Windows from one byte (every member line is a cut) to a few hundred.
 const WINDOWS: [usize; 4] = [1, 37, 200, 900];
@@ -32,36 +26,6 @@ fn compare(name: &str, text: &str) -> usize {
         }
     }
     accepted
-}
-
-fn line_starts(text: &str) -> Vec<usize> {
-    text.match_indices('\n').map(|(i, _)| i + 1).collect()
-}
-
-fn corpus_texts() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/nft");
-    let mut out = Vec::new();
-    for dir in ["ok", "err"] {
-        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
-            .expect("corpus/nft")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).expect("readable");
-            out.push((p.display().to_string(), text));
-        }
-    }
-    out
-}
-
-fn node(services: usize) -> String {
-    let shape = Shape {
-        services,
-        ..Shape::default()
-    };
-    generate_nft(&shape, NftForm::List)
 }
 
 #[test]
@@ -91,25 +55,6 @@ fn cut_short_texts_parse_as_whole_in_any_window() {
     }
     assert!(accepted > 100, "only {accepted} windowed parses accepted");
 }
-
-/// Lines that change what comes after them (as in `tests/split.rs`).
-const BROKEN: &[&str] = &[
-    "\tchain cut {\n\t\tip daddr 10.0.0.1 jump x\n",
-    "\tmap cut {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : goto a,\n",
-    "\t\tip daddr { 10.0.0.1,\n",
-    "\t\tip daddr {\n",
-    "\tcounter c {\n\t\tpackets 0 bytes 0\n",
-    "}\n",
-    "\t\tcomment \"no end\n",
-    "table ip other {\n",
-    "table bogus other {\n",
-    "$ nft list ruleset\n",
-    "\tflags dormant\n",
-    "\tcomment \"later\"\n",
-    "\tchain base {\n\t\ttype filter hook input priority bogus; policy accept;\n\t}\n",
-    "\tchain \"quoted {\" {\n",
-    "\tset s { # handle 7\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1,\n\tchain next {\n",
-];
 
 #[test]
 fn broken_texts_parse_as_whole_in_any_window() {
@@ -179,10 +124,7 @@ fn cut_and_broken_texts_parse_as_whole_on_two_threads_in_windows() {
 #[test]
 #[ignore = "needs ../shared/corpus/nft beside the checkout"]
 fn the_shared_corpus_cut_anywhere_parses_as_whole_in_any_window() {
-    let dir = std::env::var_os("RULELINT_NFT_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/nft"),
-        std::path::PathBuf::from,
-    );
+    let dir = shared_dir();
     let mut accepted = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.expect("dir entry").path();

@@ -395,20 +395,7 @@ fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
 /// general readers give, on every rule of the corpus, a generated node and some odd shapes.
 #[test]
 fn short_dnat_and_source_readers_equal_the_general_ones() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
-    let mut texts: Vec<String> = ["lints", "kube", "syntax/ok"]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
-        .flat_map(|entry| {
-            let path = entry.expect("entry").path();
-            match std::fs::read_dir(&path) {
-                Ok(files) => files.map(|f| f.expect("entry").path()).collect(),
-                Err(_) => vec![path],
-            }
-        })
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .map(|p| std::fs::read_to_string(p).expect("dump"))
-        .collect();
+    let mut texts = corpus_dumps();
     assert!(texts.len() > 100, "{}", texts.len());
     texts.push(rulelint_dumpgen::generate(
         &rulelint_dumpgen::Shape::with_rule_target(3_000),
@@ -489,20 +476,7 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
 /// and its port reader reads what `PortRange::parse` reads.
 #[test]
 fn dispatch_shape_options_equal_the_match_walk() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
-    let mut texts: Vec<String> = ["lints", "kube", "syntax/ok"]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
-        .flat_map(|entry| {
-            let path = entry.expect("entry").path();
-            match std::fs::read_dir(&path) {
-                Ok(files) => files.map(|f| f.expect("entry").path()).collect(),
-                Err(_) => vec![path],
-            }
-        })
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .map(|p| std::fs::read_to_string(p).expect("dump"))
-        .collect();
+    let mut texts = corpus_dumps();
     texts.push(rulelint_dumpgen::generate(
         &rulelint_dumpgen::Shape::with_rule_target(3_000),
     ));
@@ -546,4 +520,22 @@ fn dispatch_shape_options_equal_the_match_walk() {
     ] {
         assert_eq!(port_range(text), PortRange::parse(text), "{text}");
     }
+}
+
+/// Every iptables dump of the corpus's lint, Kubernetes and well-formed syntax cases.
+fn corpus_dumps() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    ["lints", "kube", "syntax/ok"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
+        .flat_map(|entry| {
+            let path = entry.expect("entry").path();
+            match std::fs::read_dir(&path) {
+                Ok(files) => files.map(|f| f.expect("entry").path()).collect(),
+                Err(_) => vec![path],
+            }
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .map(|p| std::fs::read_to_string(p).expect("dump"))
+        .collect()
 }
