@@ -508,7 +508,6 @@ fn check_source_with<'a>(
                     &parsed,
                     config,
                     markers.unsupported,
-                    unfreed,
                 );
                 (parsed, diagnostics, markers.suppression)
             }
