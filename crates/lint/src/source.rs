@@ -346,7 +346,7 @@ fn nft_opening(trimmed: &str) -> Option<SectionKind> {
 /// word byte. (Events from `memchr` passes cost about 260 instructions a line, a tenth of
 /// checking a 5,000-Service listing; a line-by-line reading about 400.)
 fn block_end(text: &str, pos: usize) -> usize {
-    rulelint_nft::extent::block_end(text, pos, |next| starts_iptables_line(text, next))
+    rulelint_nft::extent::block_end_in_two(text, pos, |next| starts_iptables_line(text, next))
 }
 
 /// Whether the line starting at `start` is an iptables-save line (`classify` of it trimmed).

@@ -7,6 +7,9 @@
 //! Elsewhere, and for the last bytes, the byte loop alone. Both read the same bytes the same
 //! way: `tests` compares them on arbitrary text.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI64, Ordering};
+
 /// Where a block ends: after the line on which its braces balance, or at the start of the first
 /// line after its first for which `ends_before(line_start)` holds, or at the end of the text.
 /// The block opens on the line at `pos`; braces count outside strings (`"` to the next `"` or
@@ -16,8 +19,154 @@
 /// every line of a listing is not asked about), and never of a line after the text's end.
 ///
 /// Linear in the text; never panics (a `pos` past the end gives the text's length).
-pub fn block_end(text: &str, pos: usize, ends_before: impl FnMut(usize) -> bool) -> usize {
-    scan::<true>(text.as_bytes(), pos, ends_before)
+pub fn block_end(text: &str, pos: usize, mut ends_before: impl FnMut(usize) -> bool) -> usize {
+    let bytes = text.as_bytes();
+    let floor = Cell::new(0);
+    let ends_at = |depth: i64, at: usize| depth <= 0 || iptables_after(bytes, at, &mut ends_before);
+    scan::<true>(bytes, pos, &floor, ends_at)
+        .0
+        .unwrap_or(bytes.len())
+}
+
+/// From this many bytes after `pos` on, [`block_end_in_two`] reads the second half on another
+/// thread.
+pub const BLOCK_END_IN_TWO_MIN_BYTES: usize = 1 << 20;
+
+/// [`block_end`], the text after the first line start past the middle of `text[pos..]` read on
+/// a second thread (from [`BLOCK_END_IN_TWO_MIN_BYTES`] on, never in WebAssembly): the same
+/// end. `ends_before` may then also be asked of lines after the end, and out of order.
+///
+/// This holds because a line starts in code (strings and comments end with their line): the
+/// second half is read with depths relative to its start, keeping each line end where that
+/// depth reaches a new low; the first half's depth at the middle picks the first low that
+/// balances it.
+pub fn block_end_in_two(
+    text: &str,
+    pos: usize,
+    ends_before: impl Fn(usize) -> bool + Sync,
+) -> usize {
+    let rest = text.len().saturating_sub(pos);
+    if cfg!(target_arch = "wasm32") || rest < BLOCK_END_IN_TWO_MIN_BYTES {
+        return block_end(text, pos, ends_before);
+    }
+    let bytes = text.as_bytes();
+    match memchr::memchr(b'\n', &bytes[pos + rest / 2..]) {
+        Some(n) if pos + rest / 2 + n + 1 < bytes.len() => {
+            block_end_split_at(text, pos, pos + rest / 2 + n + 1, ends_before)
+        }
+        _ => block_end(text, pos, ends_before),
+    }
+}
+
+/// The depth at the middle, as the first half publishes it to the second.
+const DEPTH_UNKNOWN: i64 = i64::MIN;
+/// The first half found the end.
+const ENDED_BEFORE_MIDDLE: i64 = i64::MAX;
+/// A second half whose depth falls to more new lows than this is read again on one thread
+/// (well-formed listings nest a few levels deep).
+const MAX_LOWS: usize = 64;
+
+/// What the second half found: its new lows `(relative depth, line start after)`, in order,
+/// and the first line start `ends_before` held for, if it stopped there.
+struct SecondHalf {
+    lows: Vec<(i64, usize)>,
+    iptables_at: Option<usize>,
+    overflowed: bool,
+}
+
+/// [`block_end_in_two`] with its middle given: a line start after `pos` (tests try every one).
+fn block_end_split_at(
+    text: &str,
+    pos: usize,
+    middle: usize,
+    ends_before: impl Fn(usize) -> bool + Sync,
+) -> usize {
+    let bytes = text.as_bytes();
+    if middle <= pos || middle >= bytes.len() || bytes[middle - 1] != b'\n' {
+        return block_end(text, pos, ends_before);
+    }
+    let published = AtomicI64::new(DEPTH_UNKNOWN);
+    let second_half = || {
+        let mut half = SecondHalf {
+            lows: Vec::new(),
+            iptables_at: None,
+            overflowed: false,
+        };
+        let floor = Cell::new(0);
+        let at_line_end = |depth: i64, at: usize| {
+            if depth < floor.get() {
+                floor.set(depth);
+                half.lows.push((depth, at + 1));
+                if half.lows.len() > MAX_LOWS {
+                    half.overflowed = true;
+                    return true;
+                }
+            }
+            // Once the first half is done, nothing past the end it implies matters.
+            let known = published.load(Ordering::Relaxed);
+            if known == ENDED_BEFORE_MIDDLE || (known != DEPTH_UNKNOWN && floor.get() <= -known) {
+                return true;
+            }
+            if iptables_after(bytes, at, &mut &ends_before) {
+                half.iptables_at = Some(at + 1);
+                return true;
+            }
+            false
+        };
+        scan::<true>(bytes, middle, &floor, at_line_end);
+        half
+    };
+    let first_half = || {
+        let floor = Cell::new(0);
+        let ends_at =
+            |depth: i64, at: usize| depth <= 0 || iptables_after(bytes, at, &mut &ends_before);
+        let (end, depth) = scan::<true>(&bytes[..middle], pos, &floor, ends_at);
+        published.store(
+            if end.is_some() {
+                ENDED_BEFORE_MIDDLE
+            } else {
+                depth
+            },
+            Ordering::Relaxed,
+        );
+        (end, depth)
+    };
+    let joined = std::thread::scope(|scope| {
+        let second = std::thread::Builder::new()
+            .name("rulelint-nft-extent".into())
+            .spawn_scoped(scope, second_half)
+            .ok()?;
+        let first = first_half();
+        let second = second
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        Some((first, second))
+    });
+    let Some(((first_end, depth), second)) = joined else {
+        // No thread to be had.
+        return block_end(text, pos, ends_before);
+    };
+    if let Some(end) = first_end {
+        return end;
+    }
+    let balanced = second
+        .lows
+        .iter()
+        .find(|&&(low, _)| low <= -depth)
+        .map(|&(_, end)| end);
+    match (balanced, second.iptables_at) {
+        (Some(b), Some(i)) => b.min(i),
+        (Some(end), None) | (None, Some(end)) => end,
+        (None, None) if second.overflowed => block_end(text, pos, ends_before),
+        (None, None) => bytes.len(),
+    }
+}
+
+/// At a newline at `at`: whether the next line, if any, may be and is an iptables-save line.
+#[inline]
+fn iptables_after(bytes: &[u8], at: usize, ends_before: &mut impl FnMut(usize) -> bool) -> bool {
+    let next = at + 1;
+    next < bytes.len() && may_start_iptables(bytes, next) && ends_before(next)
 }
 
 /// What the byte loop is reading.
@@ -30,20 +179,19 @@ enum State {
     Comment,
 }
 
-/// The scan; `BLOCKS`: read 64-byte blocks from bit masks where the CPU allows.
+/// The scan from `pos` (a line start), depth 0: `at_line_end(depth, newline)` at each newline
+/// read in code, with the depth after that line exactly when it is at most `floor` (else some
+/// depth above `floor`), until it returns true: then `Some(newline + 1)`, else `None` at the end;
+/// and the depth there. `BLOCKS`: read 64-byte blocks from bit masks where the CPU allows.
 fn scan<const BLOCKS: bool>(
     bytes: &[u8],
     pos: usize,
-    mut ends_before: impl FnMut(usize) -> bool,
-) -> usize {
+    floor: &Cell<i64>,
+    mut at_line_end: impl FnMut(i64, usize) -> bool,
+) -> (Option<usize>, i64) {
     let mut depth: i64 = 0;
     let mut i = pos.min(bytes.len());
     let mut state = State::Code;
-    // At a newline at `at` (read in code): whether the block ends after it.
-    let mut ends_at = |depth: i64, at: usize| {
-        let next = at + 1;
-        depth <= 0 || (next < bytes.len() && may_start_iptables(bytes, next) && ends_before(next))
-    };
     while i < bytes.len() {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if BLOCKS
@@ -69,15 +217,15 @@ fn scan<const BLOCKS: bool>(
             while newlines != 0 {
                 let k = newlines.trailing_zeros();
                 newlines &= newlines - 1;
-                let at = if depth - closes > 0 {
+                let at = if depth - closes > floor.get() {
                     depth
                 } else {
                     let under = (1u64 << k) - 1;
                     depth + i64::from((open & under).count_ones())
                         - i64::from((close & under).count_ones())
                 };
-                if ends_at(at, i + k as usize) {
-                    return i + k as usize + 1;
+                if at_line_end(at, i + k as usize) {
+                    return (Some(i + k as usize + 1), depth);
                 }
             }
             if open != 0 {
@@ -98,15 +246,15 @@ fn scan<const BLOCKS: bool>(
             (State::Str, b'"') => state = State::Code,
             (_, b'\n') => {
                 state = State::Code;
-                if ends_at(depth, i) {
-                    return i + 1;
+                if at_line_end(depth, i) {
+                    return (Some(i + 1), depth);
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    bytes.len()
+    (None, depth)
 }
 
 /// Whether the line at `start` may be an iptables-save line: its first byte after spaces and
@@ -167,10 +315,17 @@ mod tests {
     /// Every line start after `pos` the scan asked about, and where it ended.
     fn run<const BLOCKS: bool>(text: &[u8], pos: usize, stop_at: u8) -> (usize, Vec<usize>) {
         let mut asked = Vec::new();
-        let end = scan::<BLOCKS>(text, pos, |start| {
-            asked.push(start);
-            text[start] == stop_at
-        });
+        let floor = Cell::new(0);
+        let ends_at = |depth: i64, at: usize| {
+            depth <= 0
+                || iptables_after(text, at, &mut |start| {
+                    asked.push(start);
+                    text[start] == stop_at
+                })
+        };
+        let end = scan::<BLOCKS>(text, pos, &floor, ends_at)
+            .0
+            .unwrap_or(text.len());
         (end, asked)
     }
 
@@ -221,6 +376,47 @@ mod tests {
             pos in 0usize..700,
         ) {
             prop_assert_eq!(run::<true>(&text, pos, b'*'), run::<false>(&text, pos, b'*'));
+        }
+
+        /// Read in two halves at every line start, or on one thread: the same end.
+        #[test]
+        fn halves_agree_with_one_reading(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    Just(b'{'), Just(b'}'), Just(b'"'), Just(b'#'), Just(b'\n'), Just(b'*'),
+                    Just(b'\t'), Just(b'a'), Just(b' ')
+                ],
+                0..300,
+            ),
+            pos in 0usize..300,
+        ) {
+            let text = String::from_utf8(text).unwrap_or_default();
+            let iptables = |start: usize| text.as_bytes()[start] == b'*';
+            let whole = block_end(&text, pos, iptables);
+            for middle in 0..text.len() {
+                prop_assert_eq!(block_end_split_at(&text, pos, middle, iptables), whole, "middle {}", middle);
+            }
+        }
+    }
+
+    /// A listing of several tables, long enough for two threads, with an iptables-save dump
+    /// after it: each table ends where one reading ends it.
+    #[test]
+    fn halves_end_each_table_of_a_large_listing() {
+        let table = |name: &str| {
+            let body: String = (0..16_000)
+                .map(|i| format!("\tchain c{i} {{\n\t\tip daddr {{ 10.0.0.{} }} jump x comment \"}}{i}\" # }}\n\t}}\n", i % 250))
+                .collect();
+            format!("table ip {name} {{\n{body}}}\n")
+        };
+        let text = format!("{}\n{}*filter\n:A - [0:0]\n", table("a"), table("b"));
+        let iptables = |start: usize| text.as_bytes()[start] == b'*';
+        let mut pos = 0;
+        while pos < text.len() {
+            let end = block_end_in_two(&text, pos, iptables);
+            assert_eq!(end, block_end(&text, pos, iptables), "from {pos}");
+            assert!(end > pos);
+            pos = end;
         }
     }
 }
