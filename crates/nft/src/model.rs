@@ -123,7 +123,111 @@ pub struct Ruleset<'a> {
     /// ([`Ruleset::statements_of`]). No allocation per rule, lints walk the statements in
     /// memory order, and no chunk is ever reallocated (one growing vector copied and faulted in
     /// its whole length at each doubling, which cost more than the allocations it saved).
-    pub(crate) statements: Vec<Vec<Statement<'a>>>,
+    pub(crate) statements: Vec<StatementChunk<'a>>,
+}
+
+/// One chunk of a [`Ruleset`]'s statements, which knows which of them own heap memory (a
+/// vector or a box somewhere inside; a twentieth on a kube-proxy node): dropping the chunk runs
+/// only their drop glue rather than reading every statement (1.7 ms of a 5,000-Service node's
+/// 20 ms check). Appended to only through its methods, which keep that list.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StatementChunk<'a> {
+    statements: Vec<Statement<'a>>,
+    /// Positions of the statements that may own heap memory, ascending.
+    owning: Vec<u32>,
+}
+
+impl<'a> StatementChunk<'a> {
+    /// A chunk holding `statements` (its capacity kept).
+    pub(crate) fn from_vec(statements: Vec<Statement<'a>>) -> StatementChunk<'a> {
+        let mut chunk = StatementChunk {
+            statements: Vec::new(),
+            owning: Vec::new(),
+        };
+        chunk.append_with(|c| *c = statements);
+        chunk
+    }
+
+    pub(crate) fn with_capacity(capacity: usize) -> StatementChunk<'a> {
+        StatementChunk::from_vec(Vec::with_capacity(capacity))
+    }
+
+    /// Room left before the chunk would reallocate.
+    pub(crate) fn spare(&self) -> usize {
+        self.statements.capacity() - self.statements.len()
+    }
+
+    /// Lets `append` push statements at the end, and notes which of the new ones own memory.
+    pub(crate) fn append_with(&mut self, append: impl FnOnce(&mut Vec<Statement<'a>>)) {
+        let start = self.statements.len();
+        append(&mut self.statements);
+        let added = self.statements.get(start..).unwrap_or(&[]);
+        for (i, statement) in added.iter().enumerate() {
+            if may_own_heap(&statement.kind) {
+                self.owning.push((start + i) as u32);
+            }
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for StatementChunk<'a> {
+    type Target = [Statement<'a>];
+
+    fn deref(&self) -> &[Statement<'a>] {
+        &self.statements
+    }
+}
+
+impl Drop for StatementChunk<'_> {
+    fn drop(&mut self) {
+        let len = self.statements.len();
+        let listed_once_each = self.owning.windows(2).all(|w| w[0] < w[1])
+            && self.owning.last().is_none_or(|&i| (i as usize) < len);
+        if !listed_once_each {
+            // Never expected: the vector's own drop then drops every statement.
+            return;
+        }
+        // SAFETY: the length is set to 0 first, so the vector's drop drops no statement; the
+        // listed positions are below the old length (initialized statements) and distinct, so
+        // each is dropped once. The others are not dropped: they hold no heap memory
+        // (`may_own_heap`), and were that ever wrong they would leak, which is safe.
+        unsafe {
+            self.statements.set_len(0);
+            let base = self.statements.as_mut_ptr();
+            for &i in &self.owning {
+                std::ptr::drop_in_place(base.add(i as usize));
+            }
+        }
+    }
+}
+
+/// Whether a statement may hold a vector or a box: false only for shapes made of `&str`s and
+/// plain values alone (listed one by one, so that a new variant counts as owning).
+fn may_own_heap(kind: &Stmt<'_>) -> bool {
+    let flat = |e: &Expr<'_>| {
+        matches!(
+            e,
+            Expr::Literal(_)
+                | Expr::SetRef(_)
+                | Expr::Payload { .. }
+                | Expr::Meta { .. }
+                | Expr::Ct { .. }
+        )
+    };
+    match kind {
+        Stmt::Match { left, right, .. } => !(flat(left) && flat(right)),
+        Stmt::Vmap { key, map } => !(flat(key) && flat(map)),
+        Stmt::Assign { left, value } => !(flat(left) && flat(value)),
+        // A verdict is a kind and an optional `&str`; a comment a `&str`.
+        Stmt::Verdict(Verdict { kind: _, target: _ }) | Stmt::Comment(_) => false,
+        Stmt::Nat(Nat {
+            kind: _,
+            family: _,
+            to,
+            words,
+        }) => words.is_some() || to.as_ref().is_some_and(|e| !flat(e)),
+        _ => true,
+    }
 }
 
 impl Serialize for Ruleset<'_> {
@@ -712,25 +816,21 @@ impl<'a> Ruleset<'a> {
 
     /// Every statement of every rule, in the order the rules were read.
     pub fn all_statements(&self) -> impl Iterator<Item = &Statement<'a>> + '_ {
-        self.statements.iter().flatten()
+        self.statements.iter().flat_map(|c| c.iter())
     }
 
     /// Moves one rule's statements (read into `scratch`, left empty) to the end of the last
     /// chunk, or of a new one when they do not fit, and returns where they are.
     pub(crate) fn push_statements(&mut self, scratch: &mut Vec<Statement<'a>>) -> StatementRange {
         let n = scratch.len();
-        if self
-            .statements
-            .last()
-            .is_none_or(|c| c.capacity() - c.len() < n)
-        {
+        if self.statements.last().is_none_or(|c| c.spare() < n) {
             self.statements
-                .push(Vec::with_capacity(STATEMENT_CHUNK.max(n)));
+                .push(StatementChunk::with_capacity(STATEMENT_CHUNK.max(n)));
         }
         let chunk = self.statements.len() - 1;
         let c = &mut self.statements[chunk];
         let start = c.len();
-        c.append(scratch);
+        c.append_with(|c| c.append(scratch));
         StatementRange {
             chunk: chunk as u32,
             start: start as u32,
@@ -749,21 +849,18 @@ impl<'a> Ruleset<'a> {
         let start = if at_most > STATEMENT_CHUNK {
             let mut own = Vec::new();
             read(&mut own);
-            self.statements.push(own);
+            self.statements.push(StatementChunk::from_vec(own));
             0
         } else {
-            if self
-                .statements
-                .last()
-                .is_none_or(|c| c.capacity() - c.len() < at_most)
-            {
-                self.statements.push(Vec::with_capacity(STATEMENT_CHUNK));
+            if self.statements.last().is_none_or(|c| c.spare() < at_most) {
+                self.statements
+                    .push(StatementChunk::with_capacity(STATEMENT_CHUNK));
             }
             let Some(c) = self.statements.last_mut() else {
                 return StatementRange::default();
             };
             let start = c.len();
-            read(c);
+            c.append_with(read);
             start
         };
         let chunk = self.statements.len() - 1;

@@ -359,7 +359,8 @@ impl<'a> Parser<'a> {
                 .max(crate::model::STATEMENT_CHUNK);
             let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
             rulelint_parser::huge_pages::advise(&chunk);
-            p.rs.statements.push(chunk);
+            p.rs.statements
+                .push(crate::model::StatementChunk::from_vec(chunk));
         }
         p
     }
