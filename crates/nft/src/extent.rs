@@ -66,10 +66,12 @@ const ENDED_BEFORE_MIDDLE: i64 = i64::MAX;
 /// (well-formed listings nest a few levels deep).
 const MAX_LOWS: usize = 64;
 
-/// What the second half found: its new lows `(relative depth, line start after)`, in order,
-/// and the first line start `ends_before` held for, if it stopped there.
+/// What the second half found: its new lows `(relative depth, line start after)`, in order
+/// (`lows[..low_count]`: no allocation, so the thread does not make the allocator set up an
+/// arena for it), and the first line start `ends_before` held for, if it stopped there.
 struct SecondHalf {
-    lows: Vec<(i64, usize)>,
+    lows: [(i64, usize); MAX_LOWS],
+    low_count: usize,
     iptables_at: Option<usize>,
     overflowed: bool,
 }
@@ -88,19 +90,21 @@ fn block_end_split_at(
     let published = AtomicI64::new(DEPTH_UNKNOWN);
     let second_half = || {
         let mut half = SecondHalf {
-            lows: Vec::new(),
+            lows: [(0, 0); MAX_LOWS],
+            low_count: 0,
             iptables_at: None,
             overflowed: false,
         };
         let floor = Cell::new(0);
         let at_line_end = |depth: i64, at: usize| {
             if depth < floor.get() {
-                floor.set(depth);
-                half.lows.push((depth, at + 1));
-                if half.lows.len() > MAX_LOWS {
+                let Some(low) = half.lows.get_mut(half.low_count) else {
                     half.overflowed = true;
                     return true;
-                }
+                };
+                *low = (depth, at + 1);
+                half.low_count += 1;
+                floor.set(depth);
             }
             // Once the first half is done, nothing past the end it implies matters.
             let known = published.load(Ordering::Relaxed);
@@ -149,8 +153,7 @@ fn block_end_split_at(
     if let Some(end) = first_end {
         return end;
     }
-    let balanced = second
-        .lows
+    let balanced = second.lows[..second.low_count]
         .iter()
         .find(|&&(low, _)| low <= -depth)
         .map(|&(_, end)| end);
@@ -396,6 +399,21 @@ mod tests {
             for middle in 0..text.len() {
                 prop_assert_eq!(block_end_split_at(&text, pos, middle, iptables), whole, "middle {}", middle);
             }
+        }
+    }
+
+    /// A second half that falls more levels than it keeps lows for is read again on one thread.
+    #[test]
+    fn a_deep_second_half_is_read_again() {
+        let text = format!("{}{}x\n", "{\n".repeat(200), "}\n".repeat(200));
+        let whole = block_end(&text, 0, |_| false);
+        assert_eq!(whole, 800);
+        for middle in [400, 402, 500, 600, 798] {
+            assert_eq!(
+                block_end_split_at(&text, 0, middle, |_| false),
+                whole,
+                "middle {middle}"
+            );
         }
     }
 
