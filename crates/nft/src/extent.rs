@@ -95,20 +95,22 @@ fn block_end_split_at(
             iptables_at: None,
             overflowed: false,
         };
-        let floor = Cell::new(0);
+        // The scan needs exact depths only below the lowest so far: a new low.
+        let floor = Cell::new(-1);
         let at_line_end = |depth: i64, at: usize| {
-            if depth < floor.get() {
+            if depth <= floor.get() {
                 let Some(low) = half.lows.get_mut(half.low_count) else {
                     half.overflowed = true;
                     return true;
                 };
                 *low = (depth, at + 1);
                 half.low_count += 1;
-                floor.set(depth);
+                floor.set(depth - 1);
             }
             // Once the first half is done, nothing past the end it implies matters.
             let known = published.load(Ordering::Relaxed);
-            if known == ENDED_BEFORE_MIDDLE || (known != DEPTH_UNKNOWN && floor.get() <= -known) {
+            let lowest = floor.get() + 1;
+            if known == ENDED_BEFORE_MIDDLE || (known != DEPTH_UNKNOWN && lowest <= -known) {
                 return true;
             }
             if iptables_after(bytes, at, &mut &ends_before) {
