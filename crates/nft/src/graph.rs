@@ -6,6 +6,7 @@
 use crate::model::{ChainId, Expr, RuleId, Ruleset, SetId, Stmt, TableId, Value, Verdict};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use std::sync::OnceLock;
 
 /// A node: a chain, or a named set/map (only verdict maps have edges).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -72,7 +73,9 @@ pub struct Edge {
 /// Node `i` is chain `ChainId(i)` for `i < chains`; node `chains + j` is set `SetId(j)`. The
 /// edges are stored once, in the order [`ChainGraph::build`] meets them, with an adjacency
 /// index (compressed rows, filled from counts) per direction: no per-edge allocation or
-/// linked list, which a general graph type needs for edits this graph never makes.
+/// linked list, which a general graph type needs for edits this graph never makes. The
+/// incoming index is built on the first [`ChainGraph::jumps_into`]: of the check's lints only
+/// one asks, and only of a chain that has no rules, so the build leaves it out.
 #[derive(Clone, Debug)]
 pub struct ChainGraph {
     chains: usize,
@@ -83,9 +86,8 @@ pub struct ChainGraph {
     /// first (the order a linked-list graph lists them in, which the walks kept so far).
     out_start: Vec<u32>,
     out_edges: Vec<u32>,
-    /// The same for incoming edges.
-    in_start: Vec<u32>,
-    in_edges: Vec<u32>,
+    /// The same for incoming edges (start, edges), built on first use.
+    incoming: OnceLock<(Vec<u32>, Vec<u32>)>,
     unresolved: Vec<Via>,
     unresolved_sets: Vec<Via>,
 }
@@ -270,15 +272,13 @@ impl ChainGraph {
             edges.retain(|e| e.to != UNRESOLVED);
         }
         let (out_start, out_edges) = adjacency(nodes, &edges, |e| e.from);
-        let (in_start, in_edges) = adjacency(nodes, &edges, |e| e.to);
         ChainGraph {
             chains,
             nodes,
             edges,
             out_start,
             out_edges,
-            in_start,
-            in_edges,
+            incoming: OnceLock::new(),
             unresolved,
             unresolved_sets,
         }
@@ -311,7 +311,10 @@ impl ChainGraph {
 
     /// The edges into node `n` (an index), newest first.
     fn into(&self, n: usize) -> impl Iterator<Item = &StoredEdge> + '_ {
-        rows(&self.in_start, &self.in_edges, n)
+        let (start, index) = self
+            .incoming
+            .get_or_init(|| adjacency(self.nodes, &self.edges, |e| e.to));
+        rows(start, index, n)
             .iter()
             .map(|&i| &self.edges[i as usize])
     }
