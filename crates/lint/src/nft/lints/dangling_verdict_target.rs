@@ -57,6 +57,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     let set = cx.ruleset();
     let walked = cx.walked();
     let kube: Vec<TableId> = cx.kube_proxy_tables().collect();
+    let graph = cx.graph();
     // `holder` names the map only for a finding: most elements are fine.
     let mut visit = |element: &Element<'_>,
                      resolved: Option<ChainId>,
@@ -103,7 +104,7 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             let map = cx.set(s);
             targets.clear();
             targets.resize(map.elements.len(), None);
-            for (to, edge) in cx.graph().edges_from(Node::Set(s)) {
+            for (to, edge) in graph.edges_from(Node::Set(s)) {
                 if let (Node::Chain(c), Via::Element { element, .. }) = (to, edge.via)
                     && let Some(slot) = targets.get_mut(element as usize)
                 {
@@ -119,6 +120,18 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
     // Anonymous verdict maps (`vmap { ... }` in a rule), by chain: the context found them.
     // Sorted by (rule, statement, element), looked up by binary search: a chain has few.
     let mut anon: Vec<((RuleId, u32, u32), ChainId)> = Vec::new();
+    // Every jump or goto element gives an edge or an unresolved one, so a chain whose rules
+    // have no unresolved element and no edge to an empty Service chain has nothing to report:
+    // its statements, the lint's cost on a healthy node and the check's last step, go unread.
+    let mut unresolved_rules: Vec<RuleId> = graph
+        .unresolved_jumps()
+        .iter()
+        .filter_map(|via| match via {
+            Via::AnonElement { rule, .. } => Some(*rule),
+            _ => None,
+        })
+        .collect();
+    unresolved_rules.sort_unstable();
     for by_chain in walked.anon_vmaps().chunk_by(|a, b| a.0 == b.0) {
         let Some(&(c, _, _)) = by_chain.first() else {
             continue;
@@ -128,8 +141,21 @@ fn check(cx: &NftContext<'_, '_>, out: &mut NftFindings<'_>) {
             continue;
         }
         let kube_table = kube.contains(&table);
+        let all_resolved = by_chain.iter().all(|&(_, rule_id, _)| {
+            set.rules.get(rule_id.index()).is_some_and(|r| r.chain == c)
+                && unresolved_rules.binary_search(&rule_id).is_err()
+        });
+        let to_empty_chain = || {
+            graph.edges_from(Node::Chain(c)).any(|(to, edge)| {
+                matches!(edge.via, Via::AnonElement { .. })
+                    && matches!(to, Node::Chain(t) if walked.is_empty_service_chain(t))
+            })
+        };
+        if all_resolved && !(kube_table && to_empty_chain()) {
+            continue;
+        }
         anon.clear();
-        for (to, edge) in cx.graph().edges_from(Node::Chain(c)) {
+        for (to, edge) in graph.edges_from(Node::Chain(c)) {
             if let (
                 Node::Chain(target),
                 Via::AnonElement {
@@ -191,6 +217,11 @@ mod tests {
             "\t\tip daddr 172.30.0.41 ip saddr != 10.0.0.0/8 jump mark-for-masquerade\n\t\tnumgen random mod 2 vmap { 0 : goto endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80, 1 : goto endpoint-AAAAAAAA-ns1/svc1/tcp/p80__10.180.0.2/80 }\n",
             "",
         );
+        // An anonymous map's element to the emptied Service chain: the chain is read, not skipped.
+        let anon_to_empty_service = empty_service.replace(
+            "\tchain reject-chain {",
+            "\tchain anon-to-empty {\n\t\tnumgen random mod 1 vmap { 0 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }\n\t}\n\n\tchain reject-chain {",
+        );
         let cut = &missing[..missing.len() - 3];
         let other_table_empty = "table inet t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : jump a/b }\n\t}\n\tchain a/b {\n\t}\n}\n";
         let other_table_missing = "table inet t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : jump nowhere }\n\t}\n}\n";
@@ -201,6 +232,7 @@ mod tests {
                 (&missing, 1),
                 (&empty, 1),
                 (&empty_service, 1),
+                (&anon_to_empty_service, 2),
                 (other_table_missing, 1),
             ],
         );
