@@ -366,18 +366,30 @@ mod tests {
         assert_eq!((end, asked), run::<false>(text.as_bytes(), 0, b'*'));
     }
 
+    /// Text made mostly of the bytes the scan looks at, up to `max` of them.
+    fn scanned_bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(b'{'),
+                Just(b'}'),
+                Just(b'"'),
+                Just(b'#'),
+                Just(b'\n'),
+                Just(b'*'),
+                Just(b'\t'),
+                Just(b'a'),
+                Just(b' ')
+            ],
+            0..max,
+        )
+    }
+
     proptest! {
         /// The 64-byte blocks and the byte loop: the same end, the same lines asked about, on
         /// text made mostly of the bytes the scan looks at.
         #[test]
         fn blocks_and_bytes_agree(
-            text in proptest::collection::vec(
-                prop_oneof![
-                    Just(b'{'), Just(b'}'), Just(b'"'), Just(b'#'), Just(b'\n'), Just(b'*'),
-                    Just(b'\t'), Just(b'a'), Just(b' ')
-                ],
-                0..600,
-            ),
+            text in scanned_bytes(600),
             pos in 0usize..700,
         ) {
             prop_assert_eq!(run::<true>(&text, pos, b'*'), run::<false>(&text, pos, b'*'));
@@ -386,13 +398,7 @@ mod tests {
         /// Read in two halves at every line start, or on one thread: the same end.
         #[test]
         fn halves_agree_with_one_reading(
-            text in proptest::collection::vec(
-                prop_oneof![
-                    Just(b'{'), Just(b'}'), Just(b'"'), Just(b'#'), Just(b'\n'), Just(b'*'),
-                    Just(b'\t'), Just(b'a'), Just(b' ')
-                ],
-                0..300,
-            ),
+            text in scanned_bytes(300),
             pos in 0usize..300,
         ) {
             let text = String::from_utf8(text).unwrap_or_default();
