@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{BROKEN, corpus_texts, fingerprint, line_starts, member_lines, node, shared_dir};
+use common::{
+    BROKEN, fingerprint, line_starts, member_lines, ok_texts_and_node, shared_dir,
+    texts_node_and_two_listings,
+};
 use rulelint_dumpgen::{NftForm, Shape, generate_nft};
 use rulelint_nft::{parse, parse_on_one_thread, parse_on_two_threads, parse_split_at};
 
@@ -26,12 +29,7 @@ fn compare(name: &str, text: &str, cuts: impl IntoIterator<Item = usize>) -> usi
 
 #[test]
 fn every_cut_of_the_corpus_and_a_generated_node_parses_as_on_one_thread() {
-    let mut texts = corpus_texts();
-    texts.push(("generated".into(), node(12)));
-    // Two listings one after the other: cuts in the second table, after a closed one.
-    let ok: Vec<&(String, String)> = texts.iter().filter(|(n, _)| n.contains("/ok/")).collect();
-    let both = format!("{}{}", ok[0].1, ok[1].1);
-    texts.push(("two listings".into(), both));
+    let texts = texts_node_and_two_listings();
     let mut accepted = 0;
     for (name, text) in &texts {
         accepted += compare(name, text, line_starts(text));
@@ -42,11 +40,7 @@ fn every_cut_of_the_corpus_and_a_generated_node_parses_as_on_one_thread() {
 
 #[test]
 fn cut_short_texts_parse_as_on_one_thread() {
-    let mut texts: Vec<(String, String)> = corpus_texts()
-        .into_iter()
-        .filter(|(n, _)| n.contains("/ok/"))
-        .collect();
-    texts.push(("generated".into(), node(12)));
+    let texts = ok_texts_and_node();
     let mut accepted = 0;
     for (name, text) in &texts {
         for end in (1..text.len()).step_by(29) {
@@ -60,11 +54,7 @@ fn cut_short_texts_parse_as_on_one_thread() {
 
 #[test]
 fn broken_texts_parse_as_on_one_thread() {
-    let mut texts: Vec<(String, String)> = corpus_texts()
-        .into_iter()
-        .filter(|(n, _)| n.contains("/ok/"))
-        .collect();
-    texts.push(("generated".into(), node(12)));
+    let texts = ok_texts_and_node();
     let mut accepted = 0;
     for (name, text) in &texts {
         for (k, at) in line_starts(text).into_iter().enumerate() {

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{BROKEN, corpus_texts, fingerprint, line_starts, node, shared_dir};
+use common::{
+    BROKEN, fingerprint, line_starts, node, ok_texts_and_node, shared_dir,
+    texts_node_and_two_listings,
+};
 use rulelint_nft::{parse, parse_in_windows, parse_split_at, parse_split_at_in_windows};
 
 /// Windows from one byte (every member line is a cut) to a few hundred.
@@ -30,22 +33,14 @@ fn compare(name: &str, text: &str) -> usize {
 
 #[test]
 fn the_corpus_and_a_generated_node_parse_as_whole_in_any_window() {
-    let mut texts = corpus_texts();
-    texts.push(("generated".into(), node(12)));
-    let ok: Vec<&(String, String)> = texts.iter().filter(|(n, _)| n.contains("/ok/")).collect();
-    let both = format!("{}{}", ok[0].1, ok[1].1);
-    texts.push(("two listings".into(), both));
+    let texts = texts_node_and_two_listings();
     let accepted: usize = texts.iter().map(|(name, text)| compare(name, text)).sum();
     assert!(accepted > 30, "only {accepted} windowed parses accepted");
 }
 
 #[test]
 fn cut_short_texts_parse_as_whole_in_any_window() {
-    let mut texts: Vec<(String, String)> = corpus_texts()
-        .into_iter()
-        .filter(|(n, _)| n.contains("/ok/"))
-        .collect();
-    texts.push(("generated".into(), node(12)));
+    let texts = ok_texts_and_node();
     let mut accepted = 0;
     for (name, text) in &texts {
         for end in (1..text.len()).step_by(29) {
@@ -58,11 +53,7 @@ fn cut_short_texts_parse_as_whole_in_any_window() {
 
 #[test]
 fn broken_texts_parse_as_whole_in_any_window() {
-    let mut texts: Vec<(String, String)> = corpus_texts()
-        .into_iter()
-        .filter(|(n, _)| n.contains("/ok/"))
-        .collect();
-    texts.push(("generated".into(), node(12)));
+    let texts = ok_texts_and_node();
     let mut accepted = 0;
     for (name, text) in &texts {
         for (k, at) in line_starts(text).into_iter().enumerate() {

@@ -53,6 +53,27 @@ pub fn corpus_texts() -> Vec<(String, String)> {
     out
 }
 
+/// The corpus's well-formed texts (`corpus/nft/ok`) and a generated node of 12 Services.
+pub fn ok_texts_and_node() -> Vec<(String, String)> {
+    let mut texts: Vec<(String, String)> = corpus_texts()
+        .into_iter()
+        .filter(|(n, _)| n.contains("/ok/"))
+        .collect();
+    texts.push(("generated".into(), node(12)));
+    texts
+}
+
+/// Every corpus text, a generated node of 12 Services, and two listings one after the other
+/// (cuts in the second table, after a closed one).
+pub fn texts_node_and_two_listings() -> Vec<(String, String)> {
+    let mut texts = corpus_texts();
+    texts.push(("generated".into(), node(12)));
+    let ok: Vec<&(String, String)> = texts.iter().filter(|(n, _)| n.contains("/ok/")).collect();
+    let both = format!("{}{}", ok[0].1, ok[1].1);
+    texts.push(("two listings".into(), both));
+    texts
+}
+
 /// A generated nftables-mode node of `services` Services, as `nft list ruleset` prints it.
 pub fn node(services: usize) -> String {
     let shape = Shape {
