@@ -31,7 +31,11 @@ pub const SERVICE_CHAIN_PREFIXES: &[&str] =
 /// Whether `name` is one of kube-proxy's per-Service or per-endpoint chains.
 pub fn is_service_chain(name: &str) -> bool {
     // The prefixes first: they settle most names without reading them whole.
-    SERVICE_CHAIN_PREFIXES.iter().any(|p| name.starts_with(p)) && name.contains('/')
+    // The `memchr` crate's search, with its vector compare over a name of some 50 bytes:
+    // `str::contains` took a generic path, several times the cost (a kube-proxy node has one
+    // such name per chain).
+    SERVICE_CHAIN_PREFIXES.iter().any(|p| name.starts_with(p))
+        && memchr::memchr(b'/', name.as_bytes()).is_some()
 }
 
 /// What the iptables part of the same file says about kube-proxy.
@@ -442,6 +446,13 @@ fn after_last_double_underscore(name: &str) -> Option<&str> {
 /// Whether an expression holds a map lookup (`KEY map { ... }`) keyed by `numgen`, within
 /// concatenations and binary operations. An explicit stack: no recursion on input depth.
 fn holds_numgen_map(expr: &Expr<'_>) -> bool {
+    // Nearly every expression asked about (a `dnat to` address, a mark) is a leaf: settled
+    // without the stack's allocation, which cost as much as the rest of the walk's statements.
+    match expr {
+        Expr::Map { key, .. } => return matches!(**key, Expr::Numgen(_)),
+        Expr::Concat(_) | Expr::Binop { .. } => {}
+        _ => return false,
+    }
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         match e {
@@ -572,6 +583,28 @@ mod tests {
         }
         assert_eq!(key_text(&deep).as_deref(), Some("z"));
         std::mem::forget(deep);
+    }
+
+    /// The walk finds a `numgen` map lookup in a `dnat to`, in an assignment, alone or inside a
+    /// concatenation or a binary operation, and nothing in leaves or maps keyed otherwise.
+    #[test]
+    fn numgen_lookups_in_every_shape() {
+        let text = "table ip t {\n\tchain c {\n\
+            \t\tdnat to numgen random mod 2 map { 0 : 10.0.0.1, 1 : 10.0.0.2 }\n\
+            \t\tmeta mark set numgen inc mod 2 map { 0 : 0x1, 1 : 0x2 } | 0x10\n\
+            \t\tct mark set numgen inc mod 2 map { 0 : 0x1, 1 : 0x2 }\n\
+            \t\tdnat to ip saddr map { 10.0.0.9 : 10.0.0.1 }\n\
+            \t\tdnat to 10.0.0.3\n\
+            \t\tmeta mark set 0x4 | 0x10\n\
+            \t}\n}\n";
+        let parsed = rulelint_nft::parse(text);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let walked = Walked::new(&parsed.ruleset);
+        let rules: Vec<u32> = walked.numgen_lookups().iter().map(|(r, _)| r.0).collect();
+        assert_eq!(rules, [0, 1, 2]);
+        assert!(is_service_chain("service-ULMVA6XW-ns1/svc1/tcp/p80"));
+        assert!(!is_service_chain("service-ULMVA6XW"));
+        assert!(!is_service_chain("services/x"));
     }
 
     /// The byte scan splits where `rsplit_once("__")` does, runs of underscores and non-ASCII
