@@ -39,6 +39,7 @@ use rulelint_parser::{
 };
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 /// Above this many endpoints kube-proxy runs in large-cluster mode: it leaves out the
@@ -235,6 +236,11 @@ impl ServiceChains {
     }
 }
 
+/// A Service port's jumps to its endpoints: held inline up to four. A node of 250k rules has
+/// tens of thousands of Services; a `Vec` each was an allocation made while the model is built
+/// and a free after the lints, both on the check's critical path.
+pub type EndpointJumps = SmallVec<[EndpointJump; 4]>;
+
 /// One Service port as kube-proxy programmed it.
 #[derive(Clone, Debug, Default)]
 pub struct Service<'a> {
@@ -247,7 +253,7 @@ pub struct Service<'a> {
     /// Its dispatch rules, and for a Service without endpoints its REJECT rules.
     pub addresses: Vec<ServiceAddress<'a>>,
     /// The jumps of the `KUBE-SVC-*` chain to endpoints, in order.
-    pub endpoints: Vec<EndpointJump>,
+    pub endpoints: EndpointJumps,
     /// The jumps of the `KUBE-SVL-*` chain to its local endpoints, in order.
     pub local_endpoints: Vec<EndpointJump>,
     /// filter's "has no endpoints" REJECT rules.
