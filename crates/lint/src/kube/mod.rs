@@ -236,6 +236,56 @@ impl ServiceChains {
     }
 }
 
+/// A Service port's addresses, in order: a slice (`Deref`). Most Services have one, held
+/// inline; a `Vec` each was an allocation made while the model is built and a free after the
+/// lints, both on the check's critical path. (Not a `SmallVec`: that would make the model
+/// invariant in `'a`, which its users' borrows do not allow.)
+#[derive(Clone, Debug, Default)]
+pub struct Addresses<'a>(AddressList<'a>);
+
+#[derive(Clone, Debug, Default)]
+enum AddressList<'a> {
+    #[default]
+    Empty,
+    One(ServiceAddress<'a>),
+    Many(Vec<ServiceAddress<'a>>),
+}
+
+impl<'a> Addresses<'a> {
+    /// Adds an address after the others.
+    pub fn push(&mut self, address: ServiceAddress<'a>) {
+        self.0 = match std::mem::take(&mut self.0) {
+            AddressList::Empty => AddressList::One(address),
+            AddressList::One(first) => AddressList::Many(vec![first, address]),
+            AddressList::Many(mut all) => {
+                all.push(address);
+                AddressList::Many(all)
+            }
+        };
+    }
+}
+
+impl<'a> std::ops::Deref for Addresses<'a> {
+    type Target = [ServiceAddress<'a>];
+
+    fn deref(&self) -> &[ServiceAddress<'a>] {
+        match &self.0 {
+            AddressList::Empty => &[],
+            AddressList::One(address) => std::slice::from_ref(address),
+            AddressList::Many(all) => all,
+        }
+    }
+}
+
+impl<'s, 'a> IntoIterator for &'s Addresses<'a> {
+    type Item = &'s ServiceAddress<'a>;
+    type IntoIter = std::slice::Iter<'s, ServiceAddress<'a>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// A Service port's jumps to its endpoints: held inline up to four. A node of 250k rules has
 /// tens of thousands of Services; a `Vec` each was an allocation made while the model is built
 /// and a free after the lints, both on the check's critical path.
@@ -251,7 +301,7 @@ pub struct Service<'a> {
     /// Its chains.
     pub chains: ServiceChains,
     /// Its dispatch rules, and for a Service without endpoints its REJECT rules.
-    pub addresses: Vec<ServiceAddress<'a>>,
+    pub addresses: Addresses<'a>,
     /// The jumps of the `KUBE-SVC-*` chain to endpoints, in order.
     pub endpoints: EndpointJumps,
     /// The jumps of the `KUBE-SVL-*` chain to its local endpoints, in order.
