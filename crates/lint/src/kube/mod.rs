@@ -498,38 +498,39 @@ fn plain_ipv4_destination(text: &str) -> bool {
 /// zeros, so two such texts are equal exactly when their keys are.
 fn plain_ipv4_key(text: &str) -> Option<u64> {
     let b = text.as_bytes();
-    let mut i = 0;
-    let mut key: u64 = 0;
-    for part in 0..5 {
-        let start = i;
-        let mut value: u32 = 0;
-        // At most 5 digits are read: the value cannot overflow.
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
-            value = value * 10 + u32::from(b[i] - b'0');
-            i += 1;
-        }
-        let len = i - start;
-        let (max, max_len) = if part < 4 { (255, 3) } else { (65_535, 5) };
-        if len == 0
-            || len > max_len
-            || value > max
-            || (len > 1 && b[start] == b'0')
-            || (part == 4 && value == 0)
-        {
-            return None;
-        }
-        key = (key << if part < 4 { 8 } else { 16 }) | u64::from(value);
-        let separator = match part {
-            0..=2 => b'.',
-            3 => b':',
-            _ => return (i == b.len()).then_some(key),
-        };
-        if b.get(i) != Some(&separator) {
-            return None;
-        }
-        i += 1;
+    // `0.0.0.0:1` to `255.255.255.255:65535`.
+    if !(9..=21).contains(&b.len()) {
+        return None;
     }
-    None
+    // One pass over the bytes (this runs once per endpoint): the octets read so far, and the
+    // value and digit count of the part being read.
+    let mut key: u64 = 0;
+    let mut octets = 0;
+    let mut value: u32 = 0;
+    let mut digits = 0;
+    for &byte in b {
+        let digit = byte.wrapping_sub(b'0');
+        if digit < 10 {
+            // A second digit after a leading zero, or a sixth digit (the value stays far
+            // from overflowing): not the plain form.
+            if (digits > 0 && value == 0) || digits == 5 {
+                return None;
+            }
+            value = value * 10 + u32::from(digit);
+            digits += 1;
+            continue;
+        }
+        let separator = if octets < 3 { b'.' } else { b':' };
+        // An octet has no leading zero, so one over 255 has more than three digits too.
+        if byte != separator || octets == 4 || digits == 0 || value > 255 {
+            return None;
+        }
+        key = (key << 8) | u64::from(value);
+        octets += 1;
+        value = 0;
+        digits = 0;
+    }
+    (octets == 4 && value != 0 && value <= 65_535).then_some((key << 16) | u64::from(value))
 }
 
 /// What the DNAT rule of each `KUBE-SEP-*` chain of nat says, in chain order: the model's

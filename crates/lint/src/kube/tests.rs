@@ -263,7 +263,12 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         "1.2.3.4:99999",
         "1111.2.3.4:80",
         "",
+        "1.2.3.4:80:",
+        "1.2.3.4:123456",
+        "00.1.2.3:80",
+        "1.2.3.4:00",
     ] {
+        assert_eq!(plain_ipv4_key(text), key_by_parts(text), "{text}");
         if plain_ipv4_destination(text) {
             assert!(general(text), "{text}");
         }
@@ -299,6 +304,7 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
                 separator
             });
         }
+        assert_eq!(plain_ipv4_key(&text), key_by_parts(&text), "{text}");
         if plain_ipv4_destination(&text) {
             claimed += 1;
             assert!(general(&text), "{text}");
@@ -317,6 +323,43 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         plain_ipv4_key("10.244.1.5:8080"),
         Some((0x0af4_0105 << 16) | 8080)
     );
+}
+
+/// `plain_ipv4_key` as it was first written, part by part: the one-pass reading gives the same
+/// keys (see `plain_ipv4_destination_agrees_with_the_general_parser`).
+fn key_by_parts(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut key: u64 = 0;
+    for part in 0..5 {
+        let start = i;
+        let mut value: u32 = 0;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
+            value = value * 10 + u32::from(b[i] - b'0');
+            i += 1;
+        }
+        let len = i - start;
+        let (max, max_len) = if part < 4 { (255, 3) } else { (65_535, 5) };
+        if len == 0
+            || len > max_len
+            || value > max
+            || (len > 1 && b[start] == b'0')
+            || (part == 4 && value == 0)
+        {
+            return None;
+        }
+        key = (key << if part < 4 { 8 } else { 16 }) | u64::from(value);
+        let separator = match part {
+            0..=2 => b'.',
+            3 => b':',
+            _ => return (i == b.len()).then_some(key),
+        };
+        if b.get(i) != Some(&separator) {
+            return None;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The fast read of kube-proxy's `--probability` values gives the same f64, bit for bit, as
