@@ -1374,11 +1374,16 @@ fn jump_balance_of_matches(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
 fn parse_probability(text: &str) -> Option<f64> {
     if let Some(digits) = text.strip_prefix("0.")
         && (1..=15).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
     {
-        let mantissa = digits
-            .bytes()
-            .fold(0u64, |m, b| m * 10 + u64::from(b - b'0'));
+        // The digits checked and summed in one pass.
+        let mut mantissa: u64 = 0;
+        for b in digits.bytes() {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                return text.parse().ok();
+            }
+            mantissa = mantissa * 10 + u64::from(digit);
+        }
         return Some(mantissa as f64 / POWERS_OF_TEN[digits.len()]);
     }
     text.parse().ok()
