@@ -1057,16 +1057,18 @@ impl<'r, 'a> Builder<'r, 'a> {
             if service_chain(name).is_some() || is_endpoint_chain(name) {
                 continue;
             }
-            for m in chain.rules().flat_map(|r| r.matches()) {
-                match m.module() {
-                    Some("nfacct") => nfacct = true,
-                    Some("set") => {
-                        ipvs |= m.options().any(|o| {
-                            matches!(o.name(), "--match-set" | "--set")
-                                && o.args().next().is_some_and(is_ipvs_set)
-                        });
-                    }
-                    _ => {}
+            for rule in chain.rules() {
+                let modules = NfacctOrSet::of(rule);
+                nfacct |= modules.nfacct;
+                // Only a rule with a set match has its matches walked, for their options.
+                if !modules.set {
+                    continue;
+                }
+                for m in rule.matches().filter(|m| m.module() == Some("set")) {
+                    ipvs |= m.options().any(|o| {
+                        matches!(o.name(), "--match-set" | "--set")
+                            && o.args().next().is_some_and(is_ipvs_set)
+                    });
                 }
             }
         }
@@ -1107,6 +1109,47 @@ impl<'r, 'a> Builder<'r, 'a> {
             masquerade_mark,
             ..decided
         }
+    }
+}
+
+/// Whether a rule has an `-m nfacct` match, and an `-m set` one, read from its words: each
+/// module word before the rule's target opens one match of that module ([`RuleRef::matches`]),
+/// so this is what the walk over its matches finds, without building them ([`Builder::layout`]
+/// reads every rule of nat `KUBE-SERVICES`, one per Service port). Pinned by a test.
+#[derive(Debug, PartialEq)]
+struct NfacctOrSet {
+    nfacct: bool,
+    set: bool,
+}
+
+impl NfacctOrSet {
+    fn of(rule: RuleRef<'_, '_>) -> NfacctOrSet {
+        let words = rule.tokens();
+        // The target is the rule's last `-j`/`-g` word when it has one ([`is_rule_target`]);
+        // a lone target (no stored words) has no match before it.
+        let end = if rule.target_class() == TargetClass::None {
+            words.len()
+        } else {
+            words
+                .iter()
+                .rposition(|t| t.kind() == TokenKind::Target)
+                .unwrap_or(words.len())
+        };
+        let mut found = NfacctOrSet {
+            nfacct: false,
+            set: false,
+        };
+        for word in words[..end]
+            .iter()
+            .filter(|t| t.kind() == TokenKind::Module)
+        {
+            match rule.token_text(word) {
+                "nfacct" => found.nfacct = true,
+                "set" => found.set = true,
+                _ => {}
+            }
+        }
+        found
     }
 }
 

@@ -565,6 +565,42 @@ fn dispatch_shape_options_equal_the_match_walk() {
     }
 }
 
+/// The nfacct and set modules read from a rule's words are those of its matches, on every rule
+/// of the corpus, a generated node and rules with modules after, between and without targets.
+#[test]
+fn nfacct_or_set_from_words_equal_the_match_walk() {
+    let mut texts = corpus_dumps();
+    texts.push(rulelint_dumpgen::generate(
+        &rulelint_dumpgen::Shape::with_rule_target(3_000),
+    ));
+    texts.push(
+        "*filter\n:X - [0:0]\n\
+         -A X -m nfacct --nfacct-name a -j ACCEPT\n\
+         -A X -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT\n\
+         -A X -j ACCEPT -m nfacct --nfacct-name a\n\
+         -A X -m set --match-set S src -j X -m nfacct -j ACCEPT\n\
+         -A X -m nfacct --nfacct-name a\n\
+         -A X -p tcp -m set ! --match-set S src -m nfacct --nfacct-name b -g X\n\
+         -A X -j X\n\
+         -A X -m comment --comment \"-m set\" -j ACCEPT\n\
+         COMMIT\n"
+            .to_string(),
+    );
+    let mut seen = 0;
+    for text in &texts {
+        let parsed = parse(text);
+        for rule in parsed.ruleset.iter_rules() {
+            let walked = NfacctOrSet {
+                nfacct: rule.matches().any(|m| m.module() == Some("nfacct")),
+                set: rule.matches().any(|m| m.module() == Some("set")),
+            };
+            seen += usize::from(walked.nfacct || walked.set);
+            assert_eq!(NfacctOrSet::of(rule), walked, "{}", rule.text());
+        }
+    }
+    assert!(seen >= 5, "{seen}");
+}
+
 /// Every iptables dump of the corpus's lint, Kubernetes and well-formed syntax cases.
 fn corpus_dumps() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
