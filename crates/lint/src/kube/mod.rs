@@ -1115,15 +1115,15 @@ impl<'r, 'a> Builder<'r, 'a> {
 /// Whether a rule has an `-m nfacct` match, and an `-m set` one, read from its words: each
 /// module word before the rule's target opens one match of that module ([`RuleRef::matches`]),
 /// so this is what the walk over its matches finds, without building them ([`Builder::layout`]
-/// reads every rule of nat `KUBE-SERVICES`, one per Service port). Pinned by a test.
+/// and RL411 read every rule of nat `KUBE-SERVICES`, one per Service port). Pinned by a test.
 #[derive(Debug, PartialEq)]
-struct NfacctOrSet {
-    nfacct: bool,
-    set: bool,
+pub(crate) struct NfacctOrSet {
+    pub(crate) nfacct: bool,
+    pub(crate) set: bool,
 }
 
 impl NfacctOrSet {
-    fn of(rule: RuleRef<'_, '_>) -> NfacctOrSet {
+    pub(crate) fn of(rule: RuleRef<'_, '_>) -> NfacctOrSet {
         let words = rule.tokens();
         // The target is the rule's last `-j`/`-g` word when it has one ([`is_rule_target`]);
         // a lone target (no stored words) has no match before it.
