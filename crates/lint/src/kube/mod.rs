@@ -39,7 +39,9 @@ use rulelint_parser::{
 };
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::sync::{Mutex, PoisonError};
 
 /// Above this many endpoints kube-proxy runs in large-cluster mode: it leaves out the
 /// per-endpoint comments and removes stale chains lazily (`largeClusterEndpointsThreshold`).
@@ -235,6 +237,61 @@ impl ServiceChains {
     }
 }
 
+/// A Service port's addresses, in order: a slice (`Deref`). Most Services have one, held
+/// inline; a `Vec` each was an allocation made while the model is built and a free after the
+/// lints, both on the check's critical path. (Not a `SmallVec`: that would make the model
+/// invariant in `'a`, which its users' borrows do not allow.)
+#[derive(Clone, Debug, Default)]
+pub struct Addresses<'a>(AddressList<'a>);
+
+#[derive(Clone, Debug, Default)]
+enum AddressList<'a> {
+    #[default]
+    Empty,
+    One(ServiceAddress<'a>),
+    Many(Vec<ServiceAddress<'a>>),
+}
+
+impl<'a> Addresses<'a> {
+    /// Adds an address after the others.
+    pub fn push(&mut self, address: ServiceAddress<'a>) {
+        self.0 = match std::mem::take(&mut self.0) {
+            AddressList::Empty => AddressList::One(address),
+            AddressList::One(first) => AddressList::Many(vec![first, address]),
+            AddressList::Many(mut all) => {
+                all.push(address);
+                AddressList::Many(all)
+            }
+        };
+    }
+}
+
+impl<'a> std::ops::Deref for Addresses<'a> {
+    type Target = [ServiceAddress<'a>];
+
+    fn deref(&self) -> &[ServiceAddress<'a>] {
+        match &self.0 {
+            AddressList::Empty => &[],
+            AddressList::One(address) => std::slice::from_ref(address),
+            AddressList::Many(all) => all,
+        }
+    }
+}
+
+impl<'s, 'a> IntoIterator for &'s Addresses<'a> {
+    type Item = &'s ServiceAddress<'a>;
+    type IntoIter = std::slice::Iter<'s, ServiceAddress<'a>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// A Service port's jumps to its endpoints: held inline up to four. A node of 250k rules has
+/// tens of thousands of Services; a `Vec` each was an allocation made while the model is built
+/// and a free after the lints, both on the check's critical path.
+pub type EndpointJumps = SmallVec<[EndpointJump; 4]>;
+
 /// One Service port as kube-proxy programmed it.
 #[derive(Clone, Debug, Default)]
 pub struct Service<'a> {
@@ -245,9 +302,9 @@ pub struct Service<'a> {
     /// Its chains.
     pub chains: ServiceChains,
     /// Its dispatch rules, and for a Service without endpoints its REJECT rules.
-    pub addresses: Vec<ServiceAddress<'a>>,
+    pub addresses: Addresses<'a>,
     /// The jumps of the `KUBE-SVC-*` chain to endpoints, in order.
-    pub endpoints: Vec<EndpointJump>,
+    pub endpoints: EndpointJumps,
     /// The jumps of the `KUBE-SVL-*` chain to its local endpoints, in order.
     pub local_endpoints: Vec<EndpointJump>,
     /// filter's "has no endpoints" REJECT rules.
@@ -441,76 +498,76 @@ fn plain_ipv4_destination(text: &str) -> bool {
 /// zeros, so two such texts are equal exactly when their keys are.
 fn plain_ipv4_key(text: &str) -> Option<u64> {
     let b = text.as_bytes();
-    let mut i = 0;
-    let mut key: u64 = 0;
-    for part in 0..5 {
-        let start = i;
-        let mut value: u32 = 0;
-        // At most 5 digits are read: the value cannot overflow.
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
-            value = value * 10 + u32::from(b[i] - b'0');
-            i += 1;
-        }
-        let len = i - start;
-        let (max, max_len) = if part < 4 { (255, 3) } else { (65_535, 5) };
-        if len == 0
-            || len > max_len
-            || value > max
-            || (len > 1 && b[start] == b'0')
-            || (part == 4 && value == 0)
-        {
-            return None;
-        }
-        key = (key << if part < 4 { 8 } else { 16 }) | u64::from(value);
-        let separator = match part {
-            0..=2 => b'.',
-            3 => b':',
-            _ => return (i == b.len()).then_some(key),
-        };
-        if b.get(i) != Some(&separator) {
-            return None;
-        }
-        i += 1;
+    // `0.0.0.0:1` to `255.255.255.255:65535`.
+    if !(9..=21).contains(&b.len()) {
+        return None;
     }
-    None
+    // One pass over the bytes (this runs once per endpoint): the octets read so far, and the
+    // value and digit count of the part being read.
+    let mut key: u64 = 0;
+    let mut octets = 0;
+    let mut value: u32 = 0;
+    let mut digits = 0;
+    for &byte in b {
+        let digit = byte.wrapping_sub(b'0');
+        if digit < 10 {
+            // A second digit after a leading zero, or a sixth digit (the value stays far
+            // from overflowing): not the plain form.
+            if (digits > 0 && value == 0) || digits == 5 {
+                return None;
+            }
+            value = value * 10 + u32::from(digit);
+            digits += 1;
+            continue;
+        }
+        let separator = if octets < 3 { b'.' } else { b':' };
+        // An octet has no leading zero, so one over 255 has more than three digits too.
+        if byte != separator || octets == 4 || digits == 0 || value > 255 {
+            return None;
+        }
+        key = (key << 8) | u64::from(value);
+        octets += 1;
+        value = 0;
+        digits = 0;
+    }
+    (octets == 4 && value != 0 && value <= 65_535).then_some((key << 16) | u64::from(value))
 }
 
-/// What the DNAT rule of each `KUBE-SEP-*` chain of nat says, in chain order. It is the part
-/// of the model that reads the most rules (one endpoint chain per two or three nat rules), and
-/// it depends on nothing else the model reads: on two threads it is read on one while the
-/// other builds the rest (`LintContext::kube`).
-pub(crate) struct EndpointDnats<'a>(Vec<EndpointDnat<'a>>);
+/// What the DNAT rule of each `KUBE-SEP-*` chain of nat says, in chain order: the model's
+/// endpoints. It is the part of the model that reads the most rules (one endpoint chain per two
+/// or three nat rules), and it depends on nothing else the model reads: on two threads it is
+/// read on one while the other builds the rest (`LintContext::kube`), which then takes the
+/// endpoints over ([`EndpointDnats::take`]) rather than copy them.
+pub(crate) struct EndpointDnats<'a>(Mutex<Vec<Endpoint<'a>>>);
 
 impl<'a> EndpointDnats<'a> {
     /// Reads the DNAT of every endpoint chain of the nat table in effect.
     pub(crate) fn read(set: &Ruleset<'a>) -> EndpointDnats<'a> {
         let Some(nat) = table(set, TableKind::Nat) else {
-            return EndpointDnats(Vec::new());
+            return EndpointDnats(Mutex::new(Vec::new()));
         };
         // Sized for every nat chain (an upper bound; pages never written are never mapped), so
         // that it is written once rather than copied through every doubling.
         let mut dnats = Vec::with_capacity(nat.get().chains.len());
+        // Written once, in order: huge pages spare a 250k-rule node a thousand page faults.
+        rulelint_parser::huge_pages::advise(&dnats);
         dnats.extend(
             nat.chains()
                 .filter(|c| is_endpoint_chain(c.name()))
-                .map(|c| EndpointDnat::read(c, set.family)),
+                .map(|c| Endpoint::read(c, set.family)),
         );
-        EndpointDnats(dnats)
+        EndpointDnats(Mutex::new(dnats))
+    }
+
+    /// The endpoints read, leaving none: the model takes them once.
+    fn take(&self) -> Vec<Endpoint<'a>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
-/// One endpoint chain's DNAT: the [`Endpoint`] fields that come from it.
-struct EndpointDnat<'a> {
-    chain: ChainId,
-    rule: Option<RuleId>,
-    destination: Option<&'a str>,
-    sound: bool,
-    destination_key: Option<u64>,
-    hairpin_as_written: bool,
-}
-
-impl<'a> EndpointDnat<'a> {
-    fn read(chain: ChainRef<'_, 'a>, family: Option<Family>) -> EndpointDnat<'a> {
+impl<'a> Endpoint<'a> {
+    /// An endpoint chain and what its DNAT rule says.
+    fn read(chain: ChainRef<'_, 'a>, family: Option<Family>) -> Endpoint<'a> {
         let rule = chain
             .rules()
             .find(|rule| rule.target_class() == TargetClass::Dnat);
@@ -525,9 +582,9 @@ impl<'a> EndpointDnat<'a> {
                     .any(|r| marks_from_text(r, host))
             })
         });
-        EndpointDnat {
+        Endpoint {
             chain: chain.id,
-            rule: rule.map(|r| r.id),
+            dnat: rule.map(|r| r.id),
             destination,
             sound,
             destination_key,
@@ -681,13 +738,15 @@ impl<'r, 'a> Builder<'r, 'a> {
         // About one Service port per five nat chains on a kube-proxy node: sized once rather
         // than grown (and rehashed) through every power of two.
         let services = nat.map_or(0, |t| t.get().chains.len() / 4);
+        // Sized once, as the maps are, so that it is written once rather than copied through
+        // every doubling; in order, so huge pages spare a 250k-rule node a thousand page faults.
+        let service_list = Vec::with_capacity(services);
+        rulelint_parser::huge_pages::advise(&service_list);
         Builder {
             set,
             nat,
             filter: table(set, TableKind::Filter),
-            // Sized once, as the maps are, so that it is written once rather than copied through
-            // every doubling.
-            services: Vec::with_capacity(services),
+            services: service_list,
             endpoint_chains: Vec::new(),
             by_hash: FxHashMap::with_capacity_and_hasher(services, Default::default()),
             by_name: FxHashMap::with_capacity_and_hasher(services, Default::default()),
@@ -815,36 +874,29 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::add_dnats`]).
+    /// Lists an endpoint chain; its DNAT is read apart ([`EndpointDnats`], [`Builder::endpoints`]).
     fn read_endpoint(&mut self, chain: ChainRef<'r, 'a>) {
         self.endpoint_by_chain[chain.id.index()] = entry(self.endpoint_chains.len());
         self.is_endpoint[chain.id.index() / 64] |= 1 << (chain.id.index() % 64);
         self.endpoint_chains.push(chain.id);
     }
 
-    /// The endpoints, with their DNATs. `dnats` lists the same chains in the same order (both
-    /// walk the nat table in effect); were it ever to differ, each DNAT is read here instead.
+    /// The endpoints, with their DNATs, taken from `dnats`, which lists the same chains in the
+    /// same order (both walk the nat table in effect); were it ever to differ (or to have been
+    /// taken already), each DNAT is read here instead.
     fn endpoints(&self, dnats: &EndpointDnats<'a>) -> Vec<Endpoint<'a>> {
-        let endpoint = |dnat: &EndpointDnat<'a>| Endpoint {
-            chain: dnat.chain,
-            dnat: dnat.rule,
-            destination: dnat.destination,
-            sound: dnat.sound,
-            destination_key: dnat.destination_key,
-            hairpin_as_written: dnat.hairpin_as_written,
-        };
-        if dnats.0.len() == self.endpoint_chains.len()
-            && dnats
-                .0
+        let read = dnats.take();
+        if read.len() == self.endpoint_chains.len()
+            && read
                 .iter()
                 .zip(&self.endpoint_chains)
                 .all(|(d, &chain)| d.chain == chain)
         {
-            dnats.0.iter().map(endpoint).collect()
+            read
         } else {
             self.endpoint_chains
                 .iter()
-                .map(|&chain| endpoint(&EndpointDnat::read(self.set.chain(chain), self.set.family)))
+                .map(|&chain| Endpoint::read(self.set.chain(chain), self.set.family))
                 .collect()
         }
     }
@@ -1005,16 +1057,18 @@ impl<'r, 'a> Builder<'r, 'a> {
             if service_chain(name).is_some() || is_endpoint_chain(name) {
                 continue;
             }
-            for m in chain.rules().flat_map(|r| r.matches()) {
-                match m.module() {
-                    Some("nfacct") => nfacct = true,
-                    Some("set") => {
-                        ipvs |= m.options().any(|o| {
-                            matches!(o.name(), "--match-set" | "--set")
-                                && o.args().next().is_some_and(is_ipvs_set)
-                        });
-                    }
-                    _ => {}
+            for rule in chain.rules() {
+                let modules = NfacctOrSet::of(rule);
+                nfacct |= modules.nfacct;
+                // Only a rule with a set match has its matches walked, for their options.
+                if !modules.set {
+                    continue;
+                }
+                for m in rule.matches().filter(|m| m.module() == Some("set")) {
+                    ipvs |= m.options().any(|o| {
+                        matches!(o.name(), "--match-set" | "--set")
+                            && o.args().next().is_some_and(is_ipvs_set)
+                    });
                 }
             }
         }
@@ -1055,6 +1109,47 @@ impl<'r, 'a> Builder<'r, 'a> {
             masquerade_mark,
             ..decided
         }
+    }
+}
+
+/// Whether a rule has an `-m nfacct` match, and an `-m set` one, read from its words: each
+/// module word before the rule's target opens one match of that module ([`RuleRef::matches`]),
+/// so this is what the walk over its matches finds, without building them ([`Builder::layout`]
+/// and RL411 read every rule of nat `KUBE-SERVICES`, one per Service port). Pinned by a test.
+#[derive(Debug, PartialEq)]
+pub(crate) struct NfacctOrSet {
+    pub(crate) nfacct: bool,
+    pub(crate) set: bool,
+}
+
+impl NfacctOrSet {
+    pub(crate) fn of(rule: RuleRef<'_, '_>) -> NfacctOrSet {
+        let words = rule.tokens();
+        // The target is the rule's last `-j`/`-g` word when it has one ([`is_rule_target`]);
+        // a lone target (no stored words) has no match before it.
+        let end = if rule.target_class() == TargetClass::None {
+            words.len()
+        } else {
+            words
+                .iter()
+                .rposition(|t| t.kind() == TokenKind::Target)
+                .unwrap_or(words.len())
+        };
+        let mut found = NfacctOrSet {
+            nfacct: false,
+            set: false,
+        };
+        for word in words[..end]
+            .iter()
+            .filter(|t| t.kind() == TokenKind::Module)
+        {
+            match rule.token_text(word) {
+                "nfacct" => found.nfacct = true,
+                "set" => found.set = true,
+                _ => {}
+            }
+        }
+        found
     }
 }
 
@@ -1322,11 +1417,16 @@ fn jump_balance_of_matches(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
 fn parse_probability(text: &str) -> Option<f64> {
     if let Some(digits) = text.strip_prefix("0.")
         && (1..=15).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
     {
-        let mantissa = digits
-            .bytes()
-            .fold(0u64, |m, b| m * 10 + u64::from(b - b'0'));
+        // The digits checked and summed in one pass.
+        let mut mantissa: u64 = 0;
+        for b in digits.bytes() {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                return text.parse().ok();
+            }
+            mantissa = mantissa * 10 + u64::from(digit);
+        }
         return Some(mantissa as f64 / POWERS_OF_TEN[digits.len()]);
     }
     text.parse().ok()

@@ -263,7 +263,12 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         "1.2.3.4:99999",
         "1111.2.3.4:80",
         "",
+        "1.2.3.4:80:",
+        "1.2.3.4:123456",
+        "00.1.2.3:80",
+        "1.2.3.4:00",
     ] {
+        assert_eq!(plain_ipv4_key(text), key_by_parts(text), "{text}");
         if plain_ipv4_destination(text) {
             assert!(general(text), "{text}");
         }
@@ -299,6 +304,7 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
                 separator
             });
         }
+        assert_eq!(plain_ipv4_key(&text), key_by_parts(&text), "{text}");
         if plain_ipv4_destination(&text) {
             claimed += 1;
             assert!(general(&text), "{text}");
@@ -317,6 +323,43 @@ fn plain_ipv4_destination_agrees_with_the_general_parser() {
         plain_ipv4_key("10.244.1.5:8080"),
         Some((0x0af4_0105 << 16) | 8080)
     );
+}
+
+/// `plain_ipv4_key` as it was first written, part by part: the one-pass reading gives the same
+/// keys (see `plain_ipv4_destination_agrees_with_the_general_parser`).
+fn key_by_parts(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut key: u64 = 0;
+    for part in 0..5 {
+        let start = i;
+        let mut value: u32 = 0;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
+            value = value * 10 + u32::from(b[i] - b'0');
+            i += 1;
+        }
+        let len = i - start;
+        let (max, max_len) = if part < 4 { (255, 3) } else { (65_535, 5) };
+        if len == 0
+            || len > max_len
+            || value > max
+            || (len > 1 && b[start] == b'0')
+            || (part == 4 && value == 0)
+        {
+            return None;
+        }
+        key = (key << if part < 4 { 8 } else { 16 }) | u64::from(value);
+        let separator = match part {
+            0..=2 => b'.',
+            3 => b':',
+            _ => return (i == b.len()).then_some(key),
+        };
+        if b.get(i) != Some(&separator) {
+            return None;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The fast read of kube-proxy's `--probability` values gives the same f64, bit for bit, as
@@ -520,6 +563,42 @@ fn dispatch_shape_options_equal_the_match_walk() {
     ] {
         assert_eq!(port_range(text), PortRange::parse(text), "{text}");
     }
+}
+
+/// The nfacct and set modules read from a rule's words are those of its matches, on every rule
+/// of the corpus, a generated node and rules with modules after, between and without targets.
+#[test]
+fn nfacct_or_set_from_words_equal_the_match_walk() {
+    let mut texts = corpus_dumps();
+    texts.push(rulelint_dumpgen::generate(
+        &rulelint_dumpgen::Shape::with_rule_target(3_000),
+    ));
+    texts.push(
+        "*filter\n:X - [0:0]\n\
+         -A X -m nfacct --nfacct-name a -j ACCEPT\n\
+         -A X -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT\n\
+         -A X -j ACCEPT -m nfacct --nfacct-name a\n\
+         -A X -m set --match-set S src -j X -m nfacct -j ACCEPT\n\
+         -A X -m nfacct --nfacct-name a\n\
+         -A X -p tcp -m set ! --match-set S src -m nfacct --nfacct-name b -g X\n\
+         -A X -j X\n\
+         -A X -m comment --comment \"-m set\" -j ACCEPT\n\
+         COMMIT\n"
+            .to_string(),
+    );
+    let mut seen = 0;
+    for text in &texts {
+        let parsed = parse(text);
+        for rule in parsed.ruleset.iter_rules() {
+            let walked = NfacctOrSet {
+                nfacct: rule.matches().any(|m| m.module() == Some("nfacct")),
+                set: rule.matches().any(|m| m.module() == Some("set")),
+            };
+            seen += usize::from(walked.nfacct || walked.set);
+            assert_eq!(NfacctOrSet::of(rule), walked, "{}", rule.text());
+        }
+    }
+    assert!(seen >= 5, "{seen}");
 }
 
 /// Every iptables dump of the corpus's lint, Kubernetes and well-formed syntax cases.

@@ -335,7 +335,7 @@ fn duplicates(
     // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
     let mut seen: Vec<(Key<'_>, Option<Destination<'_>>, RuleId)> = Vec::new();
     for service in &model.services {
-        for jumps in [&service.endpoints, &service.local_endpoints] {
+        for jumps in [&service.endpoints[..], &service.local_endpoints[..]] {
             let large = Service::balanced(jumps).count() > PAIRWISE_MAX;
             let mut map: FxHashMap<Key<'_>, RuleId> = FxHashMap::default();
             seen.clear();

@@ -3,7 +3,7 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{is_endpoint_chain, service_chain};
-use crate::kube::{is_ipvs_chain, is_ipvs_set};
+use crate::kube::{NfacctOrSet, is_ipvs_chain, is_ipvs_set};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{ChainId, CodeInfo, MatchRef, RuleRef, Severity, TableKind};
 
@@ -228,11 +228,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 if iptables.is_some() && (ipvs.is_some() || router.is_some()) {
                     break;
                 }
-                // The target and whether any match is a set match, read once for the questions
-                // below (this runs for every dispatch rule of a large node).
+                // The target and whether any match is a set match (from the module words, without
+                // building the matches), read once for the questions below (this runs for every
+                // dispatch rule of a large node).
                 let target = rule.target().map(|t| t.name());
-                let sets = (ipvs.is_none() || router.is_none())
-                    && rule.matches().any(|m| is_set_match(&m));
+                let sets = (ipvs.is_none() || router.is_none()) && NfacctOrSet::of(rule).set;
                 if ipvs.is_none() {
                     ipvs = jump_named(rule, target, is_ipvs_chain)
                         .map(Evidence::Jump)

@@ -119,8 +119,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     for service in &kube.services {
         for (kind, id) in service.chains.iter() {
             let jumps = match kind {
-                ServiceChainKind::Cluster => &service.endpoints,
-                ServiceChainKind::Local => &service.local_endpoints,
+                ServiceChainKind::Cluster => &service.endpoints[..],
+                ServiceChainKind::Local => &service.local_endpoints[..],
                 ServiceChainKind::External | ServiceChainKind::Firewall => continue,
             };
             let chain = set.chain(id);

@@ -107,9 +107,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             // The model's endpoint jumps (to declared `KUBE-SEP-*` chains) answer most Services
             // without reading the chain's rules again; the scan by name stays for the rest.
             let modelled = if local {
-                &service.local_endpoints
+                &service.local_endpoints[..]
             } else {
-                &service.endpoints
+                &service.endpoints[..]
             };
             if modelled.iter().any(|j| set.rule(j.rule).get().chain == id) {
                 continue;
