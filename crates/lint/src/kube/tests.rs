@@ -438,11 +438,7 @@ fn dispatch_facts_read_in_one_walk_equal_the_readers_one_by_one() {
 /// general readers give, on every rule of the corpus, a generated node and some odd shapes.
 #[test]
 fn short_dnat_and_source_readers_equal_the_general_ones() {
-    let mut texts = corpus_dumps();
-    assert!(texts.len() > 100, "{}", texts.len());
-    texts.push(rulelint_dumpgen::generate(
-        &rulelint_dumpgen::Shape::with_rule_target(3_000),
-    ));
+    let mut texts = corpus_dumps_and_a_node();
     texts.push(
         "*nat\n:X - [0:0]\n-A X -s 10.0.0.1/32 -j DNAT --to-destination 1.2.3.4:80 --to-destination 1.2.3.5:80\n\
          -A X ! -s 10.0.0.1/32 -j KUBE-MARK-MASQ\n-A X --source 10.0.0.1/32 -j MARK --set-xmark 0x4000/0x4000\n\
@@ -519,10 +515,7 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
 /// and its port reader reads what `PortRange::parse` reads.
 #[test]
 fn dispatch_shape_options_equal_the_match_walk() {
-    let mut texts = corpus_dumps();
-    texts.push(rulelint_dumpgen::generate(
-        &rulelint_dumpgen::Shape::with_rule_target(3_000),
-    ));
+    let mut texts = corpus_dumps_and_a_node();
     texts.push(
         "*nat\n:X - [0:0]\n\
          -A X -d 10.0.0.1/32 -p tcp -m comment --comment \"a/b:c cluster IP\" -m tcp --dport 80 -j X\n\
@@ -569,10 +562,7 @@ fn dispatch_shape_options_equal_the_match_walk() {
 /// of the corpus, a generated node and rules with modules after, between and without targets.
 #[test]
 fn nfacct_or_set_from_words_equal_the_match_walk() {
-    let mut texts = corpus_dumps();
-    texts.push(rulelint_dumpgen::generate(
-        &rulelint_dumpgen::Shape::with_rule_target(3_000),
-    ));
+    let mut texts = corpus_dumps_and_a_node();
     texts.push(
         "*filter\n:X - [0:0]\n\
          -A X -m nfacct --nfacct-name a -j ACCEPT\n\
@@ -617,4 +607,15 @@ fn corpus_dumps() -> Vec<String> {
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .map(|p| std::fs::read_to_string(p).expect("dump"))
         .collect()
+}
+
+/// [`corpus_dumps`] and a generated node of 3,000 rules: the inputs of the tests that pin a
+/// quick reader against the general one.
+fn corpus_dumps_and_a_node() -> Vec<String> {
+    let mut texts = corpus_dumps();
+    assert!(texts.len() > 100, "{}", texts.len());
+    texts.push(rulelint_dumpgen::generate(
+        &rulelint_dumpgen::Shape::with_rule_target(3_000),
+    ));
+    texts
 }
