@@ -586,7 +586,8 @@ mod tests {
     }
 
     /// The walk finds a `numgen` map lookup in a `dnat to`, in an assignment, alone or inside a
-    /// concatenation or a binary operation, and nothing in leaves or maps keyed otherwise.
+    /// binary operation, and nothing in leaves or maps keyed otherwise; and a lookup inside a
+    /// concatenation is found too (that expression built by hand from the first rule's).
     #[test]
     fn numgen_lookups_in_every_shape() {
         let text = "table ip t {\n\tchain c {\n\
@@ -602,6 +603,17 @@ mod tests {
         let walked = Walked::new(&parsed.ruleset);
         let rules: Vec<u32> = walked.numgen_lookups().iter().map(|(r, _)| r.0).collect();
         assert_eq!(rules, [0, 1, 2]);
+        let first = &parsed.ruleset.rules[0];
+        let Some(Stmt::Nat(nat)) = parsed.ruleset.statements_of(first).first().map(|s| &s.kind)
+        else {
+            panic!("the first rule is a dnat");
+        };
+        let lookup = nat.to.clone().expect("dnat to");
+        assert!(holds_numgen_map(&Expr::Concat(vec![
+            Expr::Literal("80"),
+            lookup
+        ])));
+        assert!(!holds_numgen_map(&Expr::Concat(vec![Expr::Literal("80")])));
         assert!(is_service_chain("service-ULMVA6XW-ns1/svc1/tcp/p80"));
         assert!(!is_service_chain("service-ULMVA6XW"));
         assert!(!is_service_chain("services/x"));
