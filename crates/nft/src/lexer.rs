@@ -206,13 +206,25 @@ fn lex_into<const BLOCKS: bool>(
             end: end as u32,
         })
     };
+    // Where the word the last block ended inside started: the next block goes on with it,
+    // so that each byte's masks are computed once.
+    let mut word_from: Option<usize> = None;
     while i < b.len() {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if BLOCKS
-            && let Some(block) = b.get(i..).and_then(|r| r.first_chunk::<64>())
-            && let Some(next) = block_step(b, i, block, out, &mut counts)
-        {
-            i = next;
+        if BLOCKS && let Some(block) = b.get(i..).and_then(|r| r.first_chunk::<64>()) {
+            match block_step(b, i, block, word_from, out, &mut counts) {
+                Some((next, carried)) => {
+                    (i, word_from) = (next, carried);
+                    continue;
+                }
+                // The carried word, if any, ended at `i`: its token is out.
+                None => word_from = None,
+            }
+        }
+        if let Some(start) = word_from.take() {
+            // Fewer than 64 bytes are left: the byte loop ends the word.
+            i = word_end(b, i);
+            push(out, Kind::Word, start, i);
             continue;
         }
         let c = b[i];
@@ -287,6 +299,10 @@ fn lex_into<const BLOCKS: bool>(
             }
         }
     }
+    if let Some(start) = word_from {
+        // The last block ended the text inside a word.
+        push(out, Kind::Word, start, b.len());
+    }
     counts
 }
 
@@ -348,59 +364,78 @@ fn block_masks(block: &[u8; 64]) -> BlockMasks {
 }
 
 /// Reads the tokens of the 64 bytes at `i` (`block`) up to the first `"` or `#`, from their
-/// bit masks, and returns where to go on; `None` when `b[i]` is a `"` or `#` (the byte loop
-/// reads strings and comments). `i` must not be inside a word: every caller stops at a word's
-/// end, so a word byte at `i` starts a word.
+/// bit masks, and returns where to go on and, when the block ends inside a word, where that
+/// word started (`carried` is that of the block before, whose word goes on at `i`); `None`
+/// when `b[i]` is a `"` or `#` (the byte loop reads strings and comments), once the carried
+/// word's token is out. Otherwise `i` is never inside a word: a word byte at `i` starts one.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
 fn block_step(
     b: &[u8],
     i: usize,
     block: &[u8; 64],
+    carried: Option<usize>,
     out: &mut Vec<Token>,
     counts: &mut Counts,
-) -> Option<usize> {
+) -> Option<(usize, Option<usize>)> {
     // SAFETY: `block_masks` only needs SSE2, and this code is compiled only where SSE2 is
     // enabled (it is part of the x86_64 baseline).
     let m = unsafe { block_masks(block) };
+    // At most 65 tokens: the carried word and one per byte. They are written into the spare
+    // capacity and the length set once, rather than pushed one by one.
+    out.reserve(65);
+    let len = out.len();
+    let spare = out.spare_capacity_mut();
+    let mut written = 0;
+    let mut put = |start: usize, end: usize| {
+        spare[written].write(Token {
+            start: start as u32,
+            end: end as u32,
+        });
+        written += 1;
+    };
+    let mut word = m.word;
+    if let Some(start) = carried {
+        let run = (!m.word).trailing_zeros() as usize;
+        if run == 64 {
+            return Some((i + 64, carried));
+        }
+        put(start, i + run);
+        // Its bytes start no word.
+        word &= !0u64 << run;
+    }
     let stop = m.special.trailing_zeros() as usize;
+    let mut next = Some((i + stop, None));
     if stop == 0 {
-        return None;
+        next = None;
     }
     let before = if stop == 64 { !0 } else { (1u64 << stop) - 1 };
-    let mut starts = ((m.word & !(m.word << 1)) | m.single) & before;
+    let mut starts = ((word & !(word << 1)) | m.single) & before;
     while starts != 0 {
         let k = starts.trailing_zeros() as usize;
         starts &= starts - 1;
         let at = i + k;
-        if m.word >> k & 1 == 1 {
-            let rest = !m.word >> k;
+        if word >> k & 1 == 1 {
+            let rest = !word >> k;
             if rest == 0 {
-                // The word runs to the block's end and maybe on: finish it, go on after it.
-                let end = word_end(b, at);
-                out.push(Token {
-                    start: at as u32,
-                    end: end as u32,
-                });
-                return Some(end);
+                // The word runs to the block's end (so no `"` or `#` is in it): the next
+                // block goes on with it.
+                next = Some((i + 64, Some(at)));
+                break;
             }
-            out.push(Token {
-                start: at as u32,
-                end: (at + rest.trailing_zeros() as usize) as u32,
-            });
+            put(at, at + rest.trailing_zeros() as usize);
         } else {
             match block[k] {
                 b'\n' => counts.lines += 1,
                 b'{' if ends_its_line(b, at) => counts.blocks += 1,
                 _ => {}
             }
-            out.push(Token {
-                start: at as u32,
-                end: at as u32 + 1,
-            });
+            put(at, at + 1);
         }
     }
-    Some(i + stop)
+    // SAFETY: `put` initialised the first `written` slots of the spare capacity.
+    unsafe { out.set_len(len + written) };
+    next
 }
 
 /// Where the word starting at `i` ends: eight bytes at a time while they are all word

@@ -1037,6 +1037,8 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let mut depth = 0u32;
         let mut j = start;
+        // A newline inside the rule: an anonymous set written over several lines.
+        let mut wrapped = false;
         while j < self.toks.len() {
             let t = self.toks[j];
             match t.kind(self.text) {
@@ -1055,6 +1057,7 @@ impl<'a> Parser<'a> {
                     if depth == 0 || !wraps || self.block_kw(j + 1).is_some() {
                         break;
                     }
+                    wrapped = true;
                 }
                 Kind::Semi | Kind::Handle if depth == 0 => break,
                 Kind::RBrace if depth == 0 => break,
@@ -1094,7 +1097,7 @@ impl<'a> Parser<'a> {
         let before = self.diags.len();
         let (text, toks, diags) = (self.text, &self.toks[start..end], &mut self.diags);
         let statements = self.rs.read_statements(toks.len(), |out| {
-            Cur::new(text, toks, diags).statements_into(out)
+            Cur::on_lines(text, toks, diags, wrapped).statements_into(out)
         });
         if cut {
             self.diags.truncate(before);
