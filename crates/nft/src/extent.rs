@@ -187,8 +187,42 @@ enum State {
 /// The scan from `pos` (a line start), depth 0: `at_line_end(depth, newline)` at each newline
 /// read in code, with the depth after that line exactly when it is at most `floor` (else some
 /// depth above `floor`), until it returns true: then `Some(newline + 1)`, else `None` at the end;
-/// and the depth there. `BLOCKS`: read 64-byte blocks from bit masks where the CPU allows.
+/// and the depth there. `BLOCKS`: read 64-byte blocks from bit masks where the CPU allows
+/// (with AVX2 where it has it: half the instructions per block).
 fn scan<const BLOCKS: bool>(
+    bytes: &[u8],
+    pos: usize,
+    floor: &Cell<i64>,
+    at_line_end: impl FnMut(i64, usize) -> bool,
+) -> (Option<usize>, i64) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if BLOCKS && crate::wide::has_wide_blocks() {
+        // SAFETY: the CPU has AVX2, BMI1 and POPCNT (`has_wide_blocks`).
+        return unsafe { scan_wide(bytes, pos, floor, at_line_end) };
+    }
+    // SAFETY: no AVX2 asked for.
+    unsafe { scan_with::<BLOCKS, false>(bytes, pos, floor, at_line_end) }
+}
+
+/// [`scan`] with AVX2 masks, compiled for a CPU with AVX2, BMI1 and POPCNT.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+fn scan_wide(
+    bytes: &[u8],
+    pos: usize,
+    floor: &Cell<i64>,
+    at_line_end: impl FnMut(i64, usize) -> bool,
+) -> (Option<usize>, i64) {
+    // SAFETY: this function is compiled for, and only entered on, a CPU with AVX2.
+    unsafe { scan_with::<true, true>(bytes, pos, floor, at_line_end) }
+}
+
+/// The body of [`scan`]; `AVX2`: read the blocks' masks with AVX2.
+///
+/// # Safety
+/// With `AVX2`, the CPU must have AVX2.
+#[inline(always)]
+unsafe fn scan_with<const BLOCKS: bool, const AVX2: bool>(
     bytes: &[u8],
     pos: usize,
     floor: &Cell<i64>,
@@ -205,7 +239,12 @@ fn scan<const BLOCKS: bool>(
                 .get(i..i + 64)
                 .and_then(|b| <&[u8; 64]>::try_from(b).ok())
         {
-            let m = masks(block);
+            let m = if AVX2 {
+                // SAFETY: the caller checked that the CPU has AVX2.
+                unsafe { masks_avx2(block) }
+            } else {
+                masks(block)
+            };
             // Up to the first quote or `#`: the byte loop reads the string or comment.
             let stop = m.special.trailing_zeros();
             let before = if stop == 64 { !0 } else { (1u64 << stop) - 1 };
@@ -312,6 +351,34 @@ fn masks(block: &[u8; 64]) -> Masks {
     m
 }
 
+/// [`masks`] with AVX2: two 32-byte halves.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+unsafe fn masks_avx2(block: &[u8; 64]) -> Masks {
+    use crate::wide::{bits, eq, load};
+    use std::arch::x86_64::_mm256_or_si256;
+    let mut m = Masks {
+        newline: 0,
+        open: 0,
+        close: 0,
+        special: 0,
+    };
+    for half in 0..2 {
+        // SAFETY: the caller checked that the CPU has AVX2.
+        unsafe {
+            let v = load(block, half);
+            m.newline |= bits(eq(v, b'\n'), half);
+            m.open |= bits(eq(v, b'{'), half);
+            m.close |= bits(eq(v, b'}'), half);
+            m.special |= bits(_mm256_or_si256(eq(v, b'"'), eq(v, b'#')), half);
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +386,30 @@ mod tests {
 
     /// Every line start after `pos` the scan asked about, and where it ended.
     fn run<const BLOCKS: bool>(text: &[u8], pos: usize, stop_at: u8) -> (usize, Vec<usize>) {
+        run_with(text, pos, stop_at, |text, pos, floor, ends_at| {
+            scan::<BLOCKS>(text, pos, floor, ends_at)
+        })
+    }
+
+    /// [`run`] with SSE2 blocks, which [`scan`] leaves for AVX2 on a CPU that has it.
+    fn run_sse2(text: &[u8], pos: usize, stop_at: u8) -> (usize, Vec<usize>) {
+        run_with(text, pos, stop_at, |text, pos, floor, ends_at| {
+            // SAFETY: no AVX2 asked for.
+            unsafe { scan_with::<true, false>(text, pos, floor, ends_at) }
+        })
+    }
+
+    fn run_with(
+        text: &[u8],
+        pos: usize,
+        stop_at: u8,
+        scan: impl FnOnce(
+            &[u8],
+            usize,
+            &Cell<i64>,
+            &mut dyn FnMut(i64, usize) -> bool,
+        ) -> (Option<usize>, i64),
+    ) -> (usize, Vec<usize>) {
         let mut asked = Vec::new();
         let floor = Cell::new(0);
         let ends_at = |depth: i64, at: usize| {
@@ -328,7 +419,8 @@ mod tests {
                     text[start] == stop_at
                 })
         };
-        let end = scan::<BLOCKS>(text, pos, &floor, ends_at)
+        let mut ends_at = ends_at;
+        let end = scan(text, pos, &floor, &mut ends_at)
             .0
             .unwrap_or(text.len());
         (end, asked)
@@ -363,7 +455,8 @@ mod tests {
         let text = format!("table ip t {{\n{body}}}\n*filter\n");
         let (end, asked) = run::<true>(text.as_bytes(), 0, b'*');
         assert_eq!(text.len() - end, "*filter\n".len());
-        assert_eq!((end, asked), run::<false>(text.as_bytes(), 0, b'*'));
+        assert_eq!((end, asked.clone()), run::<false>(text.as_bytes(), 0, b'*'));
+        assert_eq!((end, asked), run_sse2(text.as_bytes(), 0, b'*'));
     }
 
     /// Text made mostly of the bytes the scan looks at, up to `max` of them.
@@ -392,7 +485,9 @@ mod tests {
             text in scanned_bytes(600),
             pos in 0usize..700,
         ) {
-            prop_assert_eq!(run::<true>(&text, pos, b'*'), run::<false>(&text, pos, b'*'));
+            let bytes = run::<false>(&text, pos, b'*');
+            prop_assert_eq!(run::<true>(&text, pos, b'*'), bytes.clone());
+            prop_assert_eq!(run_sse2(&text, pos, b'*'), bytes);
         }
 
         /// Read in two halves at every line start, or on one thread: the same end.

@@ -180,8 +180,44 @@ pub(crate) fn tokenize_range_into(
     lex_into::<true>(text, from, to, out, diagnostics)
 }
 
-/// [`lex`] into `out`.
+/// [`lex`] into `out` (with AVX2 block masks where the CPU has it: half the instructions per
+/// block).
 fn lex_into<const BLOCKS: bool>(
+    text: &str,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Token>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Counts {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if BLOCKS && crate::wide::has_wide_blocks() {
+        // SAFETY: the CPU has AVX2, BMI1 and POPCNT (`has_wide_blocks`).
+        return unsafe { lex_into_wide(text, from, to, out, diagnostics) };
+    }
+    // SAFETY: no AVX2 asked for.
+    unsafe { lex_with::<BLOCKS, false>(text, from, to, out, diagnostics) }
+}
+
+/// [`lex_into`] with AVX2 masks, compiled for a CPU with AVX2, BMI1 and POPCNT.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+fn lex_into_wide(
+    text: &str,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Token>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Counts {
+    // SAFETY: this function is compiled for, and only entered on, a CPU with AVX2.
+    unsafe { lex_with::<true, true>(text, from, to, out, diagnostics) }
+}
+
+/// The body of [`lex_into`]; `AVX2`: read the blocks' masks with AVX2.
+///
+/// # Safety
+/// With `AVX2`, the CPU must have AVX2.
+#[inline(always)]
+unsafe fn lex_with<const BLOCKS: bool, const AVX2: bool>(
     text: &str,
     from: usize,
     to: usize,
@@ -212,7 +248,8 @@ fn lex_into<const BLOCKS: bool>(
     while i < b.len() {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if BLOCKS && let Some(block) = b.get(i..).and_then(|r| r.first_chunk::<64>()) {
-            match block_step(b, i, block, word_from, out, &mut counts) {
+            // SAFETY: with `AVX2`, the caller checked that the CPU has it.
+            match unsafe { block_step::<AVX2>(b, i, block, word_from, out, &mut counts) } {
                 Some((next, carried)) => {
                     (i, word_from) = (next, carried);
                     continue;
@@ -363,14 +400,57 @@ fn block_masks(block: &[u8; 64]) -> BlockMasks {
     m
 }
 
+/// [`block_masks`] with AVX2: two 32-byte halves.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+unsafe fn block_masks_avx2(block: &[u8; 64]) -> BlockMasks {
+    use crate::wide::{bits, eq, load};
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_min_epu8, _mm256_or_si256, _mm256_set1_epi8, _mm256_sub_epi8,
+    };
+    let mut m = BlockMasks {
+        word: 0,
+        single: 0,
+        special: 0,
+    };
+    for half in 0..2 {
+        // SAFETY: the caller checked that the CPU has AVX2.
+        unsafe {
+            let v = load(block, half);
+            // `\t` `\n` `\x0b` `\x0c` `\r`: bytes 9..=13, as in `block_masks`.
+            let d = _mm256_sub_epi8(v, _mm256_set1_epi8(9));
+            let controls = _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(4)), d);
+            let punct = _mm256_or_si256(
+                _mm256_or_si256(eq(v, b'{'), eq(v, b'}')),
+                _mm256_or_si256(eq(v, b';'), eq(v, b',')),
+            );
+            let special = _mm256_or_si256(eq(v, b'"'), eq(v, b'#'));
+            let not_word = _mm256_or_si256(
+                _mm256_or_si256(controls, eq(v, b' ')),
+                _mm256_or_si256(punct, special),
+            );
+            m.word |= !bits(not_word, half) & (0xffff_ffff << (32 * half));
+            m.single |= bits(_mm256_or_si256(eq(v, b'\n'), punct), half);
+            m.special |= bits(special, half);
+        }
+    }
+    m
+}
+
 /// Reads the tokens of the 64 bytes at `i` (`block`) up to the first `"` or `#`, from their
 /// bit masks, and returns where to go on and, when the block ends inside a word, where that
 /// word started (`carried` is that of the block before, whose word goes on at `i`); `None`
 /// when `b[i]` is a `"` or `#` (the byte loop reads strings and comments), once the carried
 /// word's token is out. Otherwise `i` is never inside a word: a word byte at `i` starts one.
+///
+/// # Safety
+/// With `AVX2`, the CPU must have AVX2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline]
-fn block_step(
+#[inline(always)]
+unsafe fn block_step<const AVX2: bool>(
     b: &[u8],
     i: usize,
     block: &[u8; 64],
@@ -378,9 +458,14 @@ fn block_step(
     out: &mut Vec<Token>,
     counts: &mut Counts,
 ) -> Option<(usize, Option<usize>)> {
-    // SAFETY: `block_masks` only needs SSE2, and this code is compiled only where SSE2 is
-    // enabled (it is part of the x86_64 baseline).
-    let m = unsafe { block_masks(block) };
+    let m = if AVX2 {
+        // SAFETY: the caller checked that the CPU has AVX2.
+        unsafe { block_masks_avx2(block) }
+    } else {
+        // SAFETY: `block_masks` only needs SSE2, and this code is compiled only where SSE2 is
+        // enabled (it is part of the x86_64 baseline).
+        unsafe { block_masks(block) }
+    };
     // At most 65 tokens: the carried word and one per byte. They are written into the spare
     // capacity and the length set once, rather than pushed one by one.
     out.reserve(65);
@@ -640,6 +725,14 @@ mod tests {
                 assert_eq!(t1, t2, "{text:?} from {from}");
                 assert_eq!((c1.lines, c1.blocks), (c2.lines, c2.blocks), "{text:?}");
                 assert_eq!(format!("{d1:?}"), format!("{d2:?}"), "{text:?}");
+                // The SSE2 blocks, which `lex` leaves for AVX2 on a CPU that has it.
+                let (mut t3, mut d3) = (Vec::new(), Vec::new());
+                // SAFETY: no AVX2 asked for.
+                let c3 =
+                    unsafe { lex_with::<true, false>(text, from, text.len(), &mut t3, &mut d3) };
+                assert_eq!(t1, t3, "{text:?} from {from}");
+                assert_eq!((c1.lines, c1.blocks), (c3.lines, c3.blocks), "{text:?}");
+                assert_eq!(format!("{d1:?}"), format!("{d3:?}"), "{text:?}");
             }
         };
         let base = "table ip kube-proxy { # handle 1\n\tchain x {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips comment \"a#b\"\n\t\telements = { 10.0.0.1 . tcp . 80 : goto service-ABCDEFGHIJKLMNOP-ns/name:port, 10.0.0.2 }\r\n\t}\n}\n";

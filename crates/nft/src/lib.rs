@@ -59,6 +59,8 @@ mod split;
 mod stmt;
 pub mod summary;
 mod transaction;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod wide;
 
 pub use form::{Form, detect_form, parse_any};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
