@@ -49,6 +49,7 @@ const KIND_OF_FIRST_BYTE: [Kind; 256] = {
 
 impl Token {
     /// What the token is; `text` is the text it was read from.
+    #[inline(always)]
     pub fn kind(self, text: &str) -> Kind {
         text.as_bytes()
             .get(self.start as usize)

@@ -210,13 +210,20 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     // ---- cursor ----
 
-    /// Index of the `n`th token from `pos` that is not a newline.
+    /// Index of the `n`th token from `pos` that is not a newline. Inlined into every look at
+    /// the tokens (there are six per statement): the flat case is an addition and a compare.
+    #[inline(always)]
     fn index(&self, n: usize) -> Option<usize> {
         if self.flat {
             // Most cursors read one rule's line: no newline to skip.
             let i = self.pos.saturating_add(n);
             return (i < self.toks.len()).then_some(i);
         }
+        self.index_past_newlines(n)
+    }
+
+    /// [`Cur::index`] of a cursor whose tokens may hold newlines.
+    fn index_past_newlines(&self, n: usize) -> Option<usize> {
         let mut seen = 0;
         let mut i = self.pos;
         while i < self.toks.len() {
@@ -231,10 +238,12 @@ impl<'t, 'a> Cur<'t, 'a> {
         None
     }
 
+    #[inline(always)]
     fn nth(&self, n: usize) -> Option<Token> {
         self.index(n).map(|i| self.toks[i])
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<Token> {
         self.nth(0)
     }
@@ -252,12 +261,16 @@ impl<'t, 'a> Cur<'t, 'a> {
         &self.text[t.start as usize..t.end as usize]
     }
 
+    #[inline(always)]
     fn nth_word(&self, n: usize) -> Option<&'a str> {
-        self.nth(n)
-            .filter(|t| t.kind(self.text) == Kind::Word)
-            .map(|t| self.s(t))
+        let t = self.nth(n)?;
+        if t.kind(self.text) != Kind::Word {
+            return None;
+        }
+        Some(self.s(t))
     }
 
+    #[inline(always)]
     fn word(&self) -> Option<&'a str> {
         self.nth_word(0)
     }
