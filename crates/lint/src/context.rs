@@ -215,6 +215,22 @@ fn unconditional_before(rule: RuleRef<'_, '_>, target: Token) -> bool {
     true
 }
 
+/// [`unconditional_before`] the rule's target, found only when the first word does not settle
+/// it: a basic option or a match other than `comment` before everything else restricts the
+/// rule whatever its target is (kube-proxy's `-p tcp -m tcp -j DNAT` of every endpoint, most of
+/// the rules with a verdict or NAT target of a node).
+fn unconditional(rule: RuleRef<'_, '_>) -> bool {
+    if let Some(first) = rule.tokens().first() {
+        match first.kind() {
+            TokenKind::Option if first.is_basic() => return false,
+            TokenKind::Module if rule.token_text(first) != "comment" => return false,
+            _ => {}
+        }
+    }
+    rule.target()
+        .is_some_and(|target| unconditional_before(rule, target.token()))
+}
+
 /// What a rule's target does, as the lints that walk every rule ask it: whether it ends the
 /// walk through the chain, and for the rules that may, whether they match every packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,10 +286,7 @@ impl TargetFacts {
                 if rule.is_goto() {
                     bits |= Self::GOTO;
                 }
-                if bits != 0
-                    && let Some(target) = rule.target()
-                    && unconditional_before(rule, target.token())
-                {
+                if bits != 0 && unconditional(rule) {
                     bits |= Self::UNCONDITIONAL;
                 }
                 TargetFacts(bits)
