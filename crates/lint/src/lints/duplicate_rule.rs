@@ -122,9 +122,11 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Reused across chains. In the map, a hash collision between different rules probes the
     // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
-    // A large chain's rules by target and word count: the first such rule while it is the only
-    // one (not yet in `index`), `None` once the key's rules are hashed into `index`.
-    let mut unhashed: FxHashMap<(TargetKey, usize), Option<RuleId>> = FxHashMap::default();
+    // A large chain's rules by a hash of their target and word count: the first such rule
+    // while it is the only one (not yet in `index`), `None` once the key's rules are hashed
+    // into `index`. Two keys with one hash only make more rules hashed; an entry is no larger
+    // than one of `index`, which used to hold every rule.
+    let mut unhashed: FxHashMap<u64, Option<RuleId>> = FxHashMap::default();
     let mut rules: Vec<(RuleId, Tokens<'_>)> = Vec::new();
     let mut keys: Vec<Option<u64>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
@@ -190,8 +192,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
         } else {
             index.clear();
+            // Not reserved at the chain's size: a chain of a million copies of one rule holds one
+            // key.
             unhashed.clear();
-            unhashed.reserve(count);
             // A rule's words are hashed only once another rule of the chain has its target and
             // word count: in kube-proxy's large chains (`KUBE-SERVICES`, `KUBE-NODEPORTS`) each
             // rule jumps to a chain of its own, and hashing every word of every rule was most of
@@ -224,7 +227,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 }
             };
             for rule in chain.rules() {
-                match unhashed.entry((TargetKey::of(rule), rule.tokens().len())) {
+                let mut h = FxHasher::default();
+                (TargetKey::of(rule), rule.tokens().len()).hash(&mut h);
+                match unhashed.entry(h.finish()) {
                     Entry::Vacant(slot) => {
                         slot.insert(Some(rule.id));
                     }
