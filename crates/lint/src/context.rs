@@ -329,6 +329,9 @@ pub struct ChainWalk {
     pub first_final: u32,
     /// The position of the first rule that ends the walk for every packet.
     pub first_terminal: u32,
+    /// Whether a rule jumps (not goes) to `DROP` or `REJECT` with no match but comments
+    /// (`RL401 bare-drop`'s rules, wherever they are in the chain).
+    pub bare_drop_or_reject: bool,
 }
 
 impl ChainWalk {
@@ -340,16 +343,17 @@ impl ChainWalk {
             in_order: true,
             first_final: count,
             first_terminal: count,
+            bare_drop_or_reject: false,
         };
         for (at, rule) in (0u32..).zip(chain.rules()) {
             walk.in_order &= rule.get().op == RuleOp::Append;
-            if walk.first_terminal == count {
-                let facts = cx.target_facts(rule.id);
-                if facts.ends_walk(nat) {
-                    walk.first_final = walk.first_final.min(at);
-                    if facts.unconditional() {
-                        walk.first_terminal = at;
-                    }
+            let facts = cx.target_facts(rule.id);
+            walk.bare_drop_or_reject |=
+                !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
+            if walk.first_terminal == count && facts.ends_walk(nat) {
+                walk.first_final = walk.first_final.min(at);
+                if facts.unconditional() {
+                    walk.first_terminal = at;
                 }
             }
         }
@@ -456,9 +460,9 @@ mod tests {
         assert_facts_match_rules(&generate(&Shape::with_rule_target(3_000)));
     }
 
-    /// Every chain's shared walk facts equal what its rules say one by one (the order, and the
+    /// Every chain's shared walk facts equal what its rules say one by one (the order, the
     /// first rule that may end the walk and that ends every walk, as RL301 and RL303 used to
-    /// find them), on every lint corpus dump and a generated node.
+    /// find them, and RL401's bare verdicts), on every lint corpus dump and a generated node.
     #[test]
     fn chain_walks_read_once_equal_each_chain_read_alone() {
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
@@ -477,7 +481,7 @@ mod tests {
             "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n-I INPUT 1 -s 10.0.0.1 -j DROP\n-A INPUT -j DROP\nCOMMIT\n"
                 .to_string(),
         );
-        let (mut terminals, mut out_of_order) = (0, 0);
+        let (mut terminals, mut out_of_order, mut bare) = (0, 0, 0);
         for text in &texts {
             let parsed = rulelint_parser::parse(text);
             let set = &parsed.ruleset;
@@ -499,13 +503,22 @@ mod tests {
                     walk.first_terminal,
                     position(&|r| ends_walk_in(r, nat) && r.is_unconditional())
                 );
+                assert_eq!(
+                    walk.bare_drop_or_reject,
+                    chain.rules().any(|r| r.target().is_some_and(|t| {
+                        !t.is_goto()
+                            && crate::known::is_drop_or_reject(t.name())
+                            && r.is_unconditional()
+                    }))
+                );
                 terminals += usize::from(walk.first_terminal < count);
+                bare += usize::from(walk.bare_drop_or_reject);
                 out_of_order += usize::from(!walk.in_order);
             }
         }
         assert!(
-            terminals > 50 && out_of_order > 0,
-            "{terminals} {out_of_order}"
+            terminals > 50 && out_of_order > 0 && bare > 5,
+            "{terminals} {out_of_order} {bare}"
         );
     }
 }
