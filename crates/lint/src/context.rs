@@ -25,6 +25,7 @@ pub struct LintContext<'r, 'a> {
     kube: OnceLock<KubeModel<'a>>,
     endpoint_dnats: OnceLock<EndpointDnats<'a>>,
     target_facts: OnceLock<Vec<TargetFacts>>,
+    chain_walks: OnceLock<Vec<ChainWalk>>,
     unsupported_marker: OnceLock<bool>,
 }
 
@@ -39,6 +40,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             kube: OnceLock::new(),
             endpoint_dnats: OnceLock::new(),
             target_facts: OnceLock::new(),
+            chain_walks: OnceLock::new(),
             unsupported_marker: OnceLock::new(),
         }
     }
@@ -54,6 +56,7 @@ impl<'r, 'a> LintContext<'r, 'a> {
             kube: OnceLock::new(),
             endpoint_dnats: OnceLock::new(),
             target_facts: OnceLock::new(),
+            chain_walks: OnceLock::new(),
             unsupported_marker: OnceLock::new(),
         }
     }
@@ -101,6 +104,13 @@ impl<'r, 'a> LintContext<'r, 'a> {
     pub fn target_facts(&self, rule: RuleId) -> TargetFacts {
         self.target_facts
             .get_or_init(|| TargetFacts::read_all(self.set))[rule.index()]
+    }
+
+    /// Whether a chain's rules are written in order, and where the walk through it may first
+    /// stop: read once for every chain and shared by the lints that walk every chain (`RL301`,
+    /// `RL302`, `RL303`, `RL407`), each of which used to read every rule of every chain again.
+    pub fn chain_walk(&self, chain: ChainRef<'_, '_>) -> ChainWalk {
+        self.chain_walks.get_or_init(|| ChainWalk::read_all(self))[chain.id.index()]
     }
 
     /// Whether the dump's text holds the word `[unsupported` (RL502's marker, the only word the
@@ -205,6 +215,22 @@ fn unconditional_before(rule: RuleRef<'_, '_>, target: Token) -> bool {
     true
 }
 
+/// [`unconditional_before`] the rule's target, found only when the first word does not settle
+/// it: a basic option or a match other than `comment` before everything else restricts the
+/// rule whatever its target is (kube-proxy's `-p tcp -m tcp -j DNAT` of every endpoint, most of
+/// the rules with a verdict or NAT target of a node).
+fn unconditional(rule: RuleRef<'_, '_>) -> bool {
+    if let Some(first) = rule.tokens().first() {
+        match first.kind() {
+            TokenKind::Option if first.is_basic() => return false,
+            TokenKind::Module if rule.token_text(first) != "comment" => return false,
+            _ => {}
+        }
+    }
+    rule.target()
+        .is_some_and(|target| unconditional_before(rule, target.token()))
+}
+
 /// What a rule's target does, as the lints that walk every rule ask it: whether it ends the
 /// walk through the chain, and for the rules that may, whether they match every packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,10 +286,7 @@ impl TargetFacts {
                 if rule.is_goto() {
                     bits |= Self::GOTO;
                 }
-                if bits != 0
-                    && let Some(target) = rule.target()
-                    && unconditional_before(rule, target.token())
-                {
+                if bits != 0 && unconditional(rule) {
                     bits |= Self::UNCONDITIONAL;
                 }
                 TargetFacts(bits)
@@ -291,6 +314,58 @@ impl TargetFacts {
     /// end the walk (a goto, a verdict, a NAT target); false for the others.
     pub fn unconditional(self) -> bool {
         self.0 & Self::UNCONDITIONAL != 0
+    }
+}
+
+/// What [`LintContext::chain_walk`] knows of a chain: whether its rules are
+/// [`written_in_order`], and the positions of its first rule whose target may end the walk
+/// ([`TargetFacts::ends_walk`]) and of its first rule that ends every walk (that target, and
+/// [`TargetFacts::unconditional`]); a position is the rule count when there is none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainWalk {
+    /// [`written_in_order`].
+    pub in_order: bool,
+    /// The position of the first rule whose target may end the walk through the chain.
+    pub first_final: u32,
+    /// The position of the first rule that ends the walk for every packet.
+    pub first_terminal: u32,
+    /// Whether a rule jumps (not goes) to `DROP` or `REJECT` with no match but comments
+    /// (`RL401 bare-drop`'s rules, wherever they are in the chain).
+    pub bare_drop_or_reject: bool,
+}
+
+impl ChainWalk {
+    /// The walk facts of one chain, from its rules' target facts (`nat`: the chain is in nat).
+    pub fn of(cx: &LintContext<'_, '_>, chain: ChainRef<'_, '_>) -> ChainWalk {
+        let nat = chain.table().kind() == TableKind::Nat;
+        let count = chain.rule_count() as u32;
+        let mut walk = ChainWalk {
+            in_order: true,
+            first_final: count,
+            first_terminal: count,
+            bare_drop_or_reject: false,
+        };
+        for (at, rule) in (0u32..).zip(chain.rules()) {
+            walk.in_order &= rule.get().op == RuleOp::Append;
+            let facts = cx.target_facts(rule.id);
+            walk.bare_drop_or_reject |=
+                !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
+            if walk.first_terminal == count && facts.ends_walk(nat) {
+                walk.first_final = walk.first_final.min(at);
+                if facts.unconditional() {
+                    walk.first_terminal = at;
+                }
+            }
+        }
+        walk
+    }
+
+    /// Every chain's walk facts, by chain id (of every table, superseded or not).
+    fn read_all(cx: &LintContext<'_, '_>) -> Vec<ChainWalk> {
+        cx.set
+            .iter_chains()
+            .map(|chain| ChainWalk::of(cx, chain))
+            .collect()
     }
 }
 
@@ -383,5 +458,67 @@ mod tests {
              -A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.1:80\n-A MASQUERADE -j NETMAP --to 10.0.0.0/8\nCOMMIT\n",
         );
         assert_facts_match_rules(&generate(&Shape::with_rule_target(3_000)));
+    }
+
+    /// Every chain's shared walk facts equal what its rules say one by one (the order, the
+    /// first rule that may end the walk and that ends every walk, as RL301 and RL303 used to
+    /// find them, and RL401's bare verdicts), on every lint corpus dump and a generated node.
+    #[test]
+    fn chain_walks_read_once_equal_each_chain_read_alone() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
+        let mut texts: Vec<String> = std::fs::read_dir(corpus)
+            .expect("corpus/lints")
+            .map(|d| d.expect("entry").path())
+            .filter(|d| d.is_dir())
+            .flat_map(|d| std::fs::read_dir(d).expect("lint folder"))
+            .map(|f| f.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+            .map(|p| std::fs::read_to_string(p).expect("dump"))
+            .collect();
+        texts.push(generate(&Shape::with_rule_target(3_000)));
+        // Restore input that rearranges a chain.
+        texts.push(
+            "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n-I INPUT 1 -s 10.0.0.1 -j DROP\n-A INPUT -j DROP\nCOMMIT\n"
+                .to_string(),
+        );
+        let (mut terminals, mut out_of_order, mut bare) = (0, 0, 0);
+        for text in &texts {
+            let parsed = rulelint_parser::parse(text);
+            let set = &parsed.ruleset;
+            let graph = ChainGraph::build(set);
+            let cx = LintContext::new(set, &graph);
+            for chain in set.iter_chains() {
+                let nat = chain.table().kind() == TableKind::Nat;
+                let count = chain.rule_count() as u32;
+                let position = |found: &dyn Fn(RuleRef<'_, '_>) -> bool| {
+                    (0u32..)
+                        .zip(chain.rules())
+                        .find(|&(_, r)| found(r))
+                        .map_or(count, |(at, _)| at)
+                };
+                let walk = cx.chain_walk(chain);
+                assert_eq!(walk.in_order, written_in_order(chain));
+                assert_eq!(walk.first_final, position(&|r| ends_walk_in(r, nat)));
+                assert_eq!(
+                    walk.first_terminal,
+                    position(&|r| ends_walk_in(r, nat) && r.is_unconditional())
+                );
+                assert_eq!(
+                    walk.bare_drop_or_reject,
+                    chain.rules().any(|r| r.target().is_some_and(|t| {
+                        !t.is_goto()
+                            && crate::known::is_drop_or_reject(t.name())
+                            && r.is_unconditional()
+                    }))
+                );
+                terminals += usize::from(walk.first_terminal < count);
+                bare += usize::from(walk.bare_drop_or_reject);
+                out_of_order += usize::from(!walk.in_order);
+            }
+        }
+        assert!(
+            terminals > 50 && out_of_order > 0 && bare > 5,
+            "{terminals} {out_of_order} {bare}"
+        );
     }
 }

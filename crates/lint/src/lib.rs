@@ -54,6 +54,6 @@ pub mod trace;
 
 pub use check::{check, check_text, check_with_graph, check_with_graph_on, sort};
 pub use config::{Config, ConfigError, FailOn, Level, LintSettings};
-pub use context::{Findings, LintContext, TargetFacts, written_in_order};
+pub use context::{ChainWalk, Findings, LintContext, TargetFacts, written_in_order};
 pub use registry::{Category, CodeEntry, LINTS, Lint, NFT_LINTS, all_codes, docs_page, find_code};
 pub use rulelint_parser::{ChainGraph, Diagnostic, Ruleset, Severity};

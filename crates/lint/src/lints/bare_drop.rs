@@ -64,9 +64,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional()
     };
     for chain in cx.chains() {
-        // Most chains hold no bare DROP or REJECT: the rules' shared facts say so before the
-        // chain's name is read.
-        if !chain.rules().any(bare) {
+        // Most chains hold no bare DROP or REJECT: the chain's shared walk facts say so before
+        // its name or any of its rules is read.
+        if !cx.chain_walk(chain).bare_drop_or_reject {
             continue;
         }
         let name = chain.name();

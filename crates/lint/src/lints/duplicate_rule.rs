@@ -1,11 +1,12 @@
 //! RL302 duplicate-rule: the same rule more than once in a chain.
 
-use crate::context::{Findings, LintContext, written_in_order};
+use crate::context::{Findings, LintContext};
 use crate::registry::{Category, Lint};
 use rulelint_parser::{
     ChainId, CodeInfo, RuleId, RuleRef, Ruleset, Severity, TargetClass, Token, Tokens,
 };
 use rustc_hash::{FxHashMap, FxHasher};
+use std::collections::hash_map::Entry;
 use std::hash::{Hash, Hasher};
 
 /// The declaration.
@@ -99,7 +100,7 @@ const PAIRWISE_MAX: usize = 32;
 
 /// What a rule's target is, as the parser read it: equal for two rules with the same words
 /// (the same target name in one table is the same class, flag and chain).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct TargetKey {
     chain: Option<ChainId>,
     class: Option<TargetClass>,
@@ -121,12 +122,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // Reused across chains. In the map, a hash collision between different rules probes the
     // next hash value, so different rules are never merged.
     let mut index: FxHashMap<u64, u32> = FxHashMap::default();
+    // A large chain's rules by a hash of their target and word count: the first such rule
+    // while it is the only one (not yet in `index`), `None` once the key's rules are hashed
+    // into `index`. Two keys with one hash only make more rules hashed; an entry is no larger
+    // than one of `index`, which used to hold every rule.
+    let mut unhashed: FxHashMap<u64, Option<RuleId>> = FxHashMap::default();
     let mut rules: Vec<(RuleId, Tokens<'_>)> = Vec::new();
     let mut keys: Vec<Option<u64>> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
+    let mut targets: Vec<TargetKey> = Vec::with_capacity(PAIRWISE_MAX);
     for chain in cx.chains() {
         let count = chain.rule_count();
-        if count < 2 || !written_in_order(chain) {
+        if count < 2 || !cx.chain_walk(chain).in_order {
             continue;
         }
         groups.clear();
@@ -134,11 +141,10 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             // Rules with the same words have the same target: a chain whose rules all differ
             // there (a kube-proxy node's Service and endpoint chains) has no copies, told from
             // the parser's target class and chain without reading any rule's words.
-            let mut targets = [TargetKey::default(); PAIRWISE_MAX];
-            for (slot, rule) in targets.iter_mut().zip(chain.rules()) {
-                *slot = TargetKey::of(rule);
-            }
-            let targets = &targets[..count];
+            // (A reused vector: filling an array of `PAIRWISE_MAX` keys per chain cost more
+            // than reading the keys of a kube-proxy node's chains of two or three rules.)
+            targets.clear();
+            targets.extend(chain.rules().map(TargetKey::of));
             if !targets
                 .iter()
                 .enumerate()
@@ -186,7 +192,14 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
         } else {
             index.clear();
-            for rule in chain.rules() {
+            // Not reserved at the chain's size: a chain of a million copies of one rule holds one
+            // key.
+            unhashed.clear();
+            // A rule's words are hashed only once another rule of the chain has its target and
+            // word count: in kube-proxy's large chains (`KUBE-SERVICES`, `KUBE-NODEPORTS`) each
+            // rule jumps to a chain of its own, and hashing every word of every rule was most of
+            // this lint's time.
+            let mut add = |rule: RuleRef<'_, '_>| {
                 let mut h = rule_hash(rule);
                 loop {
                     match index.get(&h) {
@@ -210,6 +223,21 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                             }
                             h = h.wrapping_add(1);
                         }
+                    }
+                }
+            };
+            for rule in chain.rules() {
+                let mut h = FxHasher::default();
+                (TargetKey::of(rule), rule.tokens().len()).hash(&mut h);
+                match unhashed.entry(h.finish()) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(Some(rule.id));
+                    }
+                    Entry::Occupied(mut slot) => {
+                        if let Some(first) = slot.get_mut().take() {
+                            add(set.rule(first));
+                        }
+                        add(rule);
                     }
                 }
             }

@@ -1,7 +1,7 @@
 //! RL303 shadowed-rule: a rule that never matches because an earlier rule of its chain with a
 //! final verdict matches every packet it would.
 
-use crate::context::{Findings, LintContext, written_in_order};
+use crate::context::{Findings, LintContext};
 use crate::known::owner;
 use crate::lints::duplicate_rule::rule_hash;
 use crate::lints::shadowed_hook_jump::is_hook_jump;
@@ -347,14 +347,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     let mut index = Index::default();
     for chain in cx.chains() {
         let count = chain.rule_count();
-        if count < 2 || !written_in_order(chain) {
+        // Until the first rule whose target may end the walk, there is nothing to compare
+        // with; that rule as the last one has nothing to shadow.
+        let walk = cx.chain_walk(chain);
+        let first_final = walk.first_final as usize;
+        if !walk.in_order || first_final + 1 >= count {
             continue;
         }
         let nat = chain.table().kind() == TableKind::Nat;
         let raw = chain.table().kind() == TableKind::Raw;
         index.clear();
         let mut budget = BUDGET_BASE + BUDGET_PER_RULE * count;
-        for (i, rule) in chain.rules().enumerate() {
+        for (i, rule) in chain.rules().enumerate().skip(first_final) {
             let is_final = cx.target_facts(rule.id).ends_walk(nat);
             // Nothing to compare with, and nothing to file: a rule that is not final, or the
             // last rule (a kube-proxy endpoint chain's DNAT).

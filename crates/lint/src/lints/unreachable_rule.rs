@@ -1,9 +1,9 @@
 //! RL301 unreachable-rule: rules after a rule that ends every packet's walk through the chain.
 
-use crate::context::{Findings, LintContext, written_in_order};
+use crate::context::{Findings, LintContext};
 use crate::lints::shadowed_hook_jump::is_hook_jump;
 use crate::registry::{Category, Lint};
-use rulelint_parser::{CodeInfo, RuleRef, Severity, TableKind};
+use rulelint_parser::{CodeInfo, RuleRef, Severity};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -102,22 +102,17 @@ fn action(rule: RuleRef<'_, '_>) -> String {
 
 fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     for chain in cx.chains() {
-        if !written_in_order(chain) {
-            continue;
-        }
-        let nat = chain.table().kind() == TableKind::Nat;
-        // The last rule has nothing after it (kube-proxy's endpoint DNATs and its
-        // KUBE-POSTROUTING MASQUERADE end their chains): it is not looked at.
+        // The first rule that ends every walk, as `ends_every_walk` finds it, read once per
+        // chain for this lint and RL303. The last rule has nothing after it (kube-proxy's
+        // endpoint DNATs and its KUBE-POSTROUTING MASQUERADE end their chains): it is not
+        // looked at.
+        let walk = cx.chain_walk(chain);
         let count = chain.rule_count();
-        if count < 2 {
+        if !walk.in_order || walk.first_terminal as usize + 1 >= count {
             continue;
         }
         let mut rules = chain.rules();
-        let Some(terminal) = rules
-            .by_ref()
-            .take(count - 1)
-            .find(|&r| ends_every_walk(cx, r, nat))
-        else {
+        let Some(terminal) = rules.nth(walk.first_terminal as usize) else {
             continue;
         };
         // Hook jumps are RL403's.
