@@ -22,8 +22,8 @@
 use crate::codes;
 use crate::model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
-    RuleId, Ruleset, Set, SetId, SetType, Statement, Stmt, Table, TableId, Value, Verdict,
-    VerdictKind,
+    RuleId, RuleList, Ruleset, Set, SetId, SetType, Statement, Stmt, Table, TableId, Value,
+    Verdict, VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
@@ -914,7 +914,7 @@ impl<'a> Reader<'a> {
             handle: None,
             comment: None,
             base: None,
-            rules: Vec::new(),
+            rules: RuleList::default(),
             closed: true,
         });
         self.rs.tables[tid.index()].chains.push(cid);
@@ -1210,7 +1210,7 @@ impl<'a> Reader<'a> {
             statements: range,
             _text: std::marker::PhantomData,
         });
-        self.rs.chains[cid.index()].rules.push(rid);
+        self.rs.chains[cid.index()].rules.to_mut().push(rid);
         Some(())
     }
 }

@@ -67,8 +67,8 @@ pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use json::{Strings, parse_json, parse_json_with_extent};
 pub use model::{
     BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
-    RuleId, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange, Stmt, Table,
-    TableId, Value, Verdict, VerdictKind, standard_priority,
+    RuleId, RuleList, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange,
+    Stmt, Table, TableId, Value, Verdict, VerdictKind, standard_priority,
 };
 pub use parse::{Parsed, parse};
 pub use print::print;

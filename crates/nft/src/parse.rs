@@ -8,7 +8,7 @@
 use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
-    BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleId, Ruleset, Set, SetId,
+    BaseChain, Chain, ChainId, Family, Object, Priority, Rule, RuleList, Ruleset, Set, SetId,
     SetType, Table, TableId, standard_priority,
 };
 use crate::stmt::{Cur, unquote};
@@ -85,7 +85,8 @@ pub(crate) fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> 
     if window == 0 {
         return Some(parse_whole_part(text, part));
     }
-    let part = parse_part_windowed(text, part)?;
+    let mut part = parse_part_windowed(text, part)?;
+    part.rs.share_rule_lists();
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
     Some(Parsed {
@@ -95,7 +96,8 @@ pub(crate) fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> 
 }
 
 fn parse_whole_part<'a>(text: &'a str, part: Part<'a>) -> Parsed<'a> {
-    let part = parse_part(text, part);
+    let mut part = parse_part(text, part);
+    part.rs.share_rule_lists();
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
     Parsed {
@@ -802,7 +804,7 @@ impl<'a> Parser<'a> {
                 handle,
                 comment: None,
                 base: None,
-                rules: Vec::new(),
+                rules: RuleList::default(),
                 closed: false,
             });
             self.rs.tables[tid.index()].chains.push(cid);
@@ -810,11 +812,9 @@ impl<'a> Parser<'a> {
             let end = self.chain_body(tid, cid, name, kw_tok.span());
             let last = self.last_end();
             let chain = &mut self.rs.chains[cid.index()];
-            // A chain's rules are read one after the other: one allocation of the right size
-            // rather than a vector grown rule by rule (one chain in two has a single rule).
-            chain.rules = (first_rule..self.rs.rules.len())
-                .map(|r| RuleId(r as u32))
-                .collect();
+            // A chain's rules are read one after the other: a range of the ruleset's shared ids
+            // rather than an allocation per chain (`Ruleset::share_rule_lists`).
+            chain.rules = RuleList::run(first_rule, self.rs.rules.len());
             chain.closed = end == End::Closed;
             chain.span.end = last;
             end

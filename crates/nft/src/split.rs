@@ -9,7 +9,7 @@
 //! parser crosses a line that opens a block, so the result is the one-thread parse's: same
 //! ruleset, indices, spans and diagnostics in the same order (`tests/split.rs` compares them).
 
-use crate::model::{ChainId, RuleId, SetId, TableId};
+use crate::model::{ChainId, SetId, TableId};
 use crate::parse::{OpenTable, Parsed, Part, PartParsed, open_table_at, parse_part, window_for};
 
 /// The size from which [`crate::parse`] reads a listing on two threads. Measured idle (load
@@ -165,7 +165,7 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
     rs.chains.reserve_exact(b.chains.len());
     rs.chains.extend(b.chains.into_iter().map(|mut c| {
         c.table = table_of(c.table);
-        c.rules.iter_mut().for_each(|r| *r = RuleId(r.0 + rules));
+        c.rules.shift(rules);
         c
     }));
     rs.sets.extend(b.sets.into_iter().map(|mut s| {
@@ -209,6 +209,7 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
     diagnostics.extend(parsed_a);
     diagnostics.extend(parsed_b);
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    rs.share_rule_lists();
     Parsed {
         ruleset: rs,
         diagnostics,

@@ -20,8 +20,8 @@
 use crate::codes;
 use crate::lexer::{self, Kind, Token};
 use crate::model::{
-    BaseChain, Chain, ChainId, Element, Family, Priority, Rule, RuleId, Ruleset, Set, SetId,
-    SetType, Table, TableId,
+    BaseChain, Chain, ChainId, Element, Family, Priority, Rule, RuleId, RuleList, Ruleset, Set,
+    SetId, SetType, Table, TableId,
 };
 use crate::parse::{Parsed, priority_value};
 use crate::stmt::{Cur, unquote};
@@ -365,7 +365,7 @@ impl<'t, 'a> Tx<'t, 'a> {
             handle: None,
             comment: None,
             base: None,
-            rules: Vec::new(),
+            rules: RuleList::default(),
             closed: true,
         });
         self.rs.tables[tid.index()].chains.push(cid);
@@ -636,7 +636,7 @@ impl<'t, 'a> Tx<'t, 'a> {
             statements,
             _text: std::marker::PhantomData,
         });
-        let rules = &mut self.rs.chains[cid.index()].rules;
+        let rules = &mut self.rs.chains[cid.index()].rules.to_mut();
         if insert {
             rules.insert(0, rid);
         } else {
@@ -653,7 +653,7 @@ impl<'t, 'a> Tx<'t, 'a> {
         match head.object {
             "table" if flush => {
                 for c in self.rs.tables[tid.index()].chains.clone() {
-                    self.rs.chains[c.index()].rules.clear();
+                    self.rs.chains[c.index()].rules.to_mut().clear();
                 }
             }
             "table" => {
@@ -664,7 +664,7 @@ impl<'t, 'a> Tx<'t, 'a> {
             }
             "chain" => {
                 if let Some(&cid) = self.chains.get(&(tid, head.names[1])) {
-                    self.rs.chains[cid.index()].rules.clear();
+                    self.rs.chains[cid.index()].rules.to_mut().clear();
                     if !flush {
                         self.chains.remove(&(tid, head.names[1]));
                         self.rs.tables[tid.index()].chains.retain(|c| *c != cid);
@@ -725,10 +725,10 @@ fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
             };
             let cid = ChainId(out.chains.len() as u32);
             chain.table = tid;
-            for r in std::mem::take(&mut chain.rules) {
+            for &r in std::mem::take(&mut chain.rules).iter() {
                 if let Some(mut rule) = rules[r.index()].take() {
                     rule.chain = cid;
-                    chain.rules.push(RuleId(out.rules.len() as u32));
+                    chain.rules.to_mut().push(RuleId(out.rules.len() as u32));
                     out.rules.push(rule);
                 }
             }
