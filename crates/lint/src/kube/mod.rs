@@ -1534,26 +1534,10 @@ pub(crate) fn word_options<'r, 'a>(
 /// `-d A -p P -m comment --comment C -m P --dport N -j T` (two basic options, then two matches
 /// of one option each, every option with one argument, then the target), read from its words:
 /// the same as [`word_options`] gives, without walking the matches (this runs for every
-/// dispatch rule, twice: the model's and RL409's). `None` for any other shape, which the
+/// dispatch rule, twice: the model's and RL409's; RL413 reads [`dispatch_shape_tokens`]). `None` for any other shape, which the
 /// caller reads through [`word_options`] (pinned by a test).
 pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {
-    use TokenKind::{Arg, Module, Option as Opt, Target};
-    let words = rule.tokens();
-    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump] = *words else {
-        return None;
-    };
-    let kinds = [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump].map(|t| t.kind());
-    // A basic option after `-m NAME` would end that match: then the walk reads it apart.
-    if kinds
-        != [
-            Opt, Arg, Opt, Arg, Module, Opt, Arg, Module, Opt, Arg, Target,
-        ]
-        || o3.is_basic()
-        || o4.is_basic()
-        || !is_rule_target(rule, &jump)
-    {
-        return None;
-    }
+    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _] = dispatch_shape_tokens(rule)?;
     let text = |t: &Token| rule.token_text(t);
     let option = |module: Option<&'a str>, o: &Token, arg: &Token| WordOption {
         module,
@@ -1567,6 +1551,31 @@ pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordO
         option(Some(text(&m3)), &o3, &a3),
         option(Some(text(&m4)), &o4, &a4),
     ])
+}
+
+/// The eleven words of a rule in kube-proxy's dispatch shape (see [`dispatch_shape_options`]),
+/// unread: a caller that needs only some of their texts slices only those. Inlined: a call
+/// copies the eleven words out, which cost the other readers more than the split saved.
+#[inline(always)]
+pub(crate) fn dispatch_shape_tokens(rule: RuleRef<'_, '_>) -> Option<[Token; 11]> {
+    use TokenKind::{Arg, Module, Option as Opt, Target};
+    let words = rule.tokens();
+    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump] = *words else {
+        return None;
+    };
+    let shape = [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, jump];
+    // A basic option after `-m NAME` would end that match: then the walk reads it apart.
+    if shape.map(|t| t.kind())
+        != [
+            Opt, Arg, Opt, Arg, Module, Opt, Arg, Module, Opt, Arg, Target,
+        ]
+        || o3.is_basic()
+        || o4.is_basic()
+        || !is_rule_target(rule, &jump)
+    {
+        return None;
+    }
+    Some(shape)
 }
 
 /// A port or range as [`PortRange::parse`] reads it; kube-proxy's one decimal port is read

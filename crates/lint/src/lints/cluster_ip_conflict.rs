@@ -10,6 +10,7 @@ use rulelint_parser::views::PortRange;
 use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -204,16 +205,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
         let Some(key) = key else {
             continue;
         };
-        match first.get(&key) {
-            Some(&earlier) => {
-                let earlier = cx.ruleset().rule(earlier);
+        // One hash and probe a rule: nearly every key is new, so a look-up then an insert
+        // would do both twice.
+        match first.entry(key) {
+            Entry::Occupied(earlier) => {
+                let earlier = cx.ruleset().rule(*earlier.get());
                 if earlier.target().is_some_and(|t| t.name() != target.name()) {
                     report(cx, out, rule, earlier, key);
                 }
             }
-            None => {
+            Entry::Vacant(slot) => {
                 if only_key {
-                    first.insert(key, rule.id);
+                    slot.insert(rule.id);
                 }
             }
         }

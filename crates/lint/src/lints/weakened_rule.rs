@@ -4,9 +4,9 @@
 use crate::context::{Findings, LintContext};
 use crate::known::owner;
 use crate::kube::names::{CommentRole, comments, service_comment};
-use crate::kube::{Generation, WordOption, dispatch_shape_options};
+use crate::kube::{Generation, dispatch_shape_tokens};
 use crate::registry::{Category, Lint};
-use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind, TableRef};
+use rulelint_parser::{ChainRef, CodeInfo, RuleRef, Severity, TableKind, TableRef, Token};
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -131,14 +131,23 @@ impl OptionFacts {
         facts
     }
 
-    /// The facts of a rule in kube-proxy's dispatch shape, from the options read off its
-    /// words ([`dispatch_shape_options`], which gives what the walk over its matches gives):
+    /// The facts of a rule in kube-proxy's dispatch shape, from its words
+    /// ([`dispatch_shape_tokens`], whose options are what the walk over its matches gives):
     /// nearly every rule this lint reads on a large node is one, and the walk cost half the
-    /// lint.
-    fn of_dispatch_shape(options: &[WordOption<'_>; 4]) -> OptionFacts {
+    /// lint. Only the option names are sliced, and a module's name only for `--mark`, the one
+    /// option whose module counts: the arguments are never read here.
+    fn of_dispatch_shape(rule: RuleRef<'_, '_>, words: &[Token; 11]) -> OptionFacts {
         let mut facts = OptionFacts::default();
-        for o in options {
-            facts.note(o.module, o.name, o.negated);
+        // (the match's module word, the option word): two basic options, two matches.
+        for (module, option) in [(None, 0), (None, 2), (Some(4), 5), (Some(7), 8)] {
+            let name = rule.token_text(&words[option]);
+            let module = match module {
+                Some(at) if name == "--mark" => Some(rule.token_text(&words[at])),
+                // Any module but `mark` reads the same here: the name alone settles the option.
+                Some(_) => Some(""),
+                None => None,
+            };
+            facts.note(module, name, words[option].negated());
         }
         facts
     }
@@ -636,7 +645,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             }
             // A match iptables could not print is RL502's finding, not a lost match. kube-proxy's
             // dispatch shape has none (its words are of five kinds, the marker is of its own).
-            let shaped = dispatch_shape_options(rule);
+            let shaped = dispatch_shape_tokens(rule);
             if shaped.is_none() && rule.has_unsupported_revision() {
                 continue;
             }
@@ -648,7 +657,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             // A rule with every match that the known rules of its target need lost nothing,
             // whatever its comment says: most rules of a healthy node stop here, unread.
             let options = match &shaped {
-                Some(shaped) => OptionFacts::of_dispatch_shape(shaped),
+                Some(shaped) => OptionFacts::of_dispatch_shape(rule, shaped),
                 None => OptionFacts::read(rule),
             };
             if here
@@ -772,10 +781,10 @@ mod tests {
             let parsed = rulelint_parser::parse(text);
             for rule in parsed.ruleset.iter_rules() {
                 let facts = OptionFacts::read(rule);
-                if let Some(shaped) = dispatch_shape_options(rule) {
+                if let Some(shaped) = dispatch_shape_tokens(rule) {
                     shaped_rules += 1;
                     assert_eq!(
-                        OptionFacts::of_dispatch_shape(&shaped),
+                        OptionFacts::of_dispatch_shape(rule, &shaped),
                         facts,
                         "{}",
                         rule.text()
