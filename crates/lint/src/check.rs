@@ -304,7 +304,7 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The Kubernetes lints scheduled beside the model's build do not ask for it on a healthy
@@ -335,11 +335,10 @@ mod tests {
         assert!(cx.kube_built());
     }
 
-    /// The lints of a dump on one thread or several: the same findings, in the same order.
-    #[test]
-    fn lint_threads_do_not_change_the_findings() {
+    /// Every iptables-save dump of the lint corpus (`corpus/lints/*/*.txt`).
+    pub(crate) fn lint_corpus_dumps() -> Vec<String> {
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
-        let mut texts: Vec<String> = std::fs::read_dir(corpus)
+        std::fs::read_dir(corpus)
             .expect("corpus/lints")
             .map(|d| d.expect("entry").path())
             .filter(|d| d.is_dir())
@@ -347,7 +346,13 @@ mod tests {
             .map(|f| f.expect("entry").path())
             .filter(|p| p.extension().is_some_and(|e| e == "txt"))
             .map(|p| std::fs::read_to_string(p).expect("dump"))
-            .collect();
+            .collect()
+    }
+
+    /// The lints of a dump on one thread or several: the same findings, in the same order.
+    #[test]
+    fn lint_threads_do_not_change_the_findings() {
+        let mut texts = lint_corpus_dumps();
         assert!(texts.len() > 100);
         texts.push(rulelint_dumpgen::generate(
             &rulelint_dumpgen::Shape::with_rule_target(30_000),

@@ -465,16 +465,7 @@ mod tests {
     /// find them, and RL401's bare verdicts), on every lint corpus dump and a generated node.
     #[test]
     fn chain_walks_read_once_equal_each_chain_read_alone() {
-        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/lints");
-        let mut texts: Vec<String> = std::fs::read_dir(corpus)
-            .expect("corpus/lints")
-            .map(|d| d.expect("entry").path())
-            .filter(|d| d.is_dir())
-            .flat_map(|d| std::fs::read_dir(d).expect("lint folder"))
-            .map(|f| f.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-            .map(|p| std::fs::read_to_string(p).expect("dump"))
-            .collect();
+        let mut texts = crate::check::tests::lint_corpus_dumps();
         texts.push(generate(&Shape::with_rule_target(3_000)));
         // Restore input that rearranges a chain.
         texts.push(
