@@ -332,9 +332,10 @@ pub struct Chain<'a> {
 /// A chain's rules, in order: reads as a `[RuleId]` slice.
 ///
 /// The text parser reads a chain's rules one after the other, so every chain's list is a range
-/// of one vector of ids shared by the ruleset ([`Ruleset::share_rule_lists`]) rather than an
-/// allocation of its own (one per chain, a fifth of the parse's `malloc` calls on a kube-proxy node). The
-/// JSON and transaction readers, which may add a rule to any chain, build owned lists.
+/// of one vector of ids shared by the ruleset (`Ruleset::share_rule_lists`) rather than an
+/// allocation of its own (one per chain: a fifth of the parse's `malloc` calls on a kube-proxy
+/// node). The JSON and transaction readers, which may add a rule to any chain, build owned
+/// lists.
 #[derive(Clone, Default)]
 pub struct RuleList(RuleListRepr);
 

@@ -1534,8 +1534,9 @@ pub(crate) fn word_options<'r, 'a>(
 /// `-d A -p P -m comment --comment C -m P --dport N -j T` (two basic options, then two matches
 /// of one option each, every option with one argument, then the target), read from its words:
 /// the same as [`word_options`] gives, without walking the matches (this runs for every
-/// dispatch rule, twice: the model's and RL409's; RL413 reads [`dispatch_shape_tokens`]). `None` for any other shape, which the
-/// caller reads through [`word_options`] (pinned by a test).
+/// dispatch rule, twice: the model's and RL409's; RL413 reads [`dispatch_shape_tokens`]).
+/// `None` for any other shape, which the caller reads through [`word_options`] (pinned by a
+/// test).
 pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {
     let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _] = dispatch_shape_tokens(rule)?;
     let text = |t: &Token| rule.token_text(t);
