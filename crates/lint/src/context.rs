@@ -25,7 +25,7 @@ pub struct LintContext<'r, 'a> {
     kube: OnceLock<KubeModel<'a>>,
     endpoint_dnats: OnceLock<EndpointDnats<'a>>,
     target_facts: OnceLock<Vec<TargetFacts>>,
-    chain_walks: OnceLock<Vec<ChainWalk>>,
+    chain_walks: OnceLock<ChainWalks>,
     unsupported_marker: OnceLock<bool>,
 }
 
@@ -110,7 +110,15 @@ impl<'r, 'a> LintContext<'r, 'a> {
     /// stop: read once for every chain and shared by the lints that walk every chain (`RL301`,
     /// `RL302`, `RL303`, `RL407`), each of which used to read every rule of every chain again.
     pub fn chain_walk(&self, chain: ChainRef<'_, '_>) -> ChainWalk {
-        self.chain_walks.get_or_init(|| ChainWalk::read_all(self))[chain.id.index()]
+        if chain.rule_count() < 2 {
+            // O(1) to read, and not kept: a dump of millions of empty chains would otherwise
+            // hold 12 bytes for each (issue 16's memory rows).
+            return ChainWalk::of(self, chain);
+        }
+        self.chain_walks
+            .get_or_init(|| ChainWalks::read_all(self))
+            .get(chain.id.index())
+            .unwrap_or_else(|| ChainWalk::of(self, chain))
     }
 
     /// Whether the dump's text holds the word `[unsupported` (RL502's marker, the only word the
@@ -359,13 +367,62 @@ impl ChainWalk {
         }
         walk
     }
+}
 
-    /// Every chain's walk facts, by chain id (of every table, superseded or not).
-    fn read_all(cx: &LintContext<'_, '_>) -> Vec<ChainWalk> {
-        cx.set
-            .iter_chains()
-            .map(|chain| ChainWalk::of(cx, chain))
-            .collect()
+/// The walk facts of every chain of two rules or more (of every table, superseded or not), found
+/// by chain id in O(1): a bit per chain says whether it is kept, and a running count per 64
+/// chains plus a popcount gives its place among the kept ones. About 1.5 bits for a chain that
+/// is not kept.
+struct ChainWalks {
+    kept: Vec<u64>,
+    /// The number of kept chains before each word of `kept`.
+    kept_before: Vec<u32>,
+    walks: Vec<ChainWalk>,
+}
+
+impl ChainWalks {
+    fn read_all(cx: &LintContext<'_, '_>) -> ChainWalks {
+        let kept_chain = |chain: &ChainRef<'_, '_>| chain.rule_count() >= 2;
+        let (mut kept, mut kept_before) = (Vec::new(), Vec::new());
+        let (mut word, mut count) = (0u64, 0u32);
+        for (at, chain) in cx.set.iter_chains().enumerate() {
+            if at % 64 == 0 {
+                if at > 0 {
+                    kept.push(std::mem::take(&mut word));
+                }
+                kept_before.push(count);
+            }
+            if kept_chain(&chain) {
+                word |= 1 << (at % 64);
+                count += 1;
+            }
+        }
+        kept.push(word);
+        // Counted first so that the one allocation is exact.
+        let mut walks = Vec::with_capacity(count as usize);
+        walks.extend(
+            cx.set
+                .iter_chains()
+                .filter(kept_chain)
+                .map(|chain| ChainWalk::of(cx, chain)),
+        );
+        ChainWalks {
+            kept,
+            kept_before,
+            walks,
+        }
+    }
+
+    /// The kept walk facts of the chain at `index`, if it has two rules or more.
+    fn get(&self, index: usize) -> Option<ChainWalk> {
+        let word = *self.kept.get(index / 64)?;
+        let bit = 1u64 << (index % 64);
+        if word & bit == 0 {
+            return None;
+        }
+        let before = *self.kept_before.get(index / 64)? as usize;
+        let place = before + (word & (bit - 1)).count_ones() as usize;
+        self.walks.get(place).copied()
     }
 }
 
@@ -458,6 +515,47 @@ mod tests {
              -A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.1:80\n-A MASQUERADE -j NETMAP --to 10.0.0.0/8\nCOMMIT\n",
         );
         assert_facts_match_rules(&generate(&Shape::with_rule_target(3_000)));
+    }
+
+    /// The walk store keeps only chains of two rules or more, and finds each by its id across
+    /// many 64-chain words: chains of 0, 1, 2 and 3 rules, interleaved, 300 of them.
+    #[test]
+    fn chain_walks_keep_only_chains_of_two_rules_or_more() {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+        for at in 0..300 {
+            text.push_str(&format!(":C{at} - [0:0]\n"));
+        }
+        for at in 0..300 {
+            for rule in 0..at % 4 {
+                // Where the walk first ends differs between neighbouring kept chains.
+                let verdict = if (at + rule) % 5 == 0 {
+                    "DROP"
+                } else {
+                    "ACCEPT"
+                };
+                let source = if (at / 4 + rule) % 3 == 0 {
+                    ""
+                } else {
+                    "-s 10.0.0.1 "
+                };
+                text.push_str(&format!("-A C{at} {source}-j {verdict}\n"));
+            }
+        }
+        text.push_str("COMMIT\n");
+        let parsed = rulelint_parser::parse(&text);
+        let set = &parsed.ruleset;
+        let graph = ChainGraph::build(set);
+        let cx = LintContext::new(set, &graph);
+        for chain in set.iter_chains() {
+            assert_eq!(cx.chain_walk(chain), ChainWalk::of(&cx, chain));
+        }
+        let store = cx.chain_walks.get().expect("built by a chain of two rules");
+        let kept = set.iter_chains().filter(|c| c.rule_count() >= 2).count();
+        assert_eq!((store.walks.len(), kept), (150, 150));
+        assert!(
+            set.iter_chains()
+                .any(|c| c.rule_count() >= 2 && c.id.index() >= 256)
+        );
     }
 
     /// Every chain's shared walk facts equal what its rules say one by one (the order, the
