@@ -110,11 +110,6 @@ impl<'r, 'a> LintContext<'r, 'a> {
     /// stop: read once for every chain and shared by the lints that walk every chain (`RL301`,
     /// `RL302`, `RL303`, `RL407`), each of which used to read every rule of every chain again.
     pub fn chain_walk(&self, chain: ChainRef<'_, '_>) -> ChainWalk {
-        if chain.rule_count() < 2 {
-            // O(1) to read, and not kept: a dump of millions of empty chains would otherwise
-            // hold 12 bytes for each (issue 16's memory rows).
-            return ChainWalk::of(self, chain);
-        }
         self.chain_walks
             .get_or_init(|| ChainWalks::read_all(self))
             .get(chain.id.index())
@@ -369,22 +364,27 @@ impl ChainWalk {
     }
 }
 
-/// The walk facts of every chain of two rules or more (of every table, superseded or not), found
-/// by chain id in O(1): a bit per chain says whether it is kept, and a running count per 64
-/// chains plus a popcount gives its place among the kept ones. About 1.5 bits for a chain that
-/// is not kept.
-struct ChainWalks {
-    kept: Vec<u64>,
-    /// The number of kept chains before each word of `kept`.
-    kept_before: Vec<u32>,
-    walks: Vec<ChainWalk>,
+/// The walk facts of the chains, found by chain id in O(1). Kept for every chain when at least
+/// half of them have two rules or more (a Kubernetes node: 12 bytes a chain, less than its
+/// rules take). Otherwise kept only for those (a dump of millions of empty chains, issue 16's
+/// memory rows): a bit per chain says whether it is kept, and a running count per 64 chains
+/// plus a popcount gives its place among the kept ones, about 1.5 bits for a chain not kept;
+/// a chain of 0 or 1 rule is then read again when asked, which is O(1).
+enum ChainWalks {
+    Every(Vec<ChainWalk>),
+    Some {
+        kept: Vec<u64>,
+        /// The number of kept chains before each word of `kept`.
+        kept_before: Vec<u32>,
+        walks: Vec<ChainWalk>,
+    },
 }
 
 impl ChainWalks {
     fn read_all(cx: &LintContext<'_, '_>) -> ChainWalks {
         let kept_chain = |chain: &ChainRef<'_, '_>| chain.rule_count() >= 2;
         let (mut kept, mut kept_before) = (Vec::new(), Vec::new());
-        let (mut word, mut count) = (0u64, 0u32);
+        let (mut word, mut count, mut chains) = (0u64, 0u32, 0usize);
         for (at, chain) in cx.set.iter_chains().enumerate() {
             if at % 64 == 0 {
                 if at > 0 {
@@ -396,33 +396,58 @@ impl ChainWalks {
                 word |= 1 << (at % 64);
                 count += 1;
             }
+            chains += 1;
         }
         kept.push(word);
-        // Counted first so that the one allocation is exact.
-        let mut walks = Vec::with_capacity(count as usize);
-        walks.extend(
-            cx.set
-                .iter_chains()
-                .filter(kept_chain)
-                .map(|chain| ChainWalk::of(cx, chain)),
-        );
-        ChainWalks {
+        let walks_of = |capacity: usize, keep: &dyn Fn(&ChainRef<'_, '_>) -> bool| {
+            // Counted first so that the one allocation is exact.
+            let mut walks = Vec::with_capacity(capacity);
+            walks.extend(
+                cx.set
+                    .iter_chains()
+                    .filter(keep)
+                    .map(|chain| ChainWalk::of(cx, chain)),
+            );
+            walks
+        };
+        if count as usize * 2 >= chains {
+            return ChainWalks::Every(walks_of(chains, &|_| true));
+        }
+        ChainWalks::Some {
             kept,
             kept_before,
-            walks,
+            walks: walks_of(count as usize, &kept_chain),
         }
     }
 
-    /// The kept walk facts of the chain at `index`, if it has two rules or more.
+    /// The kept walk facts of the chain at `index`, if kept.
     fn get(&self, index: usize) -> Option<ChainWalk> {
-        let word = *self.kept.get(index / 64)?;
-        let bit = 1u64 << (index % 64);
-        if word & bit == 0 {
-            return None;
+        match self {
+            ChainWalks::Every(walks) => walks.get(index).copied(),
+            ChainWalks::Some {
+                kept,
+                kept_before,
+                walks,
+            } => {
+                let word = *kept.get(index / 64)?;
+                let bit = 1u64 << (index % 64);
+                if word & bit == 0 {
+                    return None;
+                }
+                let before = *kept_before.get(index / 64)? as usize;
+                walks
+                    .get(before + (word & (bit - 1)).count_ones() as usize)
+                    .copied()
+            }
         }
-        let before = *self.kept_before.get(index / 64)? as usize;
-        let place = before + (word & (bit - 1)).count_ones() as usize;
-        self.walks.get(place).copied()
+    }
+
+    /// How many chains' walk facts are kept.
+    #[cfg(test)]
+    fn kept_count(&self) -> usize {
+        match self {
+            ChainWalks::Every(walks) | ChainWalks::Some { walks, .. } => walks.len(),
+        }
     }
 }
 
@@ -517,8 +542,9 @@ mod tests {
         assert_facts_match_rules(&generate(&Shape::with_rule_target(3_000)));
     }
 
-    /// The walk store keeps only chains of two rules or more, and finds each by its id across
-    /// many 64-chain words: chains of 0, 1, 2 and 3 rules, interleaved, 300 of them.
+    /// Where most chains have less than two rules, the walk store keeps only the others and
+    /// finds each by its id across many 64-chain words: chains of 0, 1, 2 and 3 rules,
+    /// interleaved, 300 of them, 100 kept.
     #[test]
     fn chain_walks_keep_only_chains_of_two_rules_or_more() {
         let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
@@ -526,7 +552,8 @@ mod tests {
             text.push_str(&format!(":C{at} - [0:0]\n"));
         }
         for at in 0..300 {
-            for rule in 0..at % 4 {
+            let rules = if at % 3 == 0 { 2 + at % 2 } else { at % 2 };
+            for rule in 0..rules {
                 // Where the walk first ends differs between neighbouring kept chains.
                 let verdict = if (at + rule) % 5 == 0 {
                     "DROP"
@@ -549,9 +576,10 @@ mod tests {
         for chain in set.iter_chains() {
             assert_eq!(cx.chain_walk(chain), ChainWalk::of(&cx, chain));
         }
-        let store = cx.chain_walks.get().expect("built by a chain of two rules");
+        let store = cx.chain_walks.get().expect("built by the first chain");
         let kept = set.iter_chains().filter(|c| c.rule_count() >= 2).count();
-        assert_eq!((store.walks.len(), kept), (150, 150));
+        assert!(matches!(store, ChainWalks::Some { .. }));
+        assert_eq!((store.kept_count(), kept), (100, 100));
         assert!(
             set.iter_chains()
                 .any(|c| c.rule_count() >= 2 && c.id.index() >= 256)
