@@ -474,8 +474,21 @@ fn lone_destination<'a>(rule: RuleRef<'_, 'a>, words: &[Token]) -> Option<&'a st
     (is_rule_target(rule, jump)
         && option.kind() == TokenKind::Option
         && value.kind() == TokenKind::Arg
-        && rule.token_text(option) == "--to-destination")
+        && word_bytes(rule, option) == b"--to-destination")
         .then(|| rule.token_text(value))
+}
+
+/// The bytes of one of `rule`'s words (of its name, for a module or target word), to compare
+/// with a fixed word: slicing bytes skips the character-boundary checks of
+/// [`RuleRef::token_text`], which these readers (run for every endpoint and Service rule) made
+/// on every word they compared.
+#[inline]
+fn word_bytes<'a>(rule: RuleRef<'_, 'a>, word: &Token) -> &'a [u8] {
+    rule.ruleset()
+        .source()
+        .as_bytes()
+        .get(word.name_span().range())
+        .unwrap_or_default()
 }
 
 /// Whether `word`, one of `rule`'s words that no `-j`/`-g` word follows (the callers check the
@@ -596,9 +609,11 @@ impl<'a> Endpoint<'a> {
 /// The host of a `--to-destination` as written: `10.244.1.5` of `10.244.1.5:8080`, `fd00::5`
 /// of `[fd00::5]:8080`.
 pub(crate) fn destination_host(text: &str) -> Option<&str> {
+    // A byte search: `split_once` with a `char` costs several times as much on these short
+    // texts (this runs once per endpoint). Both bytes are ASCII: the slice is at a boundary.
     match text.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map(|(host, _)| host),
-        None => text.split_once(':').map(|(host, _)| host),
+        Some(rest) => rest.bytes().position(|b| b == b']').map(|at| &rest[..at]),
+        None => text.bytes().position(|b| b == b':').map(|at| &text[..at]),
     }
 }
 
@@ -630,12 +645,10 @@ fn rule_source<'a>(rule: RuleRef<'_, 'a>) -> Option<Negatable<&'a str>> {
                 && option.kind() == TokenKind::Option
                 && value.kind() == TokenKind::Arg =>
         {
-            NAMES
-                .contains(&rule.token_text(&option))
-                .then(|| Negatable {
-                    negated: option.negated(),
-                    value: rule.token_text(&value),
-                })
+            matches!(word_bytes(rule, &option), b"-s" | b"--source").then(|| Negatable {
+                negated: option.negated(),
+                value: rule.token_text(&value),
+            })
         }
         _ => rule.option(None, NAMES),
     }
@@ -972,7 +985,8 @@ impl<'r, 'a> Builder<'r, 'a> {
             else {
                 continue;
             };
-            let facts = DispatchFacts::read(self.set.rule(rule));
+            let facts =
+                DispatchFacts::read_knowing(self.set.rule(rule), self.services[i].name.as_deref());
             let named = facts.named.as_ref().map(|(_, role)| *role);
             let kind = if node_ports {
                 AddressKind::NodePort
@@ -1143,9 +1157,9 @@ impl NfacctOrSet {
             .iter()
             .filter(|t| t.kind() == TokenKind::Module)
         {
-            match rule.token_text(word) {
-                "nfacct" => found.nfacct = true,
-                "set" => found.set = true,
+            match word_bytes(rule, word) {
+                b"nfacct" => found.nfacct = true,
+                b"set" => found.set = true,
                 _ => {}
             }
         }
@@ -1328,13 +1342,13 @@ fn first_comment_as_written<'a>(rule: RuleRef<'_, 'a>) -> Option<&'a str> {
     let at = words
         .iter()
         .take_while(|t| t.kind() != TokenKind::Target)
-        .position(|t| t.kind() == TokenKind::Module && rule.token_text(t) == "comment")?;
+        .position(|t| t.kind() == TokenKind::Module && word_bytes(rule, t) == b"comment")?;
     match words.get(at + 1..at + 3)? {
         [option, text]
             if option.kind() == TokenKind::Option
                 && !option.is_basic()
                 && text.kind() == TokenKind::Arg
-                && rule.token_text(option) == "--comment" =>
+                && word_bytes(rule, option) == b"--comment" =>
         {
             Some(rule.token_text(text))
         }
@@ -1363,6 +1377,18 @@ fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
     }
 }
 
+/// [`comment_service_name`] of a comment that is exactly `"NAME PHRASE"`, with `name` a
+/// Service port name read before (the Service's, from another of its rules) and one of
+/// kube-proxy's fixed phrases: told by comparing bytes, without checking the name's bytes again
+/// (a dispatch rule's comment repeats its Service chain's). `None` for any other comment, which
+/// the caller reads in full. (Pinned by a test against [`comment_service_name`].)
+fn comment_naming<'a>(raw: &'a str, name: &str) -> Option<(Cow<'a, str>, CommentRole)> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let phrase = inner.strip_prefix(name)?.strip_prefix(' ')?;
+    let role = names::phrase_role(phrase)?;
+    Some((Cow::Borrowed(&inner[..name.len()]), role))
+}
+
 /// A balanced jump's `-m statistic --probability` and whether it is a session-affinity rule
 /// (`-m recent --rcheck`), read in one pass over its matches.
 fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
@@ -1377,9 +1403,9 @@ fn jump_balance(rule: RuleRef<'_, '_>) -> (Option<f64>, bool) {
                     .all(|o| o.kind() == TokenKind::Option && !o.is_basic())
                 && [random, value].iter().all(|a| a.kind() == TokenKind::Arg)
                 && jump.kind() == TokenKind::Target
-                && rule.token_text(&module) == "statistic"
-                && rule.token_text(&mode) == "--mode"
-                && rule.token_text(&option) == "--probability" =>
+                && word_bytes(rule, &module) == b"statistic"
+                && word_bytes(rule, &mode) == b"--mode"
+                && word_bytes(rule, &option) == b"--probability" =>
         {
             (parse_probability(rule.token_text(&value)), false)
         }
@@ -1448,7 +1474,15 @@ struct DispatchFacts<'a> {
 }
 
 impl<'a> DispatchFacts<'a> {
+    #[cfg(test)]
     fn read(rule: RuleRef<'_, 'a>) -> DispatchFacts<'a> {
+        Self::read_knowing(rule, None)
+    }
+
+    /// [`read`](Self::read) of a rule of a Service port named `known` already: its comment,
+    /// when it is that name and one of kube-proxy's phrases, is read without checking the name
+    /// again ([`comment_naming`]).
+    fn read_knowing(rule: RuleRef<'_, 'a>, known: Option<&str>) -> DispatchFacts<'a> {
         let mut comment = None;
         let mut destination = None;
         let mut protocol = None;
@@ -1479,7 +1513,11 @@ impl<'a> DispatchFacts<'a> {
             None => word_options(rule).for_each(take),
         }
         DispatchFacts {
-            named: comment.and_then(|(_, raw)| comment_service_name(raw)),
+            named: comment.and_then(|(_, raw)| {
+                known
+                    .and_then(|name| comment_naming(raw, name))
+                    .or_else(|| comment_service_name(raw))
+            }),
             // As `RuleRef::destination`: an unreadable first `-d` is no address.
             address: destination
                 .filter(|&(negated, _)| !negated)

@@ -28,6 +28,25 @@ pub enum CommentRole {
     Plain,
 }
 
+/// The fixed phrases kube-proxy writes after a Service port's name and a space, and what each
+/// says of the port.
+const PHRASES: &[(&str, CommentRole)] = &[
+    ("cluster IP", CommentRole::ClusterIp),
+    ("external IP", CommentRole::ExternalIp),
+    ("loadbalancer IP", CommentRole::LoadBalancerIp),
+    ("has no endpoints", CommentRole::NoEndpoints),
+    ("has no local endpoints", CommentRole::NoLocalEndpoints),
+];
+
+/// What a comment `NAME PHRASE` says of its Service port, from the phrase after the name's
+/// space ([`service_comment`] gives this role when the name is a Service port name).
+pub(crate) fn phrase_role(phrase: &str) -> Option<CommentRole> {
+    PHRASES
+        .iter()
+        .find(|&&(p, _)| p == phrase)
+        .map(|&(_, role)| role)
+}
+
 /// The Service port a kube-proxy comment names (`default/kubernetes:https`, or `ns/svc` for an
 /// unnamed port) and what the comment says of it; `None` for comments kube-proxy does not write
 /// about one Service port.
@@ -37,13 +56,7 @@ pub enum CommentRole {
 /// every kube-proxy chain of a 250k-rule node, so it looks at the words once rather than trying
 /// each phrase as a suffix.
 pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
-    const SUFFIXES: &[(&str, CommentRole)] = &[
-        ("cluster IP", CommentRole::ClusterIp),
-        ("external IP", CommentRole::ExternalIp),
-        ("loadbalancer IP", CommentRole::LoadBalancerIp),
-        ("has no endpoints", CommentRole::NoEndpoints),
-        ("has no local endpoints", CommentRole::NoLocalEndpoints),
-    ];
+    const SUFFIXES: &[(&str, CommentRole)] = PHRASES;
     const EXTERNAL: &[&str] = &[
         "masquerade traffic for ",
         "pod traffic for ",
@@ -171,19 +184,20 @@ const NAME_COLON: u8 = 3;
 /// The 16-character hash kube-proxy gives every chain of one Service port (`KUBE-SVC-`,
 /// `KUBE-SVL-`, `KUBE-EXT-`, `KUBE-FW-`, `KUBE-XLB-` share it), with the chain's kind.
 pub fn service_chain(chain: &str) -> Option<(ServiceChainKind, &str)> {
-    const PREFIXES: &[(&str, ServiceChainKind)] = &[
-        ("KUBE-SVC-", ServiceChainKind::Cluster),
-        ("KUBE-SVL-", ServiceChainKind::Local),
-        ("KUBE-EXT-", ServiceChainKind::External),
-        ("KUBE-FW-", ServiceChainKind::Firewall),
-        ("KUBE-XLB-", ServiceChainKind::Local),
-    ];
-    PREFIXES.iter().find_map(|&(p, kind)| {
-        chain
-            .strip_prefix(p)
-            .filter(|h| !h.is_empty())
-            .map(|h| (kind, h))
-    })
+    // `KUBE-` once, then the kind's bytes: this runs for every chain of nat and every dispatch
+    // rule's target, where trying each whole prefix in turn cost several comparisons a name.
+    let rest = chain.strip_prefix("KUBE-")?;
+    let (kind, hash_at) = match rest.as_bytes() {
+        [b'S', b'V', b'C', b'-', ..] => (ServiceChainKind::Cluster, 4),
+        [b'S', b'V', b'L', b'-', ..] => (ServiceChainKind::Local, 4),
+        [b'E', b'X', b'T', b'-', ..] => (ServiceChainKind::External, 4),
+        [b'F', b'W', b'-', ..] => (ServiceChainKind::Firewall, 3),
+        [b'X', b'L', b'B', b'-', ..] => (ServiceChainKind::Local, 4),
+        _ => return None,
+    };
+    // The matched bytes are ASCII: `hash_at` is a character boundary.
+    let hash = &rest[hash_at..];
+    (!hash.is_empty()).then_some((kind, hash))
 }
 
 /// The kinds of per-Service-port chain.
@@ -391,6 +405,49 @@ mod tests {
             super::option_anywhere(rule, &["--dport"]).map(|o| o.value),
             Some("443")
         );
+    }
+
+    /// The byte-wise reading of a service chain's name gives what trying each prefix gave.
+    #[test]
+    fn service_chain_equals_the_prefix_reading() {
+        fn by_prefixes(chain: &str) -> Option<(ServiceChainKind, &str)> {
+            const PREFIXES: &[(&str, ServiceChainKind)] = &[
+                ("KUBE-SVC-", ServiceChainKind::Cluster),
+                ("KUBE-SVL-", ServiceChainKind::Local),
+                ("KUBE-EXT-", ServiceChainKind::External),
+                ("KUBE-FW-", ServiceChainKind::Firewall),
+                ("KUBE-XLB-", ServiceChainKind::Local),
+            ];
+            PREFIXES.iter().find_map(|&(p, kind)| {
+                chain
+                    .strip_prefix(p)
+                    .filter(|h| !h.is_empty())
+                    .map(|h| (kind, h))
+            })
+        }
+        for prefix in [
+            "",
+            "K",
+            "KUBE",
+            "KUBE-",
+            "KUBE-S",
+            "KUBE-SVC",
+            "KUBE-SVC-",
+            "KUBE-SVL-",
+            "KUBE-EXT-",
+            "KUBE-FW",
+            "KUBE-FW-",
+            "KUBE-XLB-",
+            "KUBE-SEP-",
+            "KUBE-SVCX",
+            "kube-svc-",
+            "KUBE-FWX-",
+        ] {
+            for hash in ["", "A", "NPX46M4PTMTKRN6Y", "é", "-"] {
+                let chain = format!("{prefix}{hash}");
+                assert_eq!(service_chain(&chain), by_prefixes(&chain), "{chain:?}");
+            }
+        }
     }
 
     #[test]

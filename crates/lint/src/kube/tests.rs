@@ -619,3 +619,77 @@ fn corpus_dumps_and_a_node() -> Vec<String> {
     ));
     texts
 }
+
+/// `comment_naming` gives what `comment_service_name` gives whenever it answers, for names
+/// kube-proxy writes, odd quotings and near misses; and it answers kube-proxy's own comments.
+#[test]
+fn comment_naming_equals_the_full_reading() {
+    let names = [
+        "default/web:http",
+        "ns/svc",
+        "a/b:c:d",
+        "kube-system/kube-dns:dns-tcp",
+    ];
+    let raws = [
+        "\"{} cluster IP\"",
+        "\"{} external IP\"",
+        "\"{} loadbalancer IP\"",
+        "\"{} has no endpoints\"",
+        "\"{} has no local endpoints\"",
+        "\"{} cluster IP",
+        "{} cluster IP\"",
+        "{} cluster IP",
+        "\"{}  cluster IP\"",
+        "\"{} cluster IP \"",
+        "\"{}x cluster IP\"",
+        "\"{} -> 10.244.1.5:8080\"",
+        "\"{}\"",
+        "\"{} cluster\\\" IP\"",
+        "\"\"{} cluster IP\"\"",
+        "\"masquerade traffic for {} external destinations\"",
+    ];
+    let mut answered = 0;
+    for known in names {
+        for other in names {
+            for raw in raws {
+                let raw = raw.replace("{}", other);
+                if let Some(naming) = comment_naming(&raw, known) {
+                    assert_eq!(
+                        Some(naming),
+                        comment_service_name(&raw),
+                        "{raw:?} {known:?}"
+                    );
+                    answered += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(answered, names.len() * 5);
+}
+
+/// `destination_host` reads a `--to-destination` as the `char` splits did.
+#[test]
+fn destination_host_equals_the_char_splits() {
+    fn by_split(text: &str) -> Option<&str> {
+        match text.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map(|(host, _)| host),
+            None => text.split_once(':').map(|(host, _)| host),
+        }
+    }
+    for text in [
+        "10.244.1.5:8080",
+        "[fd00::5]:8080",
+        "[fd00::5",
+        "fd00::5",
+        "10.0.0.1",
+        "",
+        ":",
+        "[",
+        "[]",
+        "é:1",
+        "1.2.3.4-1.2.3.9:80-90",
+        "[::1]:80-90",
+    ] {
+        assert_eq!(destination_host(text), by_split(text), "{text:?}");
+    }
+}
