@@ -383,22 +383,6 @@ enum ChainWalks {
 impl ChainWalks {
     fn read_all(cx: &LintContext<'_, '_>) -> ChainWalks {
         let kept_chain = |chain: &ChainRef<'_, '_>| chain.rule_count() >= 2;
-        let (mut kept, mut kept_before) = (Vec::new(), Vec::new());
-        let (mut word, mut count, mut chains) = (0u64, 0u32, 0usize);
-        for (at, chain) in cx.set.iter_chains().enumerate() {
-            if at % 64 == 0 {
-                if at > 0 {
-                    kept.push(std::mem::take(&mut word));
-                }
-                kept_before.push(count);
-            }
-            if kept_chain(&chain) {
-                word |= 1 << (at % 64);
-                count += 1;
-            }
-            chains += 1;
-        }
-        kept.push(word);
         let walks_of = |capacity: usize, keep: &dyn Fn(&ChainRef<'_, '_>) -> bool| {
             // Counted first so that the one allocation is exact.
             let mut walks = Vec::with_capacity(capacity);
@@ -410,9 +394,28 @@ impl ChainWalks {
             );
             walks
         };
-        if count as usize * 2 >= chains {
+        // Counted alone first: a Kubernetes node keeps every chain, and the bits of the kept
+        // ones are then never needed.
+        let chains = cx.set.chains.len();
+        let count = cx.set.iter_chains().filter(kept_chain).count();
+        if count * 2 >= chains {
             return ChainWalks::Every(walks_of(chains, &|_| true));
         }
+        let (mut kept, mut kept_before) = (Vec::new(), Vec::new());
+        let (mut word, mut count) = (0u64, 0u32);
+        for (at, chain) in cx.set.iter_chains().enumerate() {
+            if at % 64 == 0 {
+                if at > 0 {
+                    kept.push(std::mem::take(&mut word));
+                }
+                kept_before.push(count);
+            }
+            if kept_chain(&chain) {
+                word |= 1 << (at % 64);
+                count += 1;
+            }
+        }
+        kept.push(word);
         ChainWalks::Some {
             kept,
             kept_before,

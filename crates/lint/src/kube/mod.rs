@@ -1358,6 +1358,9 @@ fn first_comment_as_written<'a>(rule: RuleRef<'_, 'a>) -> Option<&'a str> {
 
 /// A kube-proxy comment's Service name and role, from the `--comment` value as written.
 fn comment_service_name(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
+    if let Some(answer) = names::quoted_phrase_comment(raw) {
+        return answer.map(|(name, role)| (Cow::Borrowed(name), role));
+    }
     // kube-proxy's comments are one quoted text without escapes: borrow it rather than go
     // through `unquote`'s character-wise checks (this runs for every kube-proxy chain).
     let inner = raw

@@ -97,6 +97,46 @@ pub fn service_comment(comment: &str) -> Option<(&str, CommentRole)> {
     None
 }
 
+/// [`service_comment`] of a quoted comment in kube-proxy's usual form, `"NAME PHRASE"` (a name
+/// of Service port name bytes, a space, one of its fixed phrases), read in one pass over the
+/// name: `Some(answer)` when `raw` has that form (its text then holds no quote or escape, so
+/// this is `service_comment` of the text between the quotes), `None` for any other form, left
+/// to the general reading. A search for quotes and escapes, then for the space, cost more on
+/// these short texts than the name's own pass (this runs for every Service's first comment).
+pub(crate) fn quoted_phrase_comment(raw: &str) -> Option<Option<(&str, CommentRole)>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let bytes = inner.as_bytes();
+    let (mut slashes, mut slash, mut colon) = (0, 0, None);
+    let mut space = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match NAME_BYTES[usize::from(b)] {
+            NAME_BYTE => {}
+            NAME_SLASH => {
+                if slashes == 0 {
+                    slash = i;
+                }
+                slashes += 1;
+            }
+            NAME_COLON => {
+                if slashes > 0 && colon.is_none() {
+                    colon = Some(i);
+                }
+            }
+            _ => {
+                space = Some(i);
+                break;
+            }
+        }
+    }
+    let space = space.filter(|&i| bytes[i] == b' ')?;
+    let role = phrase_role(&inner[space + 1..])?;
+    // As `is_service_port_name` of the name: one slash, namespace and name not empty (a
+    // second slash would have made it false at once).
+    let name_end = colon.unwrap_or(space);
+    let is_name = slashes == 1 && slash > 0 && name_end > slash + 1;
+    Some(is_name.then_some((&inner[..space], role)))
+}
+
 /// Every `-m comment --comment` text of a rule, in order, without its quotes. Borrowed unless
 /// the text holds a `\` escape, so that reading the comments of every rule allocates nothing.
 /// (Calico writes two comments per rule: its `cali:` rule ID, then the rule's description.)

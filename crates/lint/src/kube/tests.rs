@@ -693,3 +693,77 @@ fn destination_host_equals_the_char_splits() {
         assert_eq!(destination_host(text), by_split(text), "{text:?}");
     }
 }
+
+/// `comment_service_name` with its one-pass reading of `"NAME PHRASE"` gives what the general
+/// reading (quotes and escapes searched for, then `service_comment`) gives, on names and
+/// shapes kube-proxy writes, near misses and odd quotings.
+#[test]
+fn one_pass_quoted_comment_equals_the_general_reading() {
+    fn in_full(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
+        let inner = raw
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|t| !t.contains(['"', '\\']));
+        if let Some(text) = inner {
+            return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
+        }
+        match unquote(raw) {
+            Cow::Borrowed(text) => {
+                service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role))
+            }
+            Cow::Owned(text) => {
+                service_comment(&text).map(|(name, role)| (Cow::Owned(name.to_string()), role))
+            }
+        }
+    }
+    let names = [
+        "default/web:http",
+        "ns/svc",
+        "a/b:c:d",
+        "/x",
+        "x/",
+        "a/b/c",
+        "a b/c",
+        "a:b/c",
+        "x",
+        "",
+        "ns/:p",
+        "a/b:",
+        "a:/b",
+        "é/b",
+        "a/b\"",
+        "a\\/b",
+    ];
+    let shapes = [
+        "{} cluster IP",
+        "{} external IP",
+        "{} loadbalancer IP",
+        "{} has no endpoints",
+        "{} has no local endpoints",
+        "{} -> 10.244.1.5:8080",
+        "{}",
+        "{}  cluster IP",
+        "{} cluster IP ",
+        "{}\tcluster IP",
+        "{} cluster\\\" IP",
+        "masquerade traffic for {} external destinations",
+        "{} traffic not accepted by KUBE-FW-X",
+        "{} foo",
+    ];
+    let mut quoted_form = 0;
+    for name in names {
+        for shape in shapes {
+            let text = shape.replace("{}", name);
+            for raw in [
+                format!("\"{text}\""),
+                text.clone(),
+                format!("\"{text}"),
+                format!("\"\"{text}\"\""),
+            ] {
+                assert_eq!(comment_service_name(&raw), in_full(&raw), "{raw:?}");
+                quoted_form += usize::from(names::quoted_phrase_comment(&raw).is_some());
+            }
+        }
+    }
+    assert!(quoted_form > 50, "{quoted_form}");
+}
