@@ -102,8 +102,13 @@ impl<'r, 'a> LintContext<'r, 'a> {
     /// every rule (`RL301`, `RL303`, `RL401`, `RL403`, `RL413`): each of them used to read every
     /// rule's target text itself.
     pub fn target_facts(&self, rule: RuleId) -> TargetFacts {
+        self.all_target_facts()[rule.index()]
+    }
+
+    /// Every rule's [`TargetFacts`], indexed by rule.
+    fn all_target_facts(&self) -> &[TargetFacts] {
         self.target_facts
-            .get_or_init(|| TargetFacts::read_all(self.set))[rule.index()]
+            .get_or_init(|| TargetFacts::read_all(self.set))
     }
 
     /// Whether a chain's rules are written in order, and where the walk through it may first
@@ -340,6 +345,12 @@ pub struct ChainWalk {
 impl ChainWalk {
     /// The walk facts of one chain, from its rules' target facts (`nat`: the chain is in nat).
     pub fn of(cx: &LintContext<'_, '_>, chain: ChainRef<'_, '_>) -> ChainWalk {
+        Self::of_facts(chain, cx.all_target_facts())
+    }
+
+    /// [`ChainWalk::of`] with every rule's target facts at hand: [`ChainWalks`] reads every
+    /// chain, and asked the context for the facts once a rule.
+    fn of_facts(chain: ChainRef<'_, '_>, all_facts: &[TargetFacts]) -> ChainWalk {
         let nat = chain.table().kind() == TableKind::Nat;
         let count = chain.rule_count() as u32;
         let mut walk = ChainWalk {
@@ -350,7 +361,7 @@ impl ChainWalk {
         };
         for (at, rule) in (0u32..).zip(chain.rules()) {
             walk.in_order &= rule.get().op == RuleOp::Append;
-            let facts = cx.target_facts(rule.id);
+            let facts = all_facts[rule.id.index()];
             walk.bare_drop_or_reject |=
                 !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
             if walk.first_terminal == count && facts.ends_walk(nat) {
@@ -383,6 +394,7 @@ enum ChainWalks {
 impl ChainWalks {
     fn read_all(cx: &LintContext<'_, '_>) -> ChainWalks {
         let kept_chain = |chain: &ChainRef<'_, '_>| chain.rule_count() >= 2;
+        let all_facts = cx.all_target_facts();
         let walks_of = |capacity: usize, keep: &dyn Fn(&ChainRef<'_, '_>) -> bool| {
             // Counted first so that the one allocation is exact.
             let mut walks = Vec::with_capacity(capacity);
@@ -390,7 +402,7 @@ impl ChainWalks {
                 cx.set
                     .iter_chains()
                     .filter(keep)
-                    .map(|chain| ChainWalk::of(cx, chain)),
+                    .map(|chain| ChainWalk::of_facts(chain, all_facts)),
             );
             walks
         };

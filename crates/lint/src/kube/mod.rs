@@ -1486,34 +1486,70 @@ impl<'a> DispatchFacts<'a> {
     /// when it is that name and one of kube-proxy's phrases, is read without checking the name
     /// again ([`comment_naming`]).
     fn read_knowing(rule: RuleRef<'_, 'a>, known: Option<&str>) -> DispatchFacts<'a> {
+        Self::read_shaped(rule, known, dispatch_shape_tokens(rule))
+    }
+
+    /// [`read_knowing`](Self::read_knowing) over `shaped`, the rule's words when it has
+    /// kube-proxy's shape (`None`: through the walk over its matches).
+    fn read_shaped(
+        rule: RuleRef<'_, 'a>,
+        known: Option<&str>,
+        shaped: Option<[Token; 11]>,
+    ) -> DispatchFacts<'a> {
         let mut comment = None;
         let mut destination = None;
         let mut protocol = None;
         let mut ports = None;
-        let take = |option: WordOption<'a>| {
-            let slot = match option.module {
-                None => match option.name {
-                    "-d" | "--destination" => &mut destination,
-                    "-p" | "--protocol" => &mut protocol,
-                    _ => return,
-                },
-                Some(module) => match option.name {
-                    "--comment" if module == "comment" => &mut comment,
-                    "--dport"
-                    | "--destination-port"
-                    | "--dports"
-                    | "--destination-ports"
-                    | "--ports" => &mut ports,
-                    _ => return,
-                },
+        // An option by its module's and its own name's bytes; its argument is sliced only for
+        // a slot still empty.
+        let mut take =
+            |module: Option<&[u8]>, name: &[u8], negated: bool, arg: &dyn Fn() -> &'a str| {
+                let slot = match module {
+                    None => match name {
+                        b"-d" | b"--destination" => &mut destination,
+                        b"-p" | b"--protocol" => &mut protocol,
+                        _ => return,
+                    },
+                    Some(module) => match name {
+                        b"--comment" if module == b"comment" => &mut comment,
+                        b"--dport"
+                        | b"--destination-port"
+                        | b"--dports"
+                        | b"--destination-ports"
+                        | b"--ports" => &mut ports,
+                        _ => return,
+                    },
+                };
+                if slot.is_none() {
+                    *slot = Some((negated, arg()));
+                }
             };
-            if slot.is_none() {
-                *slot = Some((option.negated, option.arg));
+        // kube-proxy's shape: the words compared as bytes, without slicing every name as text
+        // (`dispatch_shape_options` gives the same options, pinned by a test).
+        match shaped {
+            Some([d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _]) => {
+                for (module, option, arg) in [
+                    (None, d, d_arg),
+                    (None, p, p_arg),
+                    (Some(m3), o3, a3),
+                    (Some(m4), o4, a4),
+                ] {
+                    take(
+                        module.map(|m| word_bytes(rule, &m)),
+                        word_bytes(rule, &option),
+                        option.negated(),
+                        &|| rule.token_text(&arg),
+                    );
+                }
             }
-        };
-        match dispatch_shape_options(rule) {
-            Some(options) => options.into_iter().for_each(take),
-            None => word_options(rule).for_each(take),
+            None => word_options(rule).for_each(|o| {
+                take(
+                    o.module.map(str::as_bytes),
+                    o.name.as_bytes(),
+                    o.negated,
+                    &|| o.arg,
+                )
+            }),
         }
         DispatchFacts {
             named: comment.and_then(|(_, raw)| {
@@ -1574,8 +1610,8 @@ pub(crate) fn word_options<'r, 'a>(
 /// The options of a rule written as kube-proxy writes its dispatch rules,
 /// `-d A -p P -m comment --comment C -m P --dport N -j T` (two basic options, then two matches
 /// of one option each, every option with one argument, then the target), read from its words:
-/// the same as [`word_options`] gives, without walking the matches (this runs for every
-/// dispatch rule, twice: the model's and RL409's; RL413 reads [`dispatch_shape_tokens`]).
+/// the same as [`word_options`] gives, without walking the matches (RL409 reads every dispatch
+/// rule so; the model and RL413 read [`dispatch_shape_tokens`]).
 /// `None` for any other shape, which the caller reads through [`word_options`] (pinned by a
 /// test).
 pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {

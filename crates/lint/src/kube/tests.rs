@@ -767,3 +767,29 @@ fn one_pass_quoted_comment_equals_the_general_reading() {
     }
     assert!(quoted_form > 50, "{quoted_form}");
 }
+
+/// The model reads a dispatch rule of kube-proxy's shape from its words as the walk over its
+/// matches reads it, on every rule of the corpus and a generated node.
+#[test]
+fn dispatch_facts_of_the_shape_equal_the_walk() {
+    let mut shaped = 0;
+    for text in corpus_dumps_and_a_node() {
+        let parsed = parse(&text);
+        for rule in parsed.ruleset.iter_rules() {
+            let Some(words) = dispatch_shape_tokens(rule) else {
+                continue;
+            };
+            let by_words = DispatchFacts::read_shaped(rule, None, Some(words));
+            let by_walk = DispatchFacts::read_shaped(rule, None, None);
+            assert_eq!(by_words.named, by_walk.named, "{}", rule.text());
+            assert_eq!(
+                format!("{:?}", by_words.address(AddressKind::ClusterIp, rule.id)),
+                format!("{:?}", by_walk.address(AddressKind::ClusterIp, rule.id)),
+                "{}",
+                rule.text()
+            );
+            shaped += 1;
+        }
+    }
+    assert!(shaped > 100, "{shaped}");
+}
