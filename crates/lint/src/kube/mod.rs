@@ -483,7 +483,7 @@ fn lone_destination<'a>(rule: RuleRef<'_, 'a>, words: &[Token]) -> Option<&'a st
 /// [`RuleRef::token_text`], which these readers (run for every endpoint and Service rule) made
 /// on every word they compared.
 #[inline]
-fn word_bytes<'a>(rule: RuleRef<'_, 'a>, word: &Token) -> &'a [u8] {
+pub(crate) fn word_bytes<'a>(rule: RuleRef<'_, 'a>, word: &Token) -> &'a [u8] {
     rule.ruleset()
         .source()
         .as_bytes()
@@ -1525,7 +1525,7 @@ impl<'a> DispatchFacts<'a> {
                 }
             };
         // kube-proxy's shape: the words compared as bytes, without slicing every name as text
-        // (`dispatch_shape_options` gives the same options, pinned by a test).
+        // (the test's `dispatch_shape_options` gives the same options).
         match shaped {
             Some([d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _]) => {
                 for (module, option, arg) in [
@@ -1607,33 +1607,14 @@ pub(crate) fn word_options<'r, 'a>(
     })
 }
 
-/// The options of a rule written as kube-proxy writes its dispatch rules,
+/// The eleven words of a rule written as kube-proxy writes its dispatch rules,
 /// `-d A -p P -m comment --comment C -m P --dport N -j T` (two basic options, then two matches
-/// of one option each, every option with one argument, then the target), read from its words:
-/// the same as [`word_options`] gives, without walking the matches (RL409 reads every dispatch
-/// rule so; the model and RL413 read [`dispatch_shape_tokens`]).
-/// `None` for any other shape, which the caller reads through [`word_options`] (pinned by a
-/// test).
-pub(crate) fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {
-    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _] = dispatch_shape_tokens(rule)?;
-    let text = |t: &Token| rule.token_text(t);
-    let option = |module: Option<&'a str>, o: &Token, arg: &Token| WordOption {
-        module,
-        name: text(o),
-        negated: o.negated(),
-        arg: text(arg),
-    };
-    Some([
-        option(None, &d, &d_arg),
-        option(None, &p, &p_arg),
-        option(Some(text(&m3)), &o3, &a3),
-        option(Some(text(&m4)), &o4, &a4),
-    ])
-}
-
-/// The eleven words of a rule in kube-proxy's dispatch shape (see [`dispatch_shape_options`]),
-/// unread: a caller that needs only some of their texts slices only those. Inlined: a call
-/// copies the eleven words out, which cost the other readers more than the split saved.
+/// of one option each, every option with one argument, then the target), unread: a caller that
+/// needs only some of their texts slices only those, and reads the options the walk over the
+/// matches ([`word_options`]) gives, without that walk (the model, RL409 and RL413 read every
+/// dispatch rule so; pinned by a test). `None` for any other shape, which the caller walks.
+/// Inlined: a call copies the eleven words out, which cost the other readers more than the
+/// split saved.
 #[inline(always)]
 pub(crate) fn dispatch_shape_tokens(rule: RuleRef<'_, '_>) -> Option<[Token; 11]> {
     use TokenKind::{Arg, Module, Option as Opt, Target};

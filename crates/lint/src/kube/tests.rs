@@ -510,6 +510,25 @@ fn short_dnat_and_source_readers_equal_the_general_ones() {
     );
 }
 
+/// The options of a rule of kube-proxy's dispatch shape as its readers take them from its
+/// eleven words ([`dispatch_shape_tokens`]), each sliced as text to compare with the walk.
+fn dispatch_shape_options<'a>(rule: RuleRef<'_, 'a>) -> Option<[WordOption<'a>; 4]> {
+    let [d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _] = dispatch_shape_tokens(rule)?;
+    let text = |t: &Token| rule.token_text(t);
+    let option = |module: Option<&'a str>, o: &Token, arg: &Token| WordOption {
+        module,
+        name: text(o),
+        negated: o.negated(),
+        arg: text(arg),
+    };
+    Some([
+        option(None, &d, &d_arg),
+        option(None, &p, &p_arg),
+        option(Some(text(&m3)), &o3, &a3),
+        option(Some(text(&m4)), &o4, &a4),
+    ])
+}
+
 /// kube-proxy's dispatch shape read from its words gives the options the walk over the matches
 /// gives, on every rule of the corpus, a generated node and shapes that differ in one word;
 /// and its port reader reads what `PortRange::parse` reads.

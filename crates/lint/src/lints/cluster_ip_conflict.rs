@@ -3,11 +3,11 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{CommentRole, comments, service_chain, service_comment};
-use crate::kube::{WordOption, dispatch_shape_options, port_range};
+use crate::kube::{dispatch_shape_tokens, port_range, word_bytes};
 use crate::registry::{Category, Lint};
 use ipnet::IpNet;
 use rulelint_parser::views::PortRange;
-use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind};
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind, Token};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -77,58 +77,63 @@ type Key = (IpNet, u16, PortRange);
 
 /// [`key`] and [`matches_only_the_key`] of a dispatch rule, read in one walk over its matches
 /// (this runs once per dispatch rule of a large node; `key` alone walks them three times), or
-/// over `shaped`, its options when it has kube-proxy's shape (`dispatch_shape_options`). Each
-/// option is the first of its kind, as `RuleRef::destination`, `protocol` and
-/// `option_anywhere` read them (a test compares the two ways).
-fn read_dispatch<'a>(
-    rule: RuleRef<'_, 'a>,
-    shaped: Option<[WordOption<'a>; 4]>,
-) -> (Option<Key>, bool) {
+/// over `shaped`, its words when it has kube-proxy's shape (`dispatch_shape_tokens`): their
+/// names compared as bytes, and only the three arguments of the key sliced as text. Each option
+/// is the first of its kind, as `RuleRef::destination`, `protocol` and `option_anywhere` read
+/// them (a test compares the two ways).
+fn read_dispatch<'a>(rule: RuleRef<'_, 'a>, shaped: Option<[Token; 11]>) -> (Option<Key>, bool) {
     let mut destination: Option<(bool, &str)> = None;
     let mut protocol: Option<(bool, &str)> = None;
     let mut port: Option<(bool, &str)> = None;
     let mut only_key = true;
-    let mut take = |option: WordOption<'a>| {
-        let module = option.module;
-        let is_port = matches!(option.name, "--dport" | "--destination-port");
-        let slot = match (module, option.name) {
-            _ if is_port => &mut port,
-            (None, "-d" | "--destination") => &mut destination,
-            (None, "-p" | "--protocol") => &mut protocol,
-            _ => {
-                if module != Some("comment") {
-                    only_key = false;
+    let mut take =
+        |module: Option<&[u8]>, name: &[u8], negated: bool, arg: &dyn Fn() -> &'a str| {
+            let is_port = matches!(name, b"--dport" | b"--destination-port");
+            let slot = match (module, name) {
+                _ if is_port => &mut port,
+                (None, b"-d" | b"--destination") => &mut destination,
+                (None, b"-p" | b"--protocol") => &mut protocol,
+                _ => {
+                    if module != Some(b"comment") {
+                        only_key = false;
+                    }
+                    return;
                 }
-                return;
+            };
+            if negated && module != Some(b"comment") {
+                only_key = false;
+            }
+            if slot.is_none() {
+                *slot = Some((negated, arg()));
             }
         };
-        if option.negated && module != Some("comment") {
-            only_key = false;
-        }
-        if slot.is_none() {
-            *slot = Some((option.negated, option.arg));
-        }
+    let known_module = |module: Option<&[u8]>| {
+        matches!(module, None | Some(b"comment" | b"tcp" | b"udp" | b"sctp"))
     };
-    let known_module = |module| matches!(module, None | Some("comment" | "tcp" | "udp" | "sctp"));
     let mut modules_known = true;
     match shaped {
         // One option to a match: each option's module is its match's.
-        Some(options) => {
-            for option in options {
-                modules_known &= known_module(option.module);
-                take(option);
+        Some([d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _]) => {
+            for (module, option, arg) in [
+                (None, d, d_arg),
+                (None, p, p_arg),
+                (Some(m3), o3, a3),
+                (Some(m4), o4, a4),
+            ] {
+                let module = module.map(|m| word_bytes(rule, &m));
+                modules_known &= known_module(module);
+                take(module, word_bytes(rule, &option), option.negated(), &|| {
+                    rule.token_text(&arg)
+                });
             }
         }
         None => {
             for m in rule.matches() {
-                let module = m.module();
+                let module = m.module().map(str::as_bytes);
                 modules_known &= known_module(module);
                 for o in m.options() {
-                    take(WordOption {
-                        module,
-                        name: o.name(),
-                        negated: o.negated(),
-                        arg: o.args().next().unwrap_or(""),
+                    take(module, o.name().as_bytes(), o.negated(), &|| {
+                        o.args().next().unwrap_or("")
                     });
                 }
             }
@@ -197,7 +202,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         // kube-proxy's shape of a dispatch rule has no `[unsupported revision]` word.
-        let shaped = dispatch_shape_options(rule);
+        let shaped = dispatch_shape_tokens(rule);
         if shaped.is_none() && rule.has_unsupported_revision() {
             continue;
         }
@@ -340,6 +345,14 @@ mod tests {
             "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m physdev ! --physdev-is-in -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
             "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m set --match-set s dst -m tcp --destination-port 80:90 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
             "-A KUBE-SERVICES -i eth0 -d 10.0.0.1/32 -p udp -m udp --dport 53 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            // kube-proxy's shape of eleven words, with other modules, options and negations.
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m mark --mark 0x1 -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -m comment --comment x -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p udp -m comment --comment x -m udp --sport 53 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m comment --comment x -m tcp ! --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 ! -p tcp -m comment ! --comment x -m tcp --dport 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES -d 10.0.0.1/32 -p sctp -m comment --comment x -m sctp --destination-port 80 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
+            "-A KUBE-SERVICES --destination 10.0.0.1/32 --protocol tcp -m tcp --dport 80 -m tcp --dport 81 -j KUBE-SVC-AAAAAAAAAAAAAAAA\n",
         )));
         texts.push(rulelint_dumpgen::generate(
             &rulelint_dumpgen::Shape::with_rule_target(3_000),
@@ -352,7 +365,7 @@ mod tests {
                 assert_eq!(key_read, key(rule), "{}", rule.text());
                 assert_eq!(only_read, matches_only_the_key(rule), "{}", rule.text());
                 keyed += usize::from(key_read.is_some());
-                if let Some(shaped) = dispatch_shape_options(rule) {
+                if let Some(shaped) = crate::kube::dispatch_shape_tokens(rule) {
                     let read = read_dispatch(rule, Some(shaped));
                     assert_eq!(read, (key_read, only_read), "{}", rule.text());
                     shaped_keys += 1;
