@@ -50,6 +50,7 @@ pub mod codes;
 pub mod extent;
 mod form;
 mod graph;
+mod huge;
 mod json;
 mod lexer;
 mod model;
