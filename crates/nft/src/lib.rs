@@ -50,7 +50,6 @@ pub mod codes;
 pub mod extent;
 mod form;
 mod graph;
-mod huge;
 mod json;
 mod lexer;
 mod model;

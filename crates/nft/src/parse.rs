@@ -334,10 +334,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             rs: Ruleset {
                 text,
-                chains: Vec::with_capacity(crate::huge::capacity::<Chain<'_>>(scaled(
-                    counts.blocks,
-                ))),
-                rules: Vec::with_capacity(crate::huge::capacity::<Rule<'_>>(scaled(rules))),
+                chains: Vec::with_capacity(scaled(counts.blocks)),
+                rules: Vec::with_capacity(scaled(rules)),
                 ..Ruleset::default()
             },
             diags: diagnostics,
@@ -348,8 +346,8 @@ impl<'a> Parser<'a> {
             inside_flags_written: false,
         };
         // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
-        crate::huge::advise(&p.rs.chains);
-        crate::huge::advise(&p.rs.rules);
+        rulelint_parser::huge_pages::advise(&p.rs.chains);
+        rulelint_parser::huge_pages::advise(&p.rs.rules);
         // On Linux the first statement chunk is sized for a quarter of the tokens (a statement
         // takes two words or more; kube-proxy's nodes have one per six or seven tokens), at
         // most twice the text's bytes, so that a large node's statements are one advised buffer
@@ -358,13 +356,11 @@ impl<'a> Parser<'a> {
         // Elsewhere (WASM) a reserved capacity is memory taken, so chunks stay small.
         if cfg!(target_os = "linux") {
             let statement = std::mem::size_of::<crate::model::Statement<'_>>();
-            let first_chunk = crate::huge::capacity::<crate::model::Statement<'_>>(
-                (tokens / 4)
-                    .min(text.len().saturating_mul(2) / statement)
-                    .max(crate::model::STATEMENT_CHUNK),
-            );
+            let first_chunk = (tokens / 4)
+                .min(text.len().saturating_mul(2) / statement)
+                .max(crate::model::STATEMENT_CHUNK);
             let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
-            crate::huge::advise(&chunk);
+            rulelint_parser::huge_pages::advise(&chunk);
             p.rs.statements
                 .push(crate::model::StatementChunk::from_vec(chunk));
         }
