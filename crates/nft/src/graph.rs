@@ -123,6 +123,10 @@ fn adjacency(
     (start, index)
 }
 
+/// How many names [`ChainGraph::build`] reads before it resolves them: enough for the walk's
+/// and the lookups' memory reads to overlap, few enough to stay in the core's cache.
+const RESOLVE_BATCH: usize = 256;
+
 /// Hooks in the order a packet meets them (netdev first, then the IP path).
 fn hook_rank(hook: &str) -> u8 {
     match hook {
@@ -161,11 +165,35 @@ impl ChainGraph {
         let elements: usize = set.sets.iter().map(|s| s.elements.len()).sum();
         let mut edges: Vec<StoredEdge> = Vec::with_capacity(set.rules.len() + elements);
         // The walk writes each edge with its table in `to` and its target's name beside it; a
-        // second loop resolves the names. Apart, the walk's reads of the statements and the
-        // hash table's of its buckets overlap in the processor, where interleaved they wait
-        // on each other.
-        let mut names: Vec<&'a str> = Vec::with_capacity(edges.capacity());
+        // second loop resolves the names, a batch at a time. Apart, the walk's reads of the
+        // statements and the hash table's of its buckets overlap in the processor, where
+        // interleaved they wait on each other; batched, the names stay in the core's cache
+        // instead of taking 16 bytes per edge (a megabyte written and read back on a
+        // 5,000-Service node).
+        const UNRESOLVED: u32 = u32::MAX;
         let set_node = |s: SetId| (chains + s.index()) as u32;
+        let mut names: Vec<&'a str> = Vec::with_capacity(RESOLVE_BATCH);
+        let mut resolved = 0;
+        let mut unresolved = Vec::new();
+        let mut unresolved_sets = Vec::new();
+        let mut resolve = |edges: &mut Vec<StoredEdge>, names: &mut Vec<&'a str>| {
+            for (e, &name) in edges[resolved..].iter_mut().zip(names.iter()) {
+                let key = (TableId(e.to), name);
+                let (to, unresolved) = match e.edge.kind {
+                    EdgeKind::Vmap => (
+                        set_index.get(&key).map(|&m| set_node(m)),
+                        &mut unresolved_sets,
+                    ),
+                    _ => (chain_index.get(&key).map(|c| c.0), &mut unresolved),
+                };
+                e.to = to.unwrap_or_else(|| {
+                    unresolved.push(e.edge.via);
+                    UNRESOLVED
+                });
+            }
+            resolved = edges.len();
+            names.clear();
+        };
         let add = |edges: &mut Vec<StoredEdge>,
                    names: &mut Vec<&'a str>,
                    from: u32,
@@ -237,6 +265,9 @@ impl ChainGraph {
                     _ => {}
                 }
             }
+            if names.len() >= RESOLVE_BATCH {
+                resolve(&mut edges, &mut names);
+            }
         }
         for (m, map) in set.sets.iter().enumerate() {
             let from = set_node(SetId(m as u32));
@@ -249,25 +280,11 @@ impl ChainGraph {
                     add(&mut edges, &mut names, from, map.table, v, via);
                 }
             }
+            if names.len() >= RESOLVE_BATCH {
+                resolve(&mut edges, &mut names);
+            }
         }
-        const UNRESOLVED: u32 = u32::MAX;
-        let mut unresolved = Vec::new();
-        let mut unresolved_sets = Vec::new();
-        for (e, &name) in edges.iter_mut().zip(&names) {
-            let key = (TableId(e.to), name);
-            let (to, unresolved) = match e.edge.kind {
-                EdgeKind::Vmap => (
-                    set_index.get(&key).map(|&m| set_node(m)),
-                    &mut unresolved_sets,
-                ),
-                _ => (chain_index.get(&key).map(|c| c.0), &mut unresolved),
-            };
-            e.to = to.unwrap_or_else(|| {
-                unresolved.push(e.edge.via);
-                UNRESOLVED
-            });
-        }
-        drop(names);
+        resolve(&mut edges, &mut names);
         if !(unresolved.is_empty() && unresolved_sets.is_empty()) {
             edges.retain(|e| e.to != UNRESOLVED);
         }
