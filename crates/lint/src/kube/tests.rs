@@ -718,23 +718,6 @@ fn destination_host_equals_the_char_splits() {
 /// shapes kube-proxy writes, near misses and odd quotings.
 #[test]
 fn one_pass_quoted_comment_equals_the_general_reading() {
-    fn in_full(raw: &str) -> Option<(Cow<'_, str>, CommentRole)> {
-        let inner = raw
-            .strip_prefix('"')
-            .and_then(|t| t.strip_suffix('"'))
-            .filter(|t| !t.contains(['"', '\\']));
-        if let Some(text) = inner {
-            return service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role));
-        }
-        match unquote(raw) {
-            Cow::Borrowed(text) => {
-                service_comment(text).map(|(name, role)| (Cow::Borrowed(name), role))
-            }
-            Cow::Owned(text) => {
-                service_comment(&text).map(|(name, role)| (Cow::Owned(name.to_string()), role))
-            }
-        }
-    }
     let names = [
         "default/web:http",
         "ns/svc",
@@ -779,7 +762,11 @@ fn one_pass_quoted_comment_equals_the_general_reading() {
                 format!("\"{text}"),
                 format!("\"\"{text}\"\""),
             ] {
-                assert_eq!(comment_service_name(&raw), in_full(&raw), "{raw:?}");
+                assert_eq!(
+                    comment_service_name(&raw),
+                    comment_service_name_in_full(&raw),
+                    "{raw:?}"
+                );
                 quoted_form += usize::from(names::quoted_phrase_comment(&raw).is_some());
             }
         }
