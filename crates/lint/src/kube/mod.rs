@@ -29,7 +29,6 @@ mod catalog_ipvs;
 pub mod doc;
 pub mod names;
 pub mod owners;
-mod prefetch;
 
 use ipnet::IpNet;
 use names::{CommentRole, ServiceChainKind, is_endpoint_chain, service_chain, service_comment};
@@ -1027,10 +1026,10 @@ impl<'r, 'a> Builder<'r, 'a> {
                 .and_then(|i| self.services.get(i))
         };
         if let Some(service) = service_at(PREFETCH_AHEAD) {
-            prefetch::lines(service);
+            rulelint_parser::prefetch::lines(service);
         }
         if let Some(name) = service_at(PREFETCH_AHEAD / 2).and_then(|s| s.name.as_deref()) {
-            prefetch::line(name);
+            rulelint_parser::prefetch::line(name);
         }
     }
 
