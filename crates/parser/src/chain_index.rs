@@ -110,8 +110,8 @@ impl ChainIndex {
             return;
         }
         let i = home(hash, self.slots.len());
-        prefetch_line(&self.keys[i]);
-        prefetch_line(&self.slots[i]);
+        crate::prefetch::line(&self.keys[i]);
+        crate::prefetch::line(&self.slots[i]);
     }
 
     /// Once [`ChainIndex::prefetch`] has brought the slots of `hash` in: asks the CPU to load
@@ -129,7 +129,7 @@ impl ChainIndex {
                 0 => return,
                 k if k == want => {
                     if let Some(byte) = source.as_bytes().get(self.slots[i].start as usize) {
-                        prefetch_line(byte);
+                        crate::prefetch::line(byte);
                     }
                     return;
                 }
@@ -258,20 +258,6 @@ pub(crate) fn same_name(a: &[u8], b: &[u8]) -> bool {
     } else {
         a.iter().zip(b).all(|(x, y)| x == y)
     }
-}
-
-/// A prefetch hint for the cache line holding `value`.
-#[inline]
-fn prefetch_line<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults; `value` is a valid reference anyway. The
-    // `sse` feature it needs is part of the x86_64 baseline.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
 
 #[cfg(test)]

@@ -52,6 +52,7 @@ pub mod json;
 mod lexer;
 mod model;
 mod parse;
+pub mod prefetch;
 mod prefix;
 mod print;
 mod rule_tokens;

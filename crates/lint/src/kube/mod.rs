@@ -970,7 +970,8 @@ impl<'r, 'a> Builder<'r, 'a> {
         let node_ports = chain.name() == "KUBE-NODEPORTS";
         self.load_jumps(chain.id);
         let jumps = std::mem::take(&mut self.jumps);
-        for &(rule, to) in &jumps {
+        for (at, &(rule, to)) in jumps.iter().enumerate() {
+            self.prefetch_dispatched(&jumps, at);
             let Some(i) = lookup(&self.service_by_chain, to) else {
                 continue;
             };
@@ -1009,6 +1010,27 @@ impl<'r, 'a> Builder<'r, 'a> {
             self.services[i].addresses.push(address);
         }
         self.jumps = jumps;
+    }
+
+    /// Prefetches what [`Builder::read_dispatch`] reads of the Services of the dispatch jumps
+    /// after `at`: their slots `PREFETCH_AHEAD` jumps ahead, and the text of their names half as
+    /// far ahead (their slots are in cache by then). The jumps visit the Services in random
+    /// order, and a Service slot is larger than a cache line: without the hints each dispatch
+    /// rule waited for two or three misses in turn.
+    fn prefetch_dispatched(&self, jumps: &[(RuleId, ChainId)], at: usize) {
+        const PREFETCH_AHEAD: usize = 8;
+        let service_at = |ahead: usize| {
+            jumps
+                .get(at + ahead)
+                .and_then(|&(_, to)| lookup(&self.service_by_chain, to))
+                .and_then(|i| self.services.get(i))
+        };
+        if let Some(service) = service_at(PREFETCH_AHEAD) {
+            rulelint_parser::prefetch::lines(service);
+        }
+        if let Some(name) = service_at(PREFETCH_AHEAD / 2).and_then(|s| s.name.as_deref()) {
+            rulelint_parser::prefetch::line(name);
+        }
     }
 
     /// filter's Service rules: "has no endpoints" REJECTs and "has no local endpoints" DROPs.
