@@ -282,6 +282,20 @@ unsafe fn scan_with<const BLOCKS: bool, const AVX2: bool>(
                 continue;
             }
         }
+        if state != State::Code {
+            // A string runs to its closing quote or the line's end, a comment to the line's
+            // end: nothing in between counts, so one search finds its end (`nft -a` ends every
+            // line in a `# handle N` comment).
+            let rest = &bytes[i..];
+            let next = match state {
+                State::Str => memchr::memchr2(b'"', b'\n', rest),
+                _ => memchr::memchr(b'\n', rest),
+            };
+            match next {
+                Some(n) => i += n,
+                None => break,
+            }
+        }
         let b = bytes[i];
         match (state, b) {
             (State::Code, b'{') => depth += 1,
