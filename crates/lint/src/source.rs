@@ -89,6 +89,18 @@ type JsonGuess = Option<(usize, usize)>;
 /// text anyway ([`rulelint_nft::parse_json_with_extent`]), and splits again without guessing
 /// when it was wrong.
 fn sections_with(text: &str, guess_json: bool) -> (Vec<Section>, JsonGuess) {
+    sections_noting_tables(text, guess_json, &mut Vec::new())
+}
+
+/// [`sections_with`], which also pushes to `table_lines` the start of each line it reads as
+/// opening an nft `table` block (`table ` at the line's first byte), in order: where the
+/// two-thread parse of a large listing looks for the table its second half starts in, rather
+/// than searching the text's first half for it again.
+fn sections_noting_tables(
+    text: &str,
+    guess_json: bool,
+    table_lines: &mut Vec<usize>,
+) -> (Vec<Section>, JsonGuess) {
     let mut guessed = None;
     if !opens_nft(text) {
         return (
@@ -120,6 +132,9 @@ fn sections_with(text: &str, guess_json: bool) -> (Vec<Section>, JsonGuess) {
         }
         if let Some(kind) = nft_opening(trimmed) {
             any_nft = true;
+            if kind == SectionKind::Nft && line.starts_with("table ") {
+                table_lines.push(pos);
+            }
             let block_end = match kind {
                 SectionKind::NftJson => {
                     let open = pos + word_start;
@@ -474,7 +489,7 @@ fn check_source_with<'a>(
     unfreed: bool,
     guess_json: bool,
 ) -> CheckedSource<'a> {
-    let (mut sections, guessed, parsed) = sections_beside_parse(text, guess_json);
+    let (mut sections, guessed, parsed, mut table_lines) = sections_beside_parse(text, guess_json);
     // An `nft -j` document whose end was guessed is read first: its reader confirms the guess
     // (then this read is the section's), or the text is split again the slow way.
     let ahead_strings = rulelint_nft::Strings::new();
@@ -497,7 +512,8 @@ fn check_source_with<'a>(
             }
         });
         if confirmed.is_none() {
-            sections = self::sections(text);
+            table_lines.clear();
+            sections = sections_noting_tables(text, false, &mut table_lines).0;
         }
         ahead = confirmed;
     }
@@ -547,7 +563,12 @@ fn check_source_with<'a>(
         };
         match section.kind {
             SectionKind::Nft => {
-                let parsed = rulelint_nft::parse(body);
+                let tables: Vec<usize> = table_lines
+                    .iter()
+                    .filter(|&&at| section.range.contains(&at))
+                    .map(|&at| at - offset)
+                    .collect();
+                let parsed = rulelint_nft::parse_knowing_tables(body, &tables);
                 diagnostics.extend(check_nft(&parsed, &facts, config).into_iter().map(shift));
                 nft.push((offset, parsed));
             }
@@ -629,22 +650,29 @@ impl TextMarkers {
 /// the parse), and nearly every such text has no other section.
 const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
 
-/// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end) and,
-/// when the text is large and opens with an iptables-save table (`opens_with_table`), its
+/// What [`sections_beside_parse`] returns: sections, the guessed end of an `nft -j` document,
+/// the iptables parse made beside them, and the nft table lines noted.
+type SplitText<'a> = (
+    Vec<Section>,
+    JsonGuess,
+    Option<(Parsed<'a>, TextMarkers)>,
+    Vec<usize>,
+);
+
+/// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end and,
+/// last, the nft table lines it noted: [`sections_noting_tables`]) and, when the text is large and opens with an iptables-save table (`opens_with_table`), its
 /// parse as a whole, made meanwhile on this thread, with the text's [`TextMarkers`] found
 /// beside it; `None` when it was not parsed. The parse is thrown away when another section
 /// turns up: the iptables parser then reads only the iptables sections. In WebAssembly, one
 /// thread: no parse.
-fn sections_beside_parse(
-    text: &str,
-    guess_json: bool,
-) -> (Vec<Section>, JsonGuess, Option<(Parsed<'_>, TextMarkers)>) {
+fn sections_beside_parse(text: &str, guess_json: bool) -> SplitText<'_> {
     if cfg!(target_arch = "wasm32")
         || text.len() < PARSE_BESIDE_SECTIONS_BYTES
         || !opens_with_table(text)
     {
-        let (sections, guessed) = sections_with(text, guess_json);
-        return (sections, guessed, None);
+        let mut table_lines = Vec::new();
+        let (sections, guessed) = sections_noting_tables(text, guess_json, &mut table_lines);
+        return (sections, guessed, None, table_lines);
     }
     std::thread::scope(|scope| {
         let split = scope.spawn(|| (sections_with(text, guess_json), TextMarkers::find(text)));
@@ -653,7 +681,9 @@ fn sections_beside_parse(
             Ok(split) => split,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        (sections, guessed, Some((parsed, markers)))
+        // No table lines: an nft section after an iptables-save dump is rare, and its parse
+        // finds its tables itself.
+        (sections, guessed, Some((parsed, markers)), Vec::new())
     })
 }
 
@@ -1097,7 +1127,7 @@ mod tests {
         let dump = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(12_000));
         assert!(dump.len() >= PARSE_BESIDE_SECTIONS_BYTES, "{}", dump.len());
         assert!(opens_with_table(&dump));
-        let (split, _, parsed) = sections_beside_parse(&dump, true);
+        let (split, _, parsed, _) = sections_beside_parse(&dump, true);
         assert_eq!(split.len(), 1);
         let (parsed, markers) = parsed.expect("parsed beside the split");
         assert!(!markers.unsupported && !markers.suppression, "{markers:?}");
@@ -1122,7 +1152,7 @@ mod tests {
             1,
         );
         assert_ne!(marked, dump);
-        let (_, _, parsed) = sections_beside_parse(&marked, true);
+        let (_, _, parsed, _) = sections_beside_parse(&marked, true);
         let (_, markers) = parsed.expect("parsed beside the split");
         assert!(markers.unsupported && markers.suppression, "{markers:?}");
         let mut reference = crate::check(&rulelint_parser::parse(&marked), &Config::default());
@@ -1151,7 +1181,7 @@ mod tests {
         assert!(!opens_with_table("# only a comment"));
         assert!(opens_with_table("#a\r\n \t\r\n# b *x\n*filter"));
         assert!(!opens_with_table("# node-1\n{\"nftables\": []}\n*nat\n"));
-        let (_, _, parsed) = sections_beside_parse(&mixed[..1000], true);
+        let (_, _, parsed, _) = sections_beside_parse(&mixed[..1000], true);
         assert!(parsed.is_none());
         // An `nft -j` document after it, its end guessed while the dump is parsed: the same
         // sections and findings as without the guess, whether the guess holds or not.

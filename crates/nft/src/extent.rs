@@ -15,8 +15,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 /// The block opens on the line at `pos`; braces count outside strings (`"` to the next `"` or
 /// the line's end) and before a `#` comment. `ends_before` is asked of line starts in order,
 /// until one ends the block, but only of lines that could be iptables-save lines: those whose
-/// first byte after spaces and tabs is one of `* : - C #` or not a graphic ASCII byte (nearly
-/// every line of a listing is not asked about), and never of a line after the text's end.
+/// first byte after spaces and tabs is one of `* : - C #` or not a graphic ASCII byte, and not
+/// a blank line's newline (nearly every line of a listing is not asked about), and never of a
+/// line after the text's end.
 ///
 /// Linear in the text; never panics (a `pos` past the end gives the text's length).
 pub fn block_end(text: &str, pos: usize, mut ends_before: impl FnMut(usize) -> bool) -> usize {
@@ -281,6 +282,20 @@ unsafe fn scan_with<const BLOCKS: bool, const AVX2: bool>(
                 continue;
             }
         }
+        if state != State::Code {
+            // A string runs to its closing quote or the line's end, a comment to the line's
+            // end: nothing in between counts, so one search finds its end (`nft -a` ends every
+            // line in a `# handle N` comment).
+            let rest = &bytes[i..];
+            let next = match state {
+                State::Str => memchr::memchr2(b'"', b'\n', rest),
+                _ => memchr::memchr(b'\n', rest),
+            };
+            match next {
+                Some(n) => i += n,
+                None => break,
+            }
+        }
         let b = bytes[i];
         match (state, b) {
             (State::Code, b'{') => depth += 1,
@@ -303,11 +318,14 @@ unsafe fn scan_with<const BLOCKS: bool, const AVX2: bool>(
 
 /// Whether the line at `start` may be an iptables-save line: its first byte after spaces and
 /// tabs is not a graphic ASCII byte other than `* : - C #` (every iptables-save line starts with
-/// one of those).
+/// one of those), nor the newline of a blank line (`nft list` prints one after every chain: a
+/// quarter of a kube-proxy listing's lines).
 #[inline]
 fn may_start_iptables(bytes: &[u8], start: usize) -> bool {
     let first = bytes[start..].iter().find(|&&b| b != b' ' && b != b'\t');
-    !first.is_some_and(|&b| b.is_ascii_graphic() && !matches!(b, b'*' | b':' | b'-' | b'C' | b'#'))
+    !first.is_some_and(|&b| {
+        b == b'\n' || (b.is_ascii_graphic() && !matches!(b, b'*' | b':' | b'-' | b'C' | b'#'))
+    })
 }
 
 /// Bit `i` of each mask stands for byte `i` of a 64-byte block.

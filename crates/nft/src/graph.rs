@@ -176,6 +176,9 @@ impl ChainGraph {
         let mut resolved = 0;
         let mut unresolved = Vec::new();
         let mut unresolved_sets = Vec::new();
+        // The last `jump` resolved: most jumps of a kube-proxy node name one chain
+        // (`mark-for-masquerade`), which is then compared rather than hashed and looked up.
+        let mut last_jump: Option<(u32, &'a str, Option<u32>)> = None;
         let mut resolve = |edges: &mut Vec<StoredEdge>, names: &mut Vec<&'a str>| {
             for (e, &name) in edges[resolved..].iter_mut().zip(names.iter()) {
                 let key = (TableId(e.to), name);
@@ -184,7 +187,18 @@ impl ChainGraph {
                         set_index.get(&key).map(|&m| set_node(m)),
                         &mut unresolved_sets,
                     ),
-                    _ => (chain_index.get(&key).map(|c| c.0), &mut unresolved),
+                    EdgeKind::Jump => {
+                        let to = match last_jump {
+                            Some((table, last, to)) if table == e.to && last == name => to,
+                            _ => {
+                                let to = chain_index.get(&key).map(|c| c.0);
+                                last_jump = Some((e.to, name, to));
+                                to
+                            }
+                        };
+                        (to, &mut unresolved)
+                    }
+                    EdgeKind::Goto => (chain_index.get(&key).map(|c| c.0), &mut unresolved),
                 };
                 e.to = to.unwrap_or_else(|| {
                     unresolved.push(e.edge.via);

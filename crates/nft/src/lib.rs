@@ -70,7 +70,7 @@ pub use model::{
     RuleId, RuleList, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange,
     Stmt, Table, TableId, Value, Verdict, VerdictKind, standard_priority,
 };
-pub use parse::{Parsed, parse};
+pub use parse::{Parsed, parse, parse_knowing_tables};
 pub use print::print;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
 pub use transaction::parse_transaction;
@@ -85,7 +85,7 @@ pub fn parse_on_one_thread(text: &str) -> Parsed<'_> {
 /// text's size (`parse` takes two threads from 512 KiB up; for tests).
 #[doc(hidden)]
 pub fn parse_on_two_threads(text: &str) -> Parsed<'_> {
-    split::parse_in_two(text).unwrap_or_else(|| parse::parse_on_one_thread(text))
+    split::parse_in_two(text, &[]).unwrap_or_else(|| parse::parse_on_one_thread(text))
 }
 
 /// The two-thread [`parse`] cut at byte `at` (a line start), whatever the text's size; `None`

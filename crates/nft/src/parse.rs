@@ -42,6 +42,15 @@ pub struct Parsed<'a> {
 /// assert!(matches!(set.statements_of(rule)[0].kind, Stmt::Verdict(_)));
 /// ```
 pub fn parse(text: &str) -> Parsed<'_> {
+    parse_knowing_tables(text, &[])
+}
+
+/// [`parse`], told where lines that open a `table` block start (`table ` at the line's first
+/// byte; ascending), as a reader that split the text into sections saw them: the parse of a
+/// large listing on two threads then takes the table its second half starts in from them
+/// rather than searching the first half. Only a hint: the result is [`parse`]'s whatever the
+/// offsets are.
+pub fn parse_knowing_tables<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<'a> {
     let mut diagnostics = Vec::new();
     if text.len() >= u32::MAX as usize {
         diagnostics.push(
@@ -63,7 +72,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
     }
     #[cfg(not(target_arch = "wasm32"))]
     if text.len() >= crate::split::PARALLEL_PARSE_MIN_BYTES
-        && let Some(parsed) = crate::split::parse_in_two(text)
+        && let Some(parsed) = crate::split::parse_in_two(text, table_lines)
     {
         return parsed;
     }

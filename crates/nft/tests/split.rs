@@ -114,3 +114,56 @@ fn every_cut_of_the_shared_corpus_parses_as_on_one_thread() {
     }
     assert!(accepted > 100, "only {accepted} cuts accepted");
 }
+
+/// The table lines a caller passes (`parse_knowing_tables`) are a hint only: right, wrong,
+/// out of range or out of order, the parse is the one-thread parse, on a node large enough for
+/// two threads, on two listings one after the other, and with a table line in the second half.
+#[test]
+fn table_lines_passed_in_do_not_change_the_parse() {
+    let node = common::node(600);
+    assert!(node.len() >= 512 << 10, "{}", node.len());
+    let two = format!("{node}{node}");
+    let half = node.len() / 2;
+    let line = |at: usize| node[at..].find('\n').map_or(node.len(), |n| at + n + 1);
+    let inner = format!(
+        "{}table ip other {{\n{}",
+        &node[..line(half)],
+        &node[line(half)..]
+    );
+    for (name, text) in [
+        ("node", &node),
+        ("two nodes", &two),
+        ("inner table", &inner),
+    ] {
+        let one = fingerprint(&parse_on_one_thread(text));
+        let tables: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices("\ntable ").map(|(i, _)| i + 1))
+            .collect();
+        let hints: Vec<Vec<usize>> = vec![
+            tables.clone(),
+            vec![],
+            vec![0],
+            tables.iter().rev().copied().collect(),
+            vec![
+                1,
+                7,
+                half,
+                line(half),
+                text.len(),
+                text.len() + 9,
+                usize::MAX,
+            ],
+            vec![line(half), 0],
+            line_starts(text).into_iter().step_by(97).collect(),
+        ];
+        for hint in hints {
+            let parsed = rulelint_nft::parse_knowing_tables(text, &hint);
+            assert_eq!(
+                fingerprint(&parsed),
+                one,
+                "{name}: {:?}",
+                &hint[..hint.len().min(8)]
+            );
+        }
+    }
+}
