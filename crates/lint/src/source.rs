@@ -489,7 +489,13 @@ fn check_source_with<'a>(
     unfreed: bool,
     guess_json: bool,
 ) -> CheckedSource<'a> {
-    let (mut sections, guessed, parsed, mut table_lines) = sections_beside_parse(text, guess_json);
+    let SplitText {
+        mut sections,
+        guessed,
+        parsed,
+        markers,
+        mut table_lines,
+    } = sections_beside_parse(text, guess_json);
     // An `nft -j` document whose end was guessed is read first: its reader confirms the guess
     // (then this read is the section's), or the text is split again the slow way.
     let ahead_strings = rulelint_nft::Strings::new();
@@ -518,23 +524,21 @@ fn check_source_with<'a>(
         ahead = confirmed;
     }
     if sections.iter().all(|s| s.kind == SectionKind::Iptables) {
-        let (iptables, mut diagnostics, suppression_marker) = match parsed {
-            Some((parsed, markers)) => {
-                let diagnostics = crate::check::check_knowing_unsupported_marker(
-                    &parsed,
-                    config,
-                    markers.unsupported,
-                );
-                (parsed, diagnostics, markers.suppression)
+        let (iptables, mut diagnostics) = match parsed {
+            Some(parsed) => {
+                let unsupported = markers.is_none_or(|m| m.unsupported);
+                let diagnostics =
+                    crate::check::check_knowing_unsupported_marker(&parsed, config, unsupported);
+                (parsed, diagnostics)
             }
             None => {
                 let parsed = rulelint_parser::parse(text);
                 let diagnostics = crate::check(&parsed, config);
-                (parsed, diagnostics, true)
+                (parsed, diagnostics)
             }
         };
         // Without its marker in the text, `apply` finds nothing to suppress or report.
-        if suppression_marker {
+        if markers.is_none_or(|m| m.suppression) {
             crate::suppression::apply(text, &mut diagnostics, config);
         }
         crate::sort(&mut diagnostics);
@@ -612,7 +616,9 @@ fn check_source_with<'a>(
         ));
         ipvs
     });
-    crate::suppression::apply(text, &mut diagnostics, config);
+    if markers.is_none_or(|m| m.suppression) {
+        crate::suppression::apply(text, &mut diagnostics, config);
+    }
     crate::sort(&mut diagnostics);
     let diagnostics = capped(diagnostics);
     CheckedSource {
@@ -626,8 +632,8 @@ fn check_source_with<'a>(
 
 /// Whether a text holds the words that only two passes look for, each over the whole text:
 /// RL502's `[unsupported` and a suppression's `rulelint:allow=`. Searched on the second thread
-/// beside the parse of a large text (`sections_beside_parse`), where the core is otherwise
-/// idle, rather than after it, where the lints keep both cores busy.
+/// of a large text's split into sections (`sections_beside_parse`), where the core is otherwise
+/// idle, rather than after the lints, which keep both cores busy.
 #[derive(Clone, Copy, Debug)]
 struct TextMarkers {
     unsupported: bool,
@@ -635,6 +641,19 @@ struct TextMarkers {
 }
 
 impl TextMarkers {
+    /// Only a suppression's marker, for a text that is not parsed as iptables-save beside its
+    /// split (`unsupported` is then true: unknown).
+    fn find_suppression(text: &str) -> TextMarkers {
+        TextMarkers {
+            unsupported: true,
+            suppression: memchr::memmem::find(
+                text.as_bytes(),
+                crate::suppression::MARKER.as_bytes(),
+            )
+            .is_some(),
+        }
+    }
+
     fn find(text: &str) -> TextMarkers {
         let bytes = text.as_bytes();
         TextMarkers {
@@ -650,29 +669,55 @@ impl TextMarkers {
 /// the parse), and nearly every such text has no other section.
 const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
 
-/// What [`sections_beside_parse`] returns: sections, the guessed end of an `nft -j` document,
-/// the iptables parse made beside them, and the nft table lines noted.
-type SplitText<'a> = (
-    Vec<Section>,
-    JsonGuess,
-    Option<(Parsed<'a>, TextMarkers)>,
-    Vec<usize>,
-);
+/// What [`sections_beside_parse`] returns.
+struct SplitText<'a> {
+    sections: Vec<Section>,
+    /// The guessed end of an `nft -j` document.
+    guessed: JsonGuess,
+    /// The iptables parse made beside the split.
+    parsed: Option<Parsed<'a>>,
+    /// The text's markers, found beside the split of a large text (`None`: not searched).
+    markers: Option<TextMarkers>,
+    /// The start of each nft `table` line the split read.
+    table_lines: Vec<usize>,
+}
 
-/// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end and,
-/// last, the nft table lines it noted: [`sections_noting_tables`]) and, when the text is large and opens with an iptables-save table (`opens_with_table`), its
-/// parse as a whole, made meanwhile on this thread, with the text's [`TextMarkers`] found
-/// beside it; `None` when it was not parsed. The parse is thrown away when another section
-/// turns up: the iptables parser then reads only the iptables sections. In WebAssembly, one
-/// thread: no parse.
+/// The text's sections ([`sections_with`], with its guess of an `nft -j` document's end). A
+/// large text's [`TextMarkers`] are found meanwhile on a second thread, and when it opens with
+/// an iptables-save table (`opens_with_table`), it is parsed as a whole on this one, the
+/// sections on the other. The parse is thrown away when another section turns up: the
+/// iptables parser then reads only the iptables sections. In WebAssembly, one thread: no
+/// markers, no parse.
 fn sections_beside_parse(text: &str, guess_json: bool) -> SplitText<'_> {
-    if cfg!(target_arch = "wasm32")
-        || text.len() < PARSE_BESIDE_SECTIONS_BYTES
-        || !opens_with_table(text)
-    {
-        let mut table_lines = Vec::new();
+    let mut table_lines = Vec::new();
+    if cfg!(target_arch = "wasm32") || text.len() < PARSE_BESIDE_SECTIONS_BYTES {
         let (sections, guessed) = sections_noting_tables(text, guess_json, &mut table_lines);
-        return (sections, guessed, None, table_lines);
+        return SplitText {
+            sections,
+            guessed,
+            parsed: None,
+            markers: None,
+            table_lines,
+        };
+    }
+    if !opens_with_table(text) {
+        // An nft listing: its section scan (a millisecond on a 5,000-Service node) hides the
+        // marker search, which would otherwise run alone after the lints.
+        return std::thread::scope(|scope| {
+            let markers = scope.spawn(|| TextMarkers::find_suppression(text));
+            let (sections, guessed) = sections_noting_tables(text, guess_json, &mut table_lines);
+            let markers = match markers.join() {
+                Ok(markers) => markers,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            SplitText {
+                sections,
+                guessed,
+                parsed: None,
+                markers: Some(markers),
+                table_lines,
+            }
+        });
     }
     std::thread::scope(|scope| {
         let split = scope.spawn(|| (sections_with(text, guess_json), TextMarkers::find(text)));
@@ -683,7 +728,13 @@ fn sections_beside_parse(text: &str, guess_json: bool) -> SplitText<'_> {
         };
         // No table lines: an nft section after an iptables-save dump is rare, and its parse
         // finds its tables itself.
-        (sections, guessed, Some((parsed, markers)), Vec::new())
+        SplitText {
+            sections,
+            guessed,
+            parsed: Some(parsed),
+            markers: Some(markers),
+            table_lines,
+        }
     })
 }
 
@@ -1120,6 +1171,36 @@ mod tests {
         assert_eq!(kinds(tx), vec![(SectionKind::NftTransaction, tx)]);
     }
 
+    /// A large nft listing's suppression marker is searched beside its section scan: the
+    /// suppressions are applied (an unknown code's directive is reported) exactly when the
+    /// listing holds one.
+    #[test]
+    fn a_large_listing_finds_its_markers_beside_its_sections() {
+        let shape = rulelint_dumpgen::Shape::with_services(1_000);
+        let listing = rulelint_dumpgen::generate_nft(&shape, rulelint_dumpgen::NftForm::List);
+        assert!(
+            listing.len() >= PARSE_BESIDE_SECTIONS_BYTES,
+            "{}",
+            listing.len()
+        );
+        let marked = listing.replacen(
+            "jump mark-for-masquerade\n",
+            "jump mark-for-masquerade comment \"rulelint:allow=RL999\"\n",
+            1,
+        );
+        assert_ne!(marked, listing);
+        for (text, suppression) in [(&listing, false), (&marked, true)] {
+            let split = sections_beside_parse(text, true);
+            assert!(split.parsed.is_none());
+            let markers = split.markers.expect("searched beside the split");
+            assert_eq!(markers.suppression, suppression);
+            let checked = check_source(text, &Config::default());
+            assert_eq!(checked.sections.len(), 1);
+            let reported = checked.diagnostics.iter().any(|d| d.code == "RL902");
+            assert_eq!(reported, suppression, "{:?}", checked.diagnostics);
+        }
+    }
+
     /// A large dump is parsed beside the split into sections, and checked as if parsed after
     /// it; with an nftables section in it, that parse is dropped and the sections are read.
     #[test]
@@ -1127,9 +1208,10 @@ mod tests {
         let dump = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(12_000));
         assert!(dump.len() >= PARSE_BESIDE_SECTIONS_BYTES, "{}", dump.len());
         assert!(opens_with_table(&dump));
-        let (split, _, parsed, _) = sections_beside_parse(&dump, true);
-        assert_eq!(split.len(), 1);
-        let (parsed, markers) = parsed.expect("parsed beside the split");
+        let split = sections_beside_parse(&dump, true);
+        assert_eq!(split.sections.len(), 1);
+        let parsed = split.parsed.expect("parsed beside the split");
+        let markers = split.markers.expect("searched beside the split");
         assert!(!markers.unsupported && !markers.suppression, "{markers:?}");
         let alone = rulelint_parser::parse(&dump);
         assert_eq!(parsed.ruleset.rules.len(), alone.ruleset.rules.len());
@@ -1152,8 +1234,8 @@ mod tests {
             1,
         );
         assert_ne!(marked, dump);
-        let (_, _, parsed, _) = sections_beside_parse(&marked, true);
-        let (_, markers) = parsed.expect("parsed beside the split");
+        let markers = sections_beside_parse(&marked, true).markers;
+        let markers = markers.expect("searched beside the split");
         assert!(markers.unsupported && markers.suppression, "{markers:?}");
         let mut reference = crate::check(&rulelint_parser::parse(&marked), &Config::default());
         crate::suppression::apply(&marked, &mut reference, &Config::default());
@@ -1181,8 +1263,8 @@ mod tests {
         assert!(!opens_with_table("# only a comment"));
         assert!(opens_with_table("#a\r\n \t\r\n# b *x\n*filter"));
         assert!(!opens_with_table("# node-1\n{\"nftables\": []}\n*nat\n"));
-        let (_, _, parsed, _) = sections_beside_parse(&mixed[..1000], true);
-        assert!(parsed.is_none());
+        let split = sections_beside_parse(&mixed[..1000], true);
+        assert!(split.parsed.is_none() && split.markers.is_none());
         // An `nft -j` document after it, its end guessed while the dump is parsed: the same
         // sections and findings as without the guess, whether the guess holds or not.
         let doc = r#"{"nftables": [{"chain": {"family": "ip", "table": "t", "name": "c", "handle": 2}}]}"#;

@@ -229,6 +229,9 @@ unsafe fn scan_with<const BLOCKS: bool, const AVX2: bool>(
     floor: &Cell<i64>,
     mut at_line_end: impl FnMut(i64, usize) -> bool,
 ) -> (Option<usize>, i64) {
+    // Only the block reader, on x86_64, reads the floor.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let _ = floor;
     let mut depth: i64 = 0;
     let mut i = pos.min(bytes.len());
     let mut state = State::Code;

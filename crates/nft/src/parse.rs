@@ -76,6 +76,9 @@ pub fn parse_knowing_tables<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<
     {
         return parsed;
     }
+    // WebAssembly parses on one thread: the hint has no use there.
+    #[cfg(target_arch = "wasm32")]
+    let _ = table_lines;
     parse_on_one_thread(text)
 }
 
