@@ -567,9 +567,12 @@ fn check_source_with<'a>(
         };
         match section.kind {
             SectionKind::Nft => {
-                let tables: Vec<usize> = table_lines
+                // The table lines are in text order: the section's are found by two binary
+                // searches, not a pass over every section's (a paste of many short sections).
+                let from = table_lines.partition_point(|&at| at < section.range.start);
+                let to = table_lines.partition_point(|&at| at < section.range.end);
+                let tables: Vec<usize> = table_lines[from..to.max(from)]
                     .iter()
-                    .filter(|&&at| section.range.contains(&at))
                     .map(|&at| at - offset)
                     .collect();
                 let parsed = rulelint_nft::parse_knowing_tables(body, &tables);
@@ -646,22 +649,21 @@ impl TextMarkers {
     fn find_suppression(text: &str) -> TextMarkers {
         TextMarkers {
             unsupported: true,
-            suppression: memchr::memmem::find(
-                text.as_bytes(),
-                crate::suppression::MARKER.as_bytes(),
-            )
-            .is_some(),
+            suppression: contains(text, crate::suppression::MARKER.as_bytes()),
         }
     }
 
     fn find(text: &str) -> TextMarkers {
-        let bytes = text.as_bytes();
         TextMarkers {
-            unsupported: memchr::memmem::find(bytes, crate::context::UNSUPPORTED_MARKER).is_some(),
-            suppression: memchr::memmem::find(bytes, crate::suppression::MARKER.as_bytes())
-                .is_some(),
+            unsupported: contains(text, crate::context::UNSUPPORTED_MARKER),
+            ..TextMarkers::find_suppression(text)
         }
     }
+}
+
+/// Whether `word` occurs in `text` (memchr's SIMD search over the whole text).
+fn contains(text: &str, word: &[u8]) -> bool {
+    memchr::memmem::find(text.as_bytes(), word).is_some()
 }
 
 /// From this size on, a text that opens like an iptables-save dump is parsed whole while its
