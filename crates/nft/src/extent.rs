@@ -51,12 +51,37 @@ pub fn block_end_in_two(
         return block_end(text, pos, ends_before);
     }
     let bytes = text.as_bytes();
+    // Most blocks are small even when much text follows (a listing of many tables): read the
+    // first bytes on this thread, and start a thread only for a block that goes on past them.
+    if let Some(end) = block_end_within(bytes, pos, BLOCK_END_PROBE_BYTES, &ends_before) {
+        return end;
+    }
     match memchr::memchr(b'\n', &bytes[pos + rest / 2..]) {
         Some(n) if pos + rest / 2 + n + 1 < bytes.len() => {
             block_end_split_at(text, pos, pos + rest / 2 + n + 1, ends_before)
         }
         _ => block_end(text, pos, ends_before),
     }
+}
+
+/// [`block_end_in_two`] first reads this many bytes of a block on one thread: starting a thread
+/// costs about as much as reading them.
+const BLOCK_END_PROBE_BYTES: usize = 64 << 10;
+
+/// [`block_end`]'s end when it comes within the lines that start in the `probe` bytes from `pos`
+/// (which `ends_before` may also be asked about the line after), else `None`.
+fn block_end_within(
+    bytes: &[u8],
+    pos: usize,
+    probe: usize,
+    ends_before: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let limit = pos.saturating_add(probe).min(bytes.len());
+    let cut = memchr::memchr(b'\n', &bytes[limit..]).map_or(bytes.len(), |n| limit + n + 1);
+    let floor = Cell::new(0);
+    let ends_at =
+        |depth: i64, at: usize| depth <= 0 || iptables_after(bytes, at, &mut &ends_before);
+    scan::<true>(&bytes[..cut], pos, &floor, ends_at).0
 }
 
 /// The depth at the middle, as the first half publishes it to the second.
@@ -524,6 +549,28 @@ mod tests {
                 prop_assert_eq!(block_end_split_at(&text, pos, middle, iptables), whole, "middle {}", middle);
             }
         }
+
+        /// The first bytes read alone: one reading's end when it comes in their lines, else none.
+        #[test]
+        fn a_probe_finds_an_end_in_its_lines_only(
+            text in scanned_bytes(300),
+            pos in 0usize..300,
+            probe in 0usize..320,
+        ) {
+            let text = String::from_utf8(text).unwrap_or_default();
+            let bytes = text.as_bytes();
+            let iptables = |start: usize| bytes[start] == b'*';
+            let pos = pos.min(text.len());
+            let whole = block_end(&text, pos, iptables);
+            let limit = (pos + probe).min(bytes.len());
+            let cut = memchr::memchr(b'\n', &bytes[limit..]).map_or(bytes.len(), |n| limit + n + 1);
+            let found = block_end_within(bytes, pos, probe, iptables);
+            if whole < cut {
+                prop_assert_eq!(found, Some(whole));
+            } else if whole > cut {
+                prop_assert_eq!(found, None);
+            }
+        }
     }
 
     /// A second half that falls more levels than it keeps lows for is read again on one thread.
@@ -560,5 +607,30 @@ mod tests {
             assert!(end > pos);
             pos = end;
         }
+    }
+
+    /// Many small tables in a large listing: each ends where one reading ends it, most of them
+    /// found by the probe alone (a thread for each cost seconds on 100k tables).
+    #[test]
+    fn each_small_table_of_a_large_listing_ends_in_its_probe() {
+        let text: String = (0..80_000)
+            .map(|i| format!("table ip t{i} {{\n}}\n"))
+            .chain(["*filter\nCOMMIT\n".to_string()])
+            .collect();
+        assert!(text.len() > BLOCK_END_IN_TWO_MIN_BYTES);
+        let iptables = |start: usize| text.as_bytes()[start] == b'*';
+        let mut pos = 0;
+        let mut tables = 0;
+        while pos < text.len() && text.as_bytes()[pos] != b'*' {
+            let end = block_end_in_two(&text, pos, iptables);
+            assert_eq!(end, block_end(&text, pos, iptables), "from {pos}");
+            assert_eq!(
+                block_end_within(text.as_bytes(), pos, BLOCK_END_PROBE_BYTES, iptables),
+                Some(end)
+            );
+            tables += 1;
+            pos = end;
+        }
+        assert_eq!(tables, 80_000);
     }
 }

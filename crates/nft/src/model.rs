@@ -152,6 +152,11 @@ impl<'a> StatementChunk<'a> {
         StatementChunk::from_vec(Vec::with_capacity(capacity))
     }
 
+    /// Statements the chunk holds without reallocating.
+    pub(crate) fn capacity(&self) -> usize {
+        self.statements.capacity()
+    }
+
     /// Room left before the chunk would reallocate.
     pub(crate) fn spare(&self) -> usize {
         self.statements.capacity() - self.statements.len()
@@ -696,6 +701,9 @@ pub struct Rule<'a> {
 /// about 74 KB, under glibc's threshold for mapping an allocation of its own.
 pub const STATEMENT_CHUNK: usize = 512;
 
+/// The first chunk's capacity where the parser did not size it from the text.
+const FIRST_STATEMENT_CHUNK: usize = 4;
+
 /// One rule's statements: a range of one chunk of the ruleset's statements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatementRange {
@@ -923,13 +931,24 @@ impl<'a> Ruleset<'a> {
         self.statements.iter().flat_map(|c| c.iter())
     }
 
+    /// A new chunk's capacity: twice the last one's, from [`FIRST_STATEMENT_CHUNK`] up to
+    /// [`STATEMENT_CHUNK`], so that a ruleset of a few rules (one of many sections in a paste)
+    /// reserves room for a few statements, not for a full chunk.
+    fn next_chunk_capacity(&self) -> usize {
+        self.statements
+            .last()
+            .map_or(0, |c| c.capacity().saturating_mul(2))
+            .clamp(FIRST_STATEMENT_CHUNK, STATEMENT_CHUNK)
+    }
+
     /// Moves one rule's statements (read into `scratch`, left empty) to the end of the last
     /// chunk, or of a new one when they do not fit, and returns where they are.
     pub(crate) fn push_statements(&mut self, scratch: &mut Vec<Statement<'a>>) -> StatementRange {
         let n = scratch.len();
         if self.statements.last().is_none_or(|c| c.spare() < n) {
+            let capacity = self.next_chunk_capacity().max(n);
             self.statements
-                .push(StatementChunk::with_capacity(STATEMENT_CHUNK.max(n)));
+                .push(StatementChunk::with_capacity(capacity));
         }
         let chunk = self.statements.len() - 1;
         let c = &mut self.statements[chunk];
@@ -957,8 +976,9 @@ impl<'a> Ruleset<'a> {
             0
         } else {
             if self.statements.last().is_none_or(|c| c.spare() < at_most) {
+                let capacity = self.next_chunk_capacity().max(at_most);
                 self.statements
-                    .push(StatementChunk::with_capacity(STATEMENT_CHUNK));
+                    .push(StatementChunk::with_capacity(capacity));
             }
             let Some(c) = self.statements.last_mut() else {
                 return StatementRange::default();
@@ -1026,6 +1046,45 @@ fn strip(v: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A short listing reserves room for a few statements, not a full chunk: a paste of many
+    /// short sections keeps every section's ruleset (20k of them reserved 1 GB before).
+    #[test]
+    fn a_short_listing_reserves_few_statements() {
+        let parsed =
+            crate::parse("table ip t {\n\tchain c {\n\t\tip daddr 10.0.0.1 accept\n\t}\n}\n");
+        let reserved: usize = parsed.ruleset.statements.iter().map(|c| c.capacity()).sum();
+        let used = parsed.ruleset.all_statements().count();
+        assert!(used >= 2, "{used}");
+        assert!(reserved <= FIRST_STATEMENT_CHUNK, "{reserved}");
+    }
+
+    /// In a listing too short for a first chunk sized from its text, chunks double from about
+    /// one rule's statements up to [`STATEMENT_CHUNK`], and every rule keeps its statements.
+    #[test]
+    fn statement_chunks_grow_to_the_full_size() {
+        let rules: String = (0..250)
+            .map(|i| format!("\t\tip daddr 10.0.{}.{} counter accept\n", i / 250, i % 250))
+            .collect();
+        let text = format!("table ip t {{\n\tchain c {{\n{rules}\t}}\n}}\n");
+        let parsed = crate::parse(&text);
+        let capacities: Vec<usize> = parsed
+            .ruleset
+            .statements
+            .iter()
+            .map(|c| c.capacity())
+            .collect();
+        assert!(capacities[0] <= 16, "{capacities:?}");
+        assert!(
+            capacities.windows(2).all(|w| w[1] >= w[0]),
+            "{capacities:?}"
+        );
+        assert_eq!(capacities.last(), Some(&STATEMENT_CHUNK), "{capacities:?}");
+        let rs = &parsed.ruleset;
+        let per_rule: Vec<usize> = rs.rules.iter().map(|r| rs.statements_of(r).len()).collect();
+        assert_eq!(per_rule.len(), 250);
+        assert!(per_rule.iter().all(|&n| n == per_rule[0]), "{per_rule:?}");
+    }
 
     /// Lints walk every statement and element: their size is most of the memory they load.
     /// Rare parts (`fib`, `numgen`, NAT statements) are boxed so that the common ones stay small.

@@ -360,17 +360,16 @@ impl<'a> Parser<'a> {
         // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
         rulelint_parser::huge_pages::advise(&p.rs.chains);
         rulelint_parser::huge_pages::advise(&p.rs.rules);
-        // On Linux the first statement chunk is sized for a quarter of the tokens (a statement
-        // takes two words or more; kube-proxy's nodes have one per six or seven tokens), at
-        // most twice the text's bytes, so that a large node's statements are one advised buffer
-        // rather than thousands of small chunks each faulting page by page: the pages it does
-        // not fill are never touched ([`Parser::finish`]).
+        // On Linux the first statement chunk of a large node is sized for a quarter of the
+        // tokens (a statement takes two words or more; kube-proxy's nodes have one per six or
+        // seven tokens), at most twice the text's bytes, so that its statements are one
+        // advised buffer rather than thousands of small chunks each faulting page by page: the
+        // pages it does not fill are never touched ([`Parser::finish`]). A small text's chunks
+        // grow from a few statements: a paste of many short sections keeps each one's.
         // Elsewhere (WASM) a reserved capacity is memory taken, so chunks stay small.
-        if cfg!(target_os = "linux") {
-            let statement = std::mem::size_of::<crate::model::Statement<'_>>();
-            let first_chunk = (tokens / 4)
-                .min(text.len().saturating_mul(2) / statement)
-                .max(crate::model::STATEMENT_CHUNK);
+        let statement = std::mem::size_of::<crate::model::Statement<'_>>();
+        let first_chunk = (tokens / 4).min(text.len().saturating_mul(2) / statement);
+        if cfg!(target_os = "linux") && first_chunk > crate::model::STATEMENT_CHUNK {
             let chunk: Vec<crate::model::Statement<'_>> = Vec::with_capacity(first_chunk);
             rulelint_parser::huge_pages::advise(&chunk);
             p.rs.statements
