@@ -283,6 +283,16 @@ def nft_unclosed_strings(n, w):
     w("\t}\n}\n")
 
 
+@shape(100000)
+def ipt_stray_lines(n, w):
+    w(IPT_HEAD + "x\n" * n + "COMMIT\n")
+
+
+@shape(100000)
+def nft_stray_lines(n, w):
+    w("table ip t {\n" + "x\n" * n + "}\n")
+
+
 @shape(200000)
 def hashes(n, w):
     w("#" * n + "\n" + "# " * n + "\n" + "#\n" * n)

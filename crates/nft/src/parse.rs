@@ -1391,6 +1391,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stray_lines_hold_a_bounded_number_of_diagnostics() {
+        use rulelint_parser::cap;
+        let text = format!("table ip t {{\n{}}}\n", "{\n".repeat(50_000));
+        let parsed = parse(&text);
+        assert!(parsed.diagnostics.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 2);
+        let stands_for: usize = parsed
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::INVALID_LINE.code)
+            .map(|d| cap::left_out_count(d).unwrap_or(1))
+            .sum();
+        assert_eq!(stands_for, 50_000);
+    }
+
+    #[test]
     fn priorities_resolve_per_family() {
         let ip = Some(Family::Ip);
         assert_eq!(priority_value(ip, &["dstnat", "-", "10"]), Some(-110));

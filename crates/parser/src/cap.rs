@@ -141,4 +141,31 @@ mod tests {
         cap_per_code(&mut d);
         assert_eq!(d, many(MAX_PER_CODE, 0));
     }
+
+    #[test]
+    fn a_parse_of_stray_lines_holds_a_bounded_number_of_diagnostics() {
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n{}COMMIT\n",
+            "x\n".repeat(50_000)
+        );
+        let parsed = crate::parse(&text);
+        assert!(parsed.diagnostics.len() <= CAP_EVERY + MAX_PER_CODE + 1);
+        let code = parsed.diagnostics[0].code;
+        let stands_for: usize = parsed
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == code)
+            .map(|d| left_out_count(d).unwrap_or(1))
+            .sum();
+        assert_eq!(stands_for, 50_000);
+    }
+
+    #[test]
+    fn a_suppression_marker_keeps_every_diagnostic() {
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n{}-A INPUT -m comment --comment \"rulelint:allow=RL301\" -j ACCEPT\nCOMMIT\n",
+            "x\n".repeat(10_000)
+        );
+        assert!(crate::parse(&text).diagnostics.len() >= 10_000);
+    }
 }
