@@ -162,6 +162,12 @@ def json_elements(n, w):
     w(json_doc(items))
 
 
+@shape(50000)
+def json_unread_objects(n, w):
+    items = [{"table": {"family": "ip", "name": "t", "handle": 1}}] + [{"bogus": i} for i in range(n)]
+    w(json_doc(items))
+
+
 # -- deep nesting -------------------------------------------------------------------------------
 @shape(50000)
 def nft_braces_deep(n, w):
