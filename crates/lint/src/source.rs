@@ -758,46 +758,14 @@ fn opens_with_table(text: &str) -> bool {
 /// The most findings of one code shown for one file; past it, one more finding says how many
 /// were left out. A cut-off copy of a large node or a file of garbage holds tens of thousands
 /// of findings of one kind: the first ones say it, the rest would bury the others.
-pub const MAX_FINDINGS_PER_CODE: usize = 200;
+pub const MAX_FINDINGS_PER_CODE: usize = rulelint_parser::cap::MAX_PER_CODE;
 
 /// `diagnostics` (sorted) with at most [`MAX_FINDINGS_PER_CODE`] of each code, and for each code
-/// over it one finding at the first one left out that counts them.
-fn capped(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut seen: std::collections::HashMap<&'static str, usize> = Default::default();
-    for d in &diagnostics {
-        *seen.entry(d.code).or_default() += 1;
-    }
-    if seen.values().all(|&n| n <= MAX_FINDINGS_PER_CODE) {
-        return diagnostics;
-    }
-    let mut kept = Vec::with_capacity(
-        diagnostics
-            .len()
-            .min(seen.len() * (MAX_FINDINGS_PER_CODE + 1)),
-    );
-    let mut shown: std::collections::HashMap<&'static str, usize> = Default::default();
-    for d in diagnostics {
-        let n = shown.entry(d.code).or_default();
-        *n += 1;
-        if *n <= MAX_FINDINGS_PER_CODE {
-            kept.push(d);
-        } else if *n == MAX_FINDINGS_PER_CODE + 1 {
-            let more = seen[d.code] - MAX_FINDINGS_PER_CODE;
-            let code = d.code;
-            kept.push(Diagnostic {
-                message: format!(
-                    "{more} more {code} finding{} in this file, from here on, are not shown",
-                    if more == 1 { "" } else { "s" }
-                ),
-                label: format!("the first {code} finding not shown"),
-                help: Some(format!(
-                    "fix the first {MAX_FINDINGS_PER_CODE}, or `--select {code}` on a smaller part of the file; so many usually means the file is cut off or not a dump"
-                )),
-                ..d
-            });
-        }
-    }
-    kept
+/// over it one finding at the first one left out that counts them (the parsers' own capped
+/// findings count as the findings they stand for).
+fn capped(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    rulelint_parser::cap::cap_per_code(&mut diagnostics);
+    diagnostics
 }
 
 /// The iptables parser over the iptables sections only, in place: every byte of the other

@@ -332,6 +332,8 @@ fn read_json<'a>(
         scratch: Vec::new(),
         stack: plain::Stack::new(),
         extent: None,
+        next_cap: rulelint_parser::cap::CAP_EVERY,
+        may_cap: None,
     };
     if text.len() >= u32::MAX as usize {
         r.diags.push(
@@ -387,6 +389,10 @@ struct Reader<'a> {
     stack: plain::Stack<'a>,
     /// The document's `{` to its `}`, once read whole ([`parse_json_with_extent`]).
     extent: Option<std::ops::Range<usize>>,
+    /// How many diagnostics the next capping waits for (`cap::CAP_EVERY` more after each).
+    next_cap: usize,
+    /// Whether the text holds no suppression marker, once a capping asked.
+    may_cap: Option<bool>,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -473,6 +479,25 @@ impl<'a> Reader<'a> {
                     "rulelint reads the objects `nft -j list ruleset` prints and skips this one",
                 ),
         );
+        if self.diags.len() >= self.next_cap {
+            self.cap_diagnostics();
+        }
+    }
+
+    /// Keeps of each code the first diagnostics a report shows and one that counts the rest
+    /// (`cap_per_code`), so a document of 200k objects rulelint does not read holds a few
+    /// hundred diagnostics, not one per object. Not in a text with a suppression marker.
+    fn cap_diagnostics(&mut self) {
+        use rulelint_parser::cap;
+        let text = self.text;
+        if !*self.may_cap.get_or_insert_with(|| cap::may_cap(text)) {
+            self.next_cap = usize::MAX;
+            return;
+        }
+        self.diags
+            .sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+        cap::cap_per_code(&mut self.diags);
+        self.next_cap = self.diags.len() + cap::CAP_EVERY;
     }
 
     /// `{"nftables": [ ITEM, ... ]}`, item by item.
@@ -1538,6 +1563,23 @@ fn limit_args<'a>(strings: &'a Strings, v: J<'_, 'a>) -> Option<Vec<&'a str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn objects_not_read_hold_a_bounded_number_of_diagnostics() {
+        use rulelint_parser::cap;
+        let items: Vec<String> = (0..50_000).map(|i| format!("{{\"bogus\": {i}}}")).collect();
+        let text = format!("{{\"nftables\": [{}]}}", items.join(", "));
+        let strings = Strings::new();
+        let parsed = parse_json(&text, &strings);
+        assert!(parsed.diagnostics.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 2);
+        let stands_for: usize = parsed
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::UNEXPECTED_JSON.code)
+            .map(|d| cap::left_out_count(d).unwrap_or(1))
+            .sum();
+        assert_eq!(stands_for, 50_000);
+    }
 
     /// Rules read in the array's pass give what the two-pass path gives, including where the
     /// one-pass reader declines (an empty `expr` last, a second key, a body of the wrong type).

@@ -154,6 +154,22 @@ pub(crate) fn tokenize_range(
     lex::<true>(text, from, to, diagnostics)
 }
 
+/// Caps the lexer's diagnostics (`diagnostics[own..]`, in text order) to what a report shows of
+/// each code and one that counts the rest, so 200k lines with an open string (132 MB of
+/// diagnostics) hold a few hundred; returns the length at which to cap again (`usize::MAX`
+/// when the text holds a suppression marker, whose suppressions come before the report's cap).
+#[cold]
+fn cap_lexed(text: &str, diagnostics: &mut Vec<Diagnostic>, own: usize) -> usize {
+    use rulelint_parser::cap;
+    if !cap::may_cap(text) {
+        return usize::MAX;
+    }
+    let mut lexed = diagnostics.split_off(own);
+    cap::cap_per_code(&mut lexed);
+    diagnostics.append(&mut lexed);
+    diagnostics.len() + cap::CAP_EVERY
+}
+
 /// The tokenizer; `BLOCKS`: read plain stretches 64 bytes at a time where the CPU allows
 /// ([`block_step`]), which gives the same tokens as the byte loop (tested) for fewer
 /// instructions: words, newlines and punctuation are read off bit masks.
@@ -228,6 +244,9 @@ unsafe fn lex_with<const BLOCKS: bool, const AVX2: bool>(
     let b = &text.as_bytes()[..to.min(text.len())];
     let mut counts = Counts::default();
     let mut i = from.min(b.len());
+    // The lexer's own diagnostics are capped as they grow (`cap_lexed`), from here on.
+    let own_diags = diagnostics.len();
+    let mut next_cap = own_diags + rulelint_parser::cap::CAP_EVERY;
     // The kind is not stored (it follows from the first byte); the unit tests check that it
     // does for every token pushed.
     let push = |out: &mut Vec<Token>, kind: Kind, start: usize, end: usize| {
@@ -317,6 +336,9 @@ unsafe fn lex_with<const BLOCKS: bool, const AVX2: bool>(
                             .with_label("this string has no closing `\"`")
                             .with_help("close the string with `\"` before the end of the line"),
                         );
+                        if diagnostics.len() >= next_cap {
+                            next_cap = cap_lexed(text, diagnostics, own_diags);
+                        }
                         push(out, Kind::Str, i, end);
                         i = line_end;
                     }
@@ -601,6 +623,17 @@ fn trim_start(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_strings_hold_a_bounded_number_of_diagnostics() {
+        use rulelint_parser::cap;
+        let text = "comment \"open\n".repeat(50_000);
+        let mut d = Vec::new();
+        tokenize(&text, &mut d);
+        assert!(d.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 1);
+        let stands_for: usize = d.iter().map(|d| cap::left_out_count(d).unwrap_or(1)).sum();
+        assert_eq!(stands_for, 50_000);
+    }
 
     fn kinds(text: &str) -> Vec<(Kind, &str)> {
         let mut d = Vec::new();

@@ -323,6 +323,12 @@ struct Parser<'a> {
     stopped_open: Option<Span>,
     inside: Option<TableId>,
     inside_flags_written: bool,
+    /// Where the parser's own diagnostics start in `diags` (the lexer's come first).
+    own_diags: usize,
+    /// How many diagnostics the next capping waits for ([`Parser::cap_diagnostics`]).
+    next_cap: usize,
+    /// Whether the text holds no suppression marker, once a capping asked.
+    may_cap: Option<bool>,
 }
 
 impl<'a> Parser<'a> {
@@ -356,7 +362,12 @@ impl<'a> Parser<'a> {
             stopped_open: None,
             inside: None,
             inside_flags_written: false,
+            own_diags: 0,
+            next_cap: 0,
+            may_cap: None,
         };
+        p.own_diags = p.diags.len();
+        p.next_cap = p.own_diags + rulelint_parser::cap::CAP_EVERY;
         // As the iptables parser does: a large node's buffers fault 2 MiB at a time.
         rulelint_parser::huge_pages::advise(&p.rs.chains);
         rulelint_parser::huge_pages::advise(&p.rs.rules);
@@ -754,6 +765,27 @@ impl<'a> Parser<'a> {
             ),
         );
         self.pos = end_i;
+        if self.diags.len() >= self.next_cap {
+            self.cap_diagnostics();
+        }
+    }
+
+    /// Keeps of each code the parser's first diagnostics a report shows and one that counts
+    /// the rest (`cap_per_code`), so a text of stray lines (200k lines of `{`: 860 bytes each)
+    /// does not hold one diagnostic per line. Not in a text with a suppression marker: a
+    /// suppression removes findings before the report caps them.
+    fn cap_diagnostics(&mut self) {
+        use rulelint_parser::cap;
+        let text = self.text;
+        if !*self.may_cap.get_or_insert_with(|| cap::may_cap(text)) {
+            self.next_cap = usize::MAX;
+            return;
+        }
+        let mut own = self.diags.split_off(self.own_diags);
+        own.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+        cap::cap_per_code(&mut own);
+        self.diags.append(&mut own);
+        self.next_cap = self.diags.len() + cap::CAP_EVERY;
     }
 
     /// A named object kept as text; skips its balanced braces.
@@ -1312,6 +1344,9 @@ pub(crate) fn open_table_at(text: &str, from: usize, to: usize) -> Option<OpenTa
         stopped_open: None,
         inside: None,
         inside_flags_written: false,
+        own_diags: 0,
+        next_cap: usize::MAX,
+        may_cap: None,
     };
     if p.block_kw(0) != Some("table") {
         return None;
@@ -1354,6 +1389,21 @@ pub(crate) fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stray_lines_hold_a_bounded_number_of_diagnostics() {
+        use rulelint_parser::cap;
+        let text = format!("table ip t {{\n{}}}\n", "{\n".repeat(50_000));
+        let parsed = parse(&text);
+        assert!(parsed.diagnostics.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 2);
+        let stands_for: usize = parsed
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::INVALID_LINE.code)
+            .map(|d| cap::left_out_count(d).unwrap_or(1))
+            .sum();
+        assert_eq!(stands_for, 50_000);
+    }
 
     #[test]
     fn priorities_resolve_per_family() {

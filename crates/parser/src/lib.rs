@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 mod byte_masks;
+pub mod cap;
 mod chain_index;
 pub mod codes;
 mod diagnostic;

@@ -1,6 +1,7 @@
 //! Text -> [`Ruleset`] plus diagnostics. Line by line; a bad line becomes a diagnostic and the
 //! parser goes on with the next one.
 
+use crate::cap;
 use crate::chain_index::{ChainIndex, same_name};
 use crate::codes;
 use crate::diagnostic::Diagnostic;
@@ -103,6 +104,11 @@ struct Parser<'a> {
     /// The one RL107 diagnostic of a hand-wrapped paste and where the later wrapped rules are:
     /// a paste wrapped by hand wraps many rules, and one finding with their lines says it.
     wrapped_rules: Option<(usize, Vec<Span>)>,
+    /// How many diagnostics the next capping waits for (`cap::CAP_EVERY` more after each;
+    /// `usize::MAX` when the text holds a suppression marker).
+    next_cap: usize,
+    /// Whether the text holds no suppression marker, once a capping asked.
+    may_cap: Option<bool>,
     words: Vec<Span>,
     last_chain: Option<(TableId, &'a str, ChainId)>,
     /// The chain of the last rule read.
@@ -205,6 +211,8 @@ impl<'a> Parser<'a> {
             stray: None,
             fragment: None,
             wrapped_rules: None,
+            next_cap: cap::CAP_EVERY,
+            may_cap: None,
             words: Vec::with_capacity(64),
             last_chain: None,
             last_rule_chain: ChainId(0),
@@ -243,6 +251,9 @@ impl<'a> Parser<'a> {
             let (start, end) = self.next_line();
             if start == end {
                 continue;
+            }
+            if self.diags.len() >= self.next_cap {
+                self.cap_diagnostics();
             }
             let line = &self.src[start..end];
             let span = Span::new(start, end);
@@ -318,6 +329,25 @@ impl<'a> Parser<'a> {
             if n == 1 { "is" } else { "are" },
             if n == 1 { "" } else { "s" }
         );
+    }
+
+    /// Keeps of each code the first diagnostics a report shows and one that counts the rest
+    /// (`cap::cap_per_code`), so a file of garbage does not hold one diagnostic per line. Not
+    /// while a wrapped rule's diagnostic is referred to by index, nor in a text with a
+    /// suppression marker (a suppression removes findings before the report caps them).
+    fn cap_diagnostics(&mut self) {
+        let src = self.src;
+        if !*self.may_cap.get_or_insert_with(|| cap::may_cap(src)) {
+            self.next_cap = usize::MAX;
+            return;
+        }
+        if self.wrapped_rules.is_some() {
+            self.next_cap = self.diags.len() + cap::CAP_EVERY;
+            return;
+        }
+        self.diags.sort_by_key(|d| (d.span.start, d.code));
+        cap::cap_per_code(&mut self.diags);
+        self.next_cap = self.diags.len() + cap::CAP_EVERY;
     }
 
     fn finish(mut self) -> Parsed<'a> {

@@ -1,0 +1,171 @@
+//! At most [`MAX_PER_CODE`] diagnostics of one code, and one that counts the rest: what every
+//! report shows of a file. The parsers apply it as they go, so a file of garbage (200k lines of
+//! `{`) holds a few hundred diagnostics instead of one per line (860 bytes a 2-byte line).
+//!
+//! A report over several parses (sections of one file) caps again with [`cap_per_code`]: a
+//! diagnostic made by [`left_out`] counts as the findings it stands for ([`left_out_count`]), so
+//! capping a capped list gives what capping the whole list would have given.
+
+use crate::diagnostic::Diagnostic;
+
+/// The most diagnostics of one code shown for one file; past it, one more says how many were
+/// left out. A cut-off copy of a large node or a file of garbage holds tens of thousands of
+/// findings of one kind: the first ones say it, the rest would bury the others.
+pub const MAX_PER_CODE: usize = 200;
+
+/// The marker of a suppression in a rule's comment (`rulelint:allow=RL401`). A parse whose text
+/// holds one keeps every diagnostic: which of them a suppression removes is decided later.
+pub const SUPPRESSION_MARKER: &str = "rulelint:allow=";
+
+/// How many diagnostics a parser holds before it caps them ([`cap_per_code`]): capping sorts
+/// them, so it runs once per this many new ones (amortised linear).
+pub const CAP_EVERY: usize = 4096;
+
+/// `first` (the first finding of its code not shown) turned into the finding that says `more`
+/// findings of its code, from it on, are not shown.
+pub fn left_out(first: Diagnostic, more: usize) -> Diagnostic {
+    let code = first.code;
+    Diagnostic {
+        message: format!(
+            "{more} more {code} finding{} in this file, from here on, are not shown",
+            if more == 1 { "" } else { "s" }
+        ),
+        label: left_out_label(code),
+        help: Some(format!(
+            "fix the first {MAX_PER_CODE}, or `--select {code}` on a smaller part of the file; so many usually means the file is cut off or not a dump"
+        )),
+        ..first
+    }
+}
+
+fn left_out_label(code: &str) -> String {
+    format!("the first {code} finding not shown")
+}
+
+/// How many findings `d` stands for when [`left_out`] made it; `None` for any other.
+pub fn left_out_count(d: &Diagnostic) -> Option<usize> {
+    let digits = d.message.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || d.label != left_out_label(d.code) {
+        return None;
+    }
+    d.message[..digits].parse().ok()
+}
+
+/// Of `diagnostics` (sorted by position) keeps of each code the first [`MAX_PER_CODE`]; the
+/// next becomes a [`left_out`] finding that counts it and every later one (earlier
+/// [`left_out`] findings count as the findings they stand for).
+pub fn cap_per_code(diagnostics: &mut Vec<Diagnostic>) {
+    // Of each code: how many findings the list stands for.
+    let mut seen: Vec<(&'static str, usize)> = Vec::new();
+    for d in diagnostics.iter() {
+        let n = left_out_count(d).unwrap_or(1);
+        match seen.iter_mut().find(|(c, _)| *c == d.code) {
+            Some((_, total)) => *total += n,
+            None => seen.push((d.code, n)),
+        }
+    }
+    if seen.iter().all(|&(_, total)| total <= MAX_PER_CODE) {
+        return;
+    }
+    // Of each code: how many were kept, and whether its left_out finding was made.
+    let mut shown: Vec<(&'static str, usize, bool)> = Vec::new();
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(seen.len() * (MAX_PER_CODE + 1));
+    for d in diagnostics.drain(..) {
+        let i = match shown.iter().position(|(c, ..)| *c == d.code) {
+            Some(i) => i,
+            None => {
+                shown.push((d.code, 0, false));
+                shown.len() - 1
+            }
+        };
+        let (_, n, summary) = &mut shown[i];
+        if *n < MAX_PER_CODE && left_out_count(&d).is_none() {
+            *n += 1;
+            kept.push(d);
+        } else if !*summary {
+            let total = seen.iter().find(|(c, _)| *c == d.code).map_or(0, |s| s.1);
+            *summary = true;
+            kept.push(left_out(d, total - *n));
+        }
+    }
+    *diagnostics = kept;
+}
+
+/// Whether a parser may cap the diagnostics of `text` as it goes: no suppression marker in it
+/// (a suppression removes findings before the report caps them).
+pub fn may_cap(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), SUPPRESSION_MARKER.as_bytes()).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Span;
+    use crate::codes;
+
+    fn many(n: usize, from: usize) -> Vec<Diagnostic> {
+        (0..n)
+            .map(|i| {
+                Diagnostic::new(
+                    &codes::INVALID_COUNTERS,
+                    Span::new(from + 3 * i, from + 3 * i + 2),
+                    "stray",
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn capping_in_parts_gives_what_capping_the_whole_gives() {
+        let mut whole = many(1000, 0);
+        cap_per_code(&mut whole);
+        assert_eq!(whole.len(), MAX_PER_CODE + 1);
+        assert_eq!(left_out_count(&whole[MAX_PER_CODE]), Some(800));
+        // Capped as it grows, then two parts joined and capped again.
+        let mut first = Vec::new();
+        for chunk in many(700, 0).chunks(150) {
+            first.extend_from_slice(chunk);
+            first.sort_by_key(|d| d.span);
+            cap_per_code(&mut first);
+        }
+        let mut second = many(300, 2100);
+        cap_per_code(&mut second);
+        first.append(&mut second);
+        cap_per_code(&mut first);
+        assert_eq!(first, whole);
+    }
+
+    #[test]
+    fn a_list_within_the_cap_is_kept_whole() {
+        let mut d = many(MAX_PER_CODE, 0);
+        cap_per_code(&mut d);
+        assert_eq!(d, many(MAX_PER_CODE, 0));
+    }
+
+    #[test]
+    fn a_parse_of_stray_lines_holds_a_bounded_number_of_diagnostics() {
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n{}COMMIT\n",
+            "x\n".repeat(50_000)
+        );
+        let parsed = crate::parse(&text);
+        assert!(parsed.diagnostics.len() <= CAP_EVERY + MAX_PER_CODE + 1);
+        let code = parsed.diagnostics[0].code;
+        let stands_for: usize = parsed
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == code)
+            .map(|d| left_out_count(d).unwrap_or(1))
+            .sum();
+        assert_eq!(stands_for, 50_000);
+    }
+
+    #[test]
+    fn a_suppression_marker_keeps_every_diagnostic() {
+        let text = format!(
+            "*filter\n:INPUT ACCEPT [0:0]\n{}-A INPUT -m comment --comment \"rulelint:allow=RL301\" -j ACCEPT\nCOMMIT\n",
+            "x\n".repeat(10_000)
+        );
+        assert!(crate::parse(&text).diagnostics.len() >= 10_000);
+    }
+}
