@@ -74,10 +74,12 @@ impl SeverityCounts {
     ) -> SeverityCounts {
         let mut counts = SeverityCounts::default();
         for d in diagnostics {
+            // A parser's capped list counts as the findings it stands for.
+            let n = rulelint_parser::cap::stands_for(d);
             match d.severity {
-                Severity::Error => counts.error += 1,
-                Severity::Warning => counts.warning += 1,
-                Severity::Info => counts.info += 1,
+                Severity::Error => counts.error += n,
+                Severity::Warning => counts.warning += n,
+                Severity::Info => counts.info += n,
             }
         }
         counts
@@ -152,7 +154,7 @@ pub fn collect<'a>(path: &'a str, parsed: &'a Parsed<'a>) -> FileStats<'a> {
         diagnostics: SeverityCounts::of(&parsed.diagnostics),
         findings: SeverityCounts::of(&findings),
         findings_by_code: findings.iter().fold(Default::default(), |mut by_code, d| {
-            *by_code.entry(d.code).or_default() += 1;
+            *by_code.entry(d.code).or_default() += rulelint_parser::cap::stands_for(d);
             by_code
         }),
         services: model.services.len(),

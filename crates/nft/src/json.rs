@@ -358,6 +358,7 @@ fn read_json<'a>(
     }
     let mut diagnostics = r.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    rulelint_parser::cap::cap_again_if_capped(&mut diagnostics);
     (
         Parsed {
             ruleset: r.rs,
@@ -1572,6 +1573,7 @@ mod tests {
         let strings = Strings::new();
         let parsed = parse_json(&text, &strings);
         assert!(parsed.diagnostics.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 2);
+        cap::assert_capped_at_the_end(&parsed.diagnostics, codes::UNEXPECTED_JSON.code);
         let stands_for: usize = parsed
             .diagnostics
             .iter()

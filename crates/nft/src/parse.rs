@@ -101,6 +101,7 @@ pub(crate) fn parse_in_windows(text: &str, window: usize) -> Option<Parsed<'_>> 
     part.rs.share_rule_lists();
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    rulelint_parser::cap::cap_again_if_capped(&mut diagnostics);
     Some(Parsed {
         ruleset: part.rs,
         diagnostics,
@@ -112,6 +113,7 @@ fn parse_whole_part<'a>(text: &'a str, part: Part<'a>) -> Parsed<'a> {
     part.rs.share_rule_lists();
     let mut diagnostics = part.diags;
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    rulelint_parser::cap::cap_again_if_capped(&mut diagnostics);
     Parsed {
         ruleset: part.rs,
         diagnostics,
@@ -1396,6 +1398,7 @@ mod tests {
         let text = format!("table ip t {{\n{}}}\n", "{\n".repeat(50_000));
         let parsed = parse(&text);
         assert!(parsed.diagnostics.len() <= cap::CAP_EVERY + cap::MAX_PER_CODE + 2);
+        cap::assert_capped_at_the_end(&parsed.diagnostics, codes::INVALID_LINE.code);
         let stands_for: usize = parsed
             .diagnostics
             .iter()

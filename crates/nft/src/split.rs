@@ -230,6 +230,7 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
     diagnostics.extend(parsed_a);
     diagnostics.extend(parsed_b);
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    rulelint_parser::cap::cap_again_if_capped(&mut diagnostics);
     rs.share_rule_lists();
     Parsed {
         ruleset: rs,

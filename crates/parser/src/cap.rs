@@ -51,6 +51,36 @@ pub fn left_out_count(d: &Diagnostic) -> Option<usize> {
     d.message[..digits].parse().ok()
 }
 
+/// How many findings `d` counts for: those a [`left_out`] finding stands for, else one. What
+/// counts a parse's errors (a summary's `parse_errors`, `rulelint stats`) sums this, so that
+/// the parsers' capping changes no count.
+pub fn stands_for(d: &Diagnostic) -> usize {
+    left_out_count(d).unwrap_or(1)
+}
+
+/// At a parse's end, with `diagnostics` sorted by position: when a capping ran while reading,
+/// caps once more, so that the diagnostics read after it do not follow the finding that says
+/// they are not shown (what `rulelint parse` prints). A list never capped is left as it is.
+pub fn cap_again_if_capped(diagnostics: &mut Vec<Diagnostic>) {
+    if diagnostics.iter().any(|d| left_out_count(d).is_some()) {
+        cap_per_code(diagnostics);
+    }
+}
+
+/// Asserts that of `code` a parse kept the first [`MAX_PER_CODE`] findings and, last, the one
+/// that counts the rest (for the parsers' tests).
+#[doc(hidden)]
+pub fn assert_capped_at_the_end(diagnostics: &[Diagnostic], code: &str) {
+    let of_code: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.code == code).collect();
+    assert_eq!(of_code.len(), MAX_PER_CODE + 1);
+    assert!(
+        of_code[..MAX_PER_CODE]
+            .iter()
+            .all(|d| left_out_count(d).is_none())
+    );
+    assert!(left_out_count(of_code[MAX_PER_CODE]).is_some());
+}
+
 /// Of `diagnostics` (sorted by position) keeps of each code the first [`MAX_PER_CODE`]; the
 /// next becomes a [`left_out`] finding that counts it and every later one (earlier
 /// [`left_out`] findings count as the findings they stand for).
@@ -151,6 +181,7 @@ mod tests {
         let parsed = crate::parse(&text);
         assert!(parsed.diagnostics.len() <= CAP_EVERY + MAX_PER_CODE + 1);
         let code = parsed.diagnostics[0].code;
+        assert_capped_at_the_end(&parsed.diagnostics, code);
         let stands_for: usize = parsed
             .diagnostics
             .iter()

@@ -418,6 +418,7 @@ impl<'a> Parser<'a> {
         self.set.tokens.shrink_to_fit();
         self.set.chains.shrink_to_fit();
         self.diags.sort_by_key(|d| (d.span.start, d.code));
+        cap::cap_again_if_capped(&mut self.diags);
         Parsed {
             ruleset: self.set,
             diagnostics: self.diags,

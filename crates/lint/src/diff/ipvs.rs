@@ -51,7 +51,8 @@ pub(super) fn add_ipvs<'a>(
     node.parse_errors += diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .count();
+        .map(rulelint_parser::cap::stands_for)
+        .sum::<usize>();
     if declared_name(node.set).is_none()
         && let Some(name) = declared_name_in_text(input.text)
     {

@@ -240,7 +240,8 @@ impl<'a> Node<'a> {
                 .diagnostics
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
-                .count(),
+                .map(rulelint_parser::cap::stands_for)
+                .sum(),
             backend: NodeBackend::Iptables,
             nft_generation: None,
             nft_chains: Vec::new(),
@@ -337,12 +338,13 @@ impl<'a> Node<'a> {
                 d.severity == Severity::Error && d.code == rulelint_parser::codes::NO_CONTENT.code
             })
             .count();
-        let nft_errors = input
+        let nft_errors: usize = input
             .nft
             .iter()
             .flat_map(|(_, p)| &p.diagnostics)
             .filter(|d| d.severity == Severity::Error)
-            .count();
+            .map(rulelint_parser::cap::stands_for)
+            .sum();
         node.parse_errors = node.parse_errors - no_content + nft_errors;
         if declared_name(node.set).is_none()
             && let Some(name) = declared_name_in_text(input.text)
