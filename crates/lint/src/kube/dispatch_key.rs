@@ -44,6 +44,18 @@ impl DispatchKeys {
     }
 }
 
+impl DispatchKeys {
+    /// Whether `rule` (a rule of `chain`; `at` as for [`find`](Self::find)) is one the model
+    /// read in nat `KUBE-SERVICES` that has a key and matches only it: it jumps to a Service
+    /// chain, its basic options are a `-d` and a `-p`, not negated, and its only matches are
+    /// `comment`, `tcp`, `udp` or `sctp` ones with a `--dport` among them (kube-proxy's
+    /// dispatch rule), so it has no `set`, `nfacct` or `mark` match and jumps to no IPVS or
+    /// kube-router chain.
+    pub(crate) fn is_plain_dispatch(&self, chain: ChainId, rule: RuleId, at: &mut usize) -> bool {
+        self.chain == Some(chain) && matches!(self.find(rule, at), Some((Some(_), true)))
+    }
+}
+
 /// The protocol of a rule, by number (`tcp` and `6` are one protocol).
 pub(crate) fn protocol_number(text: &str) -> Option<u16> {
     if text.eq_ignore_ascii_case("tcp") {

@@ -242,7 +242,7 @@ fn report<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, run};
 
@@ -304,8 +304,10 @@ mod tests {
     /// it would read (a jump to a Service chain), and the lint finds the same with them as
     /// without: a generated node, the same with rules inserted out of order, gotos, negations,
     /// other shapes, copies and conflicts, and the corpus, each also cut short.
-    #[test]
-    fn model_keys_are_the_lint_s_own() {
+    /// A generated node, the same with copies of its dispatch rules inserted out of order, as
+    /// gotos, with negations, other modules (`mark`, a kube-router `set`), two `-d` and
+    /// undeclared targets, and the lint corpus, each also cut short three ways.
+    pub(crate) fn damaged_dispatch_texts() -> Vec<String> {
         let node = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(3_000));
         let mut damaged = String::new();
         let mut dispatch_seen = 0;
@@ -314,7 +316,7 @@ mod tests {
             damaged.push('\n');
             if line.starts_with("-A KUBE-SERVICES -d ") {
                 dispatch_seen += 1;
-                let variant = match dispatch_seen % 7 {
+                let variant = match dispatch_seen % 8 {
                     0 => line.replacen("-A KUBE-SERVICES", "-I KUBE-SERVICES 1", 1),
                     1 => line.replace(" -j KUBE-", " -g KUBE-"),
                     2 => line.replacen(" -p ", " ! -p ", 1),
@@ -324,6 +326,14 @@ mod tests {
                         "-A KUBE-SERVICES -d 10.9.9.9/32 -d ",
                     ),
                     5 => line.replace(" -j KUBE-SVC-", " -j KUBE-SVC-X"),
+                    6 => match (line.find(" -m comment --comment \""), line.rfind("\" -m ")) {
+                        (Some(from), Some(to)) if from < to => format!(
+                            "{} -m set --match-set kube-router-svip{}",
+                            &line[..from],
+                            &line[to + 1..]
+                        ),
+                        _ => line.to_string(),
+                    },
                     _ => line.to_string(),
                 };
                 damaged.push_str(&variant);
@@ -340,6 +350,15 @@ mod tests {
             })
             .collect();
         texts.extend(cut);
+        texts
+    }
+
+    /// The keys the model reads with the Services are the ones the lint reads itself, of rules
+    /// it would read (a jump to a Service chain), and the lint finds the same with them as
+    /// without ([`damaged_dispatch_texts`]).
+    #[test]
+    fn model_keys_are_the_lint_s_own() {
+        let texts = damaged_dispatch_texts();
         let mut known_keys = 0;
         for text in &texts {
             let parsed = rulelint_parser::parse(text);
