@@ -5,9 +5,10 @@
 //! reading the chain's rules a second time cost about 1,400 instructions a rule.
 
 use super::{port_range, word_bytes};
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv4Net};
 use rulelint_parser::views::PortRange;
 use rulelint_parser::{ChainId, RuleId, RuleRef, Token};
+use std::net::Ipv4Addr;
 
 /// Destination address, protocol (by number) and port of a dispatch rule.
 pub(crate) type DispatchKey = (IpNet, u16, PortRange);
@@ -18,29 +19,109 @@ pub(crate) type KeyRead = (Option<DispatchKey>, bool);
 
 /// The keys of the rules of nat `KUBE-SERVICES` (the chain `chain`) that the model read, have
 /// kube-proxy's shape and jump (not go) to a Service chain, in rule order
-/// (`RuleId`, ascending); each as [`read_dispatch_key`] reads it (pinned by a test).
+/// (`RuleId`, ascending); each as [`read_dispatch_key`] reads it (pinned by a test), packed in
+/// 16 bytes ([`PackedKeyRead`]): a key that does not pack (IPv6) is left to the lint.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DispatchKeys {
     pub(crate) chain: Option<ChainId>,
-    pub(crate) keys: Vec<(RuleId, KeyRead)>,
+    keys: Vec<PackedKeyRead>,
+}
+
+/// A [`KeyRead`] with an IPv4 address and a protocol number below 256, in 16 bytes: the
+/// model keeps one a dispatch rule while the lints run, and a `KeyRead` and its rule took 32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PackedKeyRead {
+    rule: RuleId,
+    address: Ipv4Addr,
+    first_port: u16,
+    last_port: u16,
+    protocol: u8,
+    prefix: u8,
+    flags: u8,
+}
+
+impl PackedKeyRead {
+    const HAS_KEY: u8 = 1;
+    const ONLY_KEY: u8 = 2;
+
+    /// `read` packed, when it packs back to itself.
+    fn pack(rule: RuleId, read: KeyRead) -> Option<PackedKeyRead> {
+        let (key, only_key) = read;
+        let mut packed = PackedKeyRead {
+            rule,
+            address: Ipv4Addr::UNSPECIFIED,
+            first_port: 0,
+            last_port: 0,
+            protocol: 0,
+            prefix: 0,
+            flags: if only_key { Self::ONLY_KEY } else { 0 },
+        };
+        if let Some((address, protocol, port)) = key {
+            let IpNet::V4(address) = address else {
+                return None;
+            };
+            packed.address = address.addr();
+            packed.prefix = address.prefix_len();
+            packed.protocol = u8::try_from(protocol).ok()?;
+            packed.first_port = port.first;
+            packed.last_port = port.last;
+            packed.flags |= Self::HAS_KEY;
+        }
+        (packed.unpack() == Some(read)).then_some(packed)
+    }
+
+    fn unpack(self) -> Option<KeyRead> {
+        let key = if self.flags & Self::HAS_KEY != 0 {
+            let address = Ipv4Net::new(self.address, self.prefix).ok()?;
+            Some((
+                IpNet::V4(address),
+                u16::from(self.protocol),
+                PortRange {
+                    first: self.first_port,
+                    last: self.last_port,
+                },
+            ))
+        } else {
+            None
+        };
+        Some((key, self.flags & Self::ONLY_KEY != 0))
+    }
 }
 
 impl DispatchKeys {
+    /// Room for the keys of `count` rules of `chain`.
+    pub(crate) fn for_chain(chain: ChainId, count: usize) -> DispatchKeys {
+        DispatchKeys {
+            chain: Some(chain),
+            keys: Vec::with_capacity(count),
+        }
+    }
+
+    /// Keeps `read` of `rule` (after the rules kept before it), when it packs.
+    pub(crate) fn push(&mut self, rule: RuleId, read: KeyRead) {
+        if let Some(packed) = PackedKeyRead::pack(rule, read) {
+            self.keys.push(packed);
+        }
+    }
+
+    /// Every kept key, in rule order (tests).
+    #[cfg(test)]
+    pub(crate) fn all(&self) -> impl Iterator<Item = (RuleId, KeyRead)> + '_ {
+        self.keys
+            .iter()
+            .map(|k| (k.rule, k.unpack().expect("a packed key unpacks")))
+    }
+
     /// The key read of `rule` when the model has it; `at` is where the previous search ended
     /// (rules come in order in the common case, so a search is one comparison).
     pub(crate) fn find(&self, rule: RuleId, at: &mut usize) -> Option<KeyRead> {
-        match self.keys.get(*at) {
-            Some(&(id, read)) if id == rule => {
-                *at += 1;
-                Some(read)
-            }
-            Some(&(id, _)) if id > rule => None,
-            _ => {
-                let i = self.keys.binary_search_by_key(&rule, |&(id, _)| id).ok()?;
-                *at = i + 1;
-                Some(self.keys[i].1)
-            }
-        }
+        let i = match self.keys.get(*at) {
+            Some(k) if k.rule == rule => *at,
+            Some(k) if k.rule > rule => return None,
+            _ => self.keys.binary_search_by_key(&rule, |k| k.rule).ok()?,
+        };
+        *at = i + 1;
+        self.keys[i].unpack()
     }
 }
 

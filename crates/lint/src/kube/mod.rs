@@ -981,10 +981,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         self.load_jumps(chain.id);
         let jumps = std::mem::take(&mut self.jumps);
         if !node_ports {
-            self.dispatch_keys = DispatchKeys {
-                chain: Some(chain.id),
-                keys: Vec::with_capacity(jumps.len()),
-            };
+            self.dispatch_keys = DispatchKeys::for_chain(chain.id, jumps.len());
         }
         for (at, &(rule, to)) in jumps.iter().enumerate() {
             self.prefetch_dispatched(&jumps, at);
@@ -1008,7 +1005,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 DispatchFacts::read_shaped(rule_ref, self.services[i].name.as_deref(), shaped);
             // RL409's key, while the rule's words are in cache, from the address just parsed.
             if !node_ports && shaped.is_some() && !rule_ref.is_goto() {
-                self.dispatch_keys.keys.push((rule, facts.dispatch_key()));
+                self.dispatch_keys.push(rule, facts.dispatch_key());
             }
             let named = facts.named.as_ref().map(|(_, role)| *role);
             let kind = if node_ports {

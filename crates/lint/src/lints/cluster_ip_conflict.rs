@@ -365,8 +365,8 @@ pub(crate) mod tests {
             let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
             let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
             let keys = &model.dispatch_keys;
-            assert!(keys.keys.is_sorted_by_key(|&(id, _)| id));
-            for &(id, read) in &keys.keys {
+            assert!(keys.all().map(|(id, _)| id).is_sorted());
+            for (id, read) in keys.all() {
                 let rule = parsed.ruleset.rule(id);
                 assert_eq!(Some(rule.chain().id), keys.chain);
                 let target = rule.target().expect("a target");
