@@ -214,7 +214,7 @@ pub(crate) fn run_queued<T: Send + Default>(
 /// The Kubernetes lints (RL4xx) that read the model only to word a finding, or only for a rule
 /// that already lost a match: on a healthy dump they never wait for it, so they run beside its
 /// build with the lints of the other layers.
-const MODEL_ONLY_ON_FINDING: &[&str] = &["RL401", "RL403", "RL409", "RL410", "RL413"];
+const MODEL_ONLY_ON_FINDING: &[&str] = &["RL401", "RL403", "RL410"];
 
 /// Whether a lint reads the Kubernetes model before it can conclude anything. (Either way the
 /// findings are the same: a lint that asks for the model waits until it is built.)

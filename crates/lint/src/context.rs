@@ -84,6 +84,13 @@ impl<'r, 'a> LintContext<'r, 'a> {
         })
     }
 
+    /// Gives the context `model` as its Kubernetes model (a test's variant of the one
+    /// [`kube`](Self::kube) would build); no-op once that is built.
+    #[cfg(test)]
+    pub(crate) fn set_kube_for_tests(&self, model: KubeModel<'a>) {
+        let _ = self.kube.set(model);
+    }
+
     /// Reads the endpoints' DNAT rules for [`kube`](Self::kube) ahead of it: a second thread
     /// calls this while the first builds the rest of the model, which then waits for it (or,
     /// when this was never called, reads them itself).

@@ -26,6 +26,7 @@
 
 pub mod catalog;
 mod catalog_ipvs;
+mod dispatch_key;
 pub mod doc;
 pub mod names;
 pub mod owners;
@@ -42,6 +43,10 @@ use serde::Serialize;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::sync::{Mutex, PoisonError};
+
+#[cfg(test)]
+pub(crate) use dispatch_key::protocol_number;
+pub(crate) use dispatch_key::{DispatchKey, DispatchKeys, read_dispatch_key};
 
 /// Above this many endpoints kube-proxy runs in large-cluster mode: it leaves out the
 /// per-endpoint comments and removes stale chains lazily (`largeClusterEndpointsThreshold`).
@@ -400,6 +405,8 @@ pub struct KubeModel<'a> {
     /// 100k chains misses the cache on every one.
     service_by_chain: Vec<u32>,
     endpoint_by_chain: Vec<u32>,
+    /// RL409's keys of nat `KUBE-SERVICES`'s dispatch rules, read with their Services.
+    pub(crate) dispatch_keys: DispatchKeys,
 }
 
 /// True when a DNAT rule has no `[unsupported revision]` marker and exactly one
@@ -743,6 +750,7 @@ struct Builder<'r, 'a> {
     service_or_endpoint_chains: bool,
     modern_chains: bool,
     other_nat_chains: Vec<ChainId>,
+    dispatch_keys: DispatchKeys,
 }
 
 impl<'r, 'a> Builder<'r, 'a> {
@@ -770,6 +778,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             service_or_endpoint_chains: false,
             modern_chains: false,
             other_nat_chains: Vec::new(),
+            dispatch_keys: DispatchKeys::default(),
         }
     }
 
@@ -779,6 +788,9 @@ impl<'r, 'a> Builder<'r, 'a> {
     {
         if let Some(nat) = self.nat {
             self.read_nat_chains(nat);
+            // Only nat's chain names give hashes: freed before the dispatch rules are read, the
+            // map's memory (800 KB on a 250k-rule node) is not held at the build's peak.
+            self.by_hash = FxHashMap::default();
             for name in ["KUBE-SERVICES", "KUBE-NODEPORTS"] {
                 if let Some(chain) = nat.chain(name) {
                     self.read_dispatch(chain);
@@ -805,6 +817,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             endpoints,
             service_by_chain: self.service_by_chain,
             endpoint_by_chain: self.endpoint_by_chain,
+            dispatch_keys: self.dispatch_keys,
         }
     }
 
@@ -970,6 +983,9 @@ impl<'r, 'a> Builder<'r, 'a> {
         let node_ports = chain.name() == "KUBE-NODEPORTS";
         self.load_jumps(chain.id);
         let jumps = std::mem::take(&mut self.jumps);
+        if !node_ports {
+            self.dispatch_keys = DispatchKeys::for_chain(chain.id, jumps.len());
+        }
         for (at, &(rule, to)) in jumps.iter().enumerate() {
             self.prefetch_dispatched(&jumps, at);
             let Some(i) = lookup(&self.service_by_chain, to) else {
@@ -986,8 +1002,14 @@ impl<'r, 'a> Builder<'r, 'a> {
             else {
                 continue;
             };
+            let rule_ref = self.set.rule(rule);
+            let shaped = dispatch_shape_tokens(rule_ref);
             let facts =
-                DispatchFacts::read_knowing(self.set.rule(rule), self.services[i].name.as_deref());
+                DispatchFacts::read_shaped(rule_ref, self.services[i].name.as_deref(), shaped);
+            // RL409's key, while the rule's words are in cache, from the address just parsed.
+            if !node_ports && shaped.is_some() && !rule_ref.is_goto() {
+                self.dispatch_keys.push(rule, facts.dispatch_key());
+            }
             let named = facts.named.as_ref().map(|(_, role)| *role);
             let kind = if node_ports {
                 AddressKind::NodePort
@@ -1502,23 +1524,22 @@ struct DispatchFacts<'a> {
     address: Option<IpNet>,
     protocol: Option<&'a str>,
     port: Option<PortRange>,
+    /// RL409's port: the first `--dport` or `--destination-port` of any match, unless negated.
+    key_port: Option<&'a str>,
+    /// RL409's "matches only the key" (read over kube-proxy's shape only).
+    only_key: bool,
 }
 
 impl<'a> DispatchFacts<'a> {
     #[cfg(test)]
     fn read(rule: RuleRef<'_, 'a>) -> DispatchFacts<'a> {
-        Self::read_knowing(rule, None)
+        Self::read_shaped(rule, None, dispatch_shape_tokens(rule))
     }
 
-    /// [`read`](Self::read) of a rule of a Service port named `known` already: its comment,
-    /// when it is that name and one of kube-proxy's phrases, is read without checking the name
-    /// again ([`comment_naming`]).
-    fn read_knowing(rule: RuleRef<'_, 'a>, known: Option<&str>) -> DispatchFacts<'a> {
-        Self::read_shaped(rule, known, dispatch_shape_tokens(rule))
-    }
-
-    /// [`read_knowing`](Self::read_knowing) over `shaped`, the rule's words when it has
-    /// kube-proxy's shape (`None`: through the walk over its matches).
+    /// [`read`](Self::read) over `shaped`, the rule's words when it has kube-proxy's shape
+    /// (`None`: through the walk over its matches), of a rule of a Service port named `known`
+    /// already: its comment, when it is that name and one of kube-proxy's phrases, is read
+    /// without checking the name again ([`comment_naming`]).
     fn read_shaped(
         rule: RuleRef<'_, 'a>,
         known: Option<&str>,
@@ -1528,25 +1549,59 @@ impl<'a> DispatchFacts<'a> {
         let mut destination = None;
         let mut protocol = None;
         let mut ports = None;
+        // RL409's port (`--dport` in any match) and whether the rule matches only its key, as
+        // `read_dispatch_key` reads them over kube-proxy's shape, where each match has one
+        // option (so a match's module is known when it is its option's); told apart by the
+        // same comparisons that pick the slots.
+        let mut key_port = None;
+        let mut only_key = true;
         // An option by its module's and its own name's bytes; its argument is sliced only for
         // a slot still empty.
         let mut take =
             |module: Option<&[u8]>, name: &[u8], negated: bool, arg: &dyn Fn() -> &'a str| {
                 let slot = match module {
                     None => match name {
-                        b"-d" | b"--destination" => &mut destination,
-                        b"-p" | b"--protocol" => &mut protocol,
-                        _ => return,
+                        b"-d" | b"--destination" => {
+                            only_key &= !negated;
+                            &mut destination
+                        }
+                        b"-p" | b"--protocol" => {
+                            only_key &= !negated;
+                            &mut protocol
+                        }
+                        b"--dport" | b"--destination-port" => {
+                            only_key &= !negated;
+                            &mut key_port
+                        }
+                        _ => {
+                            only_key = false;
+                            return;
+                        }
                     },
-                    Some(module) => match name {
-                        b"--comment" if module == b"comment" => &mut comment,
-                        b"--dport"
-                        | b"--destination-port"
-                        | b"--dports"
-                        | b"--destination-ports"
-                        | b"--ports" => &mut ports,
-                        _ => return,
-                    },
+                    Some(module) => {
+                        let in_comment = module == b"comment";
+                        match name {
+                            b"--comment" if in_comment => &mut comment,
+                            b"--dport" | b"--destination-port" => {
+                                only_key &= in_comment
+                                    || (!negated && matches!(module, b"tcp" | b"udp" | b"sctp"));
+                                if key_port.is_none() || ports.is_none() {
+                                    let text = Some((negated, arg()));
+                                    key_port = key_port.or(text);
+                                    ports = ports.or(text);
+                                }
+                                return;
+                            }
+                            b"--dports" | b"--destination-ports" | b"--ports" => {
+                                only_key &= in_comment;
+                                &mut ports
+                            }
+                            _ => {
+                                only_key &= in_comment;
+                                return;
+                            }
+                        }
+                    }
                 };
                 if slot.is_none() {
                     *slot = Some((negated, arg()));
@@ -1596,7 +1651,21 @@ impl<'a> DispatchFacts<'a> {
             port: ports
                 .filter(|&(negated, _)| !negated)
                 .and_then(|(_, text)| single_port(text)),
+            key_port: key_port
+                .filter(|&(negated, _)| !negated)
+                .map(|(_, text)| text),
+            only_key,
         }
+    }
+
+    /// RL409's [`read_dispatch_key`] of a rule of kube-proxy's shape read by
+    /// [`read_shaped`](Self::read_shaped) (its first `-d` is [`DispatchFacts::address`]).
+    fn dispatch_key(&self) -> dispatch_key::KeyRead {
+        let key = (|| {
+            let protocol = dispatch_key::protocol_number(self.protocol?)?;
+            Some((self.address?, protocol, port_range(self.key_port?)?))
+        })();
+        (key, self.only_key)
     }
 
     fn address(&self, kind: AddressKind, rule: RuleId) -> ServiceAddress<'a> {

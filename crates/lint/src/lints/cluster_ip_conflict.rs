@@ -3,14 +3,18 @@
 
 use crate::context::{Findings, LintContext};
 use crate::kube::names::{CommentRole, comments, service_chain, service_comment};
-use crate::kube::{dispatch_shape_tokens, port_range, word_bytes};
+#[cfg(test)]
+use crate::kube::protocol_number;
+use crate::kube::{DispatchKey, dispatch_shape_tokens, read_dispatch_key};
 use crate::registry::{Category, Lint};
 use ipnet::IpNet;
+#[cfg(test)]
 use rulelint_parser::views::PortRange;
-use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind, Token};
+use rulelint_parser::{CodeInfo, RuleId, RuleRef, Severity, TableKind};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
+use std::hash::Hash;
 
 /// The declaration.
 pub static LINT: Lint = Lint {
@@ -59,97 +63,8 @@ reported.",
     check,
 };
 
-/// The protocol of a rule, by number (`tcp` and `6` are one protocol).
-fn protocol_number(text: &str) -> Option<u16> {
-    if text.eq_ignore_ascii_case("tcp") {
-        Some(6)
-    } else if text.eq_ignore_ascii_case("udp") {
-        Some(17)
-    } else if text.eq_ignore_ascii_case("sctp") {
-        Some(132)
-    } else {
-        text.parse().ok()
-    }
-}
-
 /// Destination address, protocol and port of a dispatch rule.
-type Key = (IpNet, u16, PortRange);
-
-/// [`key`] and [`matches_only_the_key`] of a dispatch rule, read in one walk over its matches
-/// (this runs once per dispatch rule of a large node; `key` alone walks them three times), or
-/// over `shaped`, its words when it has kube-proxy's shape (`dispatch_shape_tokens`): their
-/// names compared as bytes, and only the three arguments of the key sliced as text. Each option
-/// is the first of its kind, as `RuleRef::destination`, `protocol` and `option_anywhere` read
-/// them (a test compares the two ways).
-fn read_dispatch<'a>(rule: RuleRef<'_, 'a>, shaped: Option<[Token; 11]>) -> (Option<Key>, bool) {
-    let mut destination: Option<(bool, &str)> = None;
-    let mut protocol: Option<(bool, &str)> = None;
-    let mut port: Option<(bool, &str)> = None;
-    let mut only_key = true;
-    let mut take =
-        |module: Option<&[u8]>, name: &[u8], negated: bool, arg: &dyn Fn() -> &'a str| {
-            let is_port = matches!(name, b"--dport" | b"--destination-port");
-            let slot = match (module, name) {
-                _ if is_port => &mut port,
-                (None, b"-d" | b"--destination") => &mut destination,
-                (None, b"-p" | b"--protocol") => &mut protocol,
-                _ => {
-                    if module != Some(b"comment") {
-                        only_key = false;
-                    }
-                    return;
-                }
-            };
-            if negated && module != Some(b"comment") {
-                only_key = false;
-            }
-            if slot.is_none() {
-                *slot = Some((negated, arg()));
-            }
-        };
-    let known_module = |module: Option<&[u8]>| {
-        matches!(module, None | Some(b"comment" | b"tcp" | b"udp" | b"sctp"))
-    };
-    let mut modules_known = true;
-    match shaped {
-        // One option to a match: each option's module is its match's.
-        Some([d, d_arg, p, p_arg, m3, o3, a3, m4, o4, a4, _]) => {
-            for (module, option, arg) in [
-                (None, d, d_arg),
-                (None, p, p_arg),
-                (Some(m3), o3, a3),
-                (Some(m4), o4, a4),
-            ] {
-                let module = module.map(|m| word_bytes(rule, &m));
-                modules_known &= known_module(module);
-                take(module, word_bytes(rule, &option), option.negated(), &|| {
-                    rule.token_text(&arg)
-                });
-            }
-        }
-        None => {
-            for m in rule.matches() {
-                let module = m.module().map(str::as_bytes);
-                modules_known &= known_module(module);
-                for o in m.options() {
-                    take(module, o.name().as_bytes(), o.negated(), &|| {
-                        o.args().next().unwrap_or("")
-                    });
-                }
-            }
-        }
-    }
-    let only_key = only_key && modules_known;
-    let key = (|| {
-        let address = destination
-            .filter(|&(negated, _)| !negated)
-            .and_then(|(_, text)| rulelint_parser::views::parse_address(text).ok())?;
-        let protocol = protocol_number(protocol.filter(|&(negated, _)| !negated)?.1)?;
-        let port = port.filter(|&(negated, _)| !negated)?.1;
-        Some((address, protocol, port_range(port)?))
-    })();
-    (key, only_key)
-}
+type Key = DispatchKey;
 
 #[cfg(test)]
 fn key(rule: RuleRef<'_, '_>) -> Option<Key> {
@@ -191,39 +106,82 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     else {
         return;
     };
-    // Sized once: nearly every dispatch rule of a healthy node has a key of its own.
-    let mut first: FxHashMap<Key, RuleId> =
+    // The model read the key of each dispatch rule of kube-proxy's shape with its Service.
+    let model = cx.kube();
+    let known = &model.dispatch_keys;
+    let known = (known.chain == Some(chain.id)).then_some(known);
+    let mut at = 0;
+    // The first rule of each key. Sized once: nearly every dispatch rule of a healthy node
+    // has a key of its own. IPv4 keys are packed in 12 bytes (`packed_v4`): a slot of that map
+    // takes 17 bytes where one of `Key` took 29, and a node has one a dispatch rule.
+    let mut first_v4: FxHashMap<[u32; 3], RuleId> =
         FxHashMap::with_capacity_and_hasher(chain.rule_count(), Default::default());
+    let mut first_other: FxHashMap<Key, RuleId> = FxHashMap::default();
     for rule in chain.rules() {
-        let Some(target) = rule.target() else {
-            continue;
+        let (key, only_key) = match known.and_then(|k| k.find(rule.id, &mut at)) {
+            // A rule the model read jumps to a Service chain and has kube-proxy's shape.
+            Some(read) => read,
+            None => {
+                let Some(target) = rule.target() else {
+                    continue;
+                };
+                if target.is_goto() || service_chain(target.name()).is_none() {
+                    continue;
+                }
+                // kube-proxy's shape of a dispatch rule has no `[unsupported revision]` word.
+                let shaped = dispatch_shape_tokens(rule);
+                if shaped.is_none() && rule.has_unsupported_revision() {
+                    continue;
+                }
+                read_dispatch_key(rule, shaped)
+            }
         };
-        if target.is_goto() || service_chain(target.name()).is_none() {
-            continue;
-        }
-        // kube-proxy's shape of a dispatch rule has no `[unsupported revision]` word.
-        let shaped = dispatch_shape_tokens(rule);
-        if shaped.is_none() && rule.has_unsupported_revision() {
-            continue;
-        }
-        let (key, only_key) = read_dispatch(rule, shaped);
         let Some(key) = key else {
             continue;
         };
-        // One hash and probe a rule: nearly every key is new, so a look-up then an insert
-        // would do both twice.
-        match first.entry(key) {
-            Entry::Occupied(earlier) => {
-                let earlier = cx.ruleset().rule(*earlier.get());
-                if earlier.target().is_some_and(|t| t.name() != target.name()) {
-                    report(cx, out, rule, earlier, key);
-                }
+        let earlier = match packed_v4(&key) {
+            Some(packed) => first_or_keep(&mut first_v4, packed, rule.id, only_key),
+            None => first_or_keep(&mut first_other, key, rule.id, only_key),
+        };
+        if let Some(earlier) = earlier {
+            let earlier = cx.ruleset().rule(earlier);
+            let target = rule.target().map_or("", |t| t.name());
+            if earlier.target().is_some_and(|t| t.name() != target) {
+                report(cx, out, rule, earlier, key);
             }
-            Entry::Vacant(slot) => {
-                if only_key {
-                    slot.insert(rule.id);
-                }
+        }
+    }
+}
+
+/// An IPv4 key in three words, one-to-one: the address; the prefix length and protocol; the
+/// first and last port. `None` for an IPv6 key.
+fn packed_v4((address, protocol, port): &Key) -> Option<[u32; 3]> {
+    let IpNet::V4(net) = address else {
+        return None;
+    };
+    Some([
+        u32::from(net.addr()),
+        u32::from(net.prefix_len()) << 16 | u32::from(*protocol),
+        u32::from(port.first) << 16 | u32::from(port.last),
+    ])
+}
+
+/// The rule that claimed `key` first, or `None` when it is new; then `rule` claims it when
+/// `keep`. One hash and probe a rule: nearly every key is new, so a look-up then an insert
+/// would do both twice.
+fn first_or_keep<K: Hash + Eq>(
+    first: &mut FxHashMap<K, RuleId>,
+    key: K,
+    rule: RuleId,
+    keep: bool,
+) -> Option<RuleId> {
+    match first.entry(key) {
+        Entry::Occupied(earlier) => Some(*earlier.get()),
+        Entry::Vacant(slot) => {
+            if keep {
+                slot.insert(rule);
             }
+            None
         }
     }
 }
@@ -317,11 +275,11 @@ fn report<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, run};
 
-    /// `read_dispatch` reads every rule as `key` and `matches_only_the_key` do: the lint's
+    /// `read_dispatch_key` reads every rule as `key` and `matches_only_the_key` do: the lint's
     /// corpus, odd forms (negations, options in other modules, repeated options) and a
     /// generated node.
     #[test]
@@ -361,18 +319,141 @@ mod tests {
         for text in &texts {
             let parsed = rulelint_parser::parse(text);
             for rule in parsed.ruleset.iter_rules() {
-                let (key_read, only_read) = read_dispatch(rule, None);
+                let (key_read, only_read) = read_dispatch_key(rule, None);
                 assert_eq!(key_read, key(rule), "{}", rule.text());
                 assert_eq!(only_read, matches_only_the_key(rule), "{}", rule.text());
                 keyed += usize::from(key_read.is_some());
                 if let Some(shaped) = crate::kube::dispatch_shape_tokens(rule) {
-                    let read = read_dispatch(rule, Some(shaped));
+                    let read = read_dispatch_key(rule, Some(shaped));
                     assert_eq!(read, (key_read, only_read), "{}", rule.text());
                     shaped_keys += 1;
                 }
             }
         }
         assert!(keyed > 100 && shaped_keys > 100, "{keyed} {shaped_keys}");
+    }
+
+    /// The keys the model reads with the Services are the ones the lint reads itself, of rules
+    /// it would read (a jump to a Service chain), and the lint finds the same with them as
+    /// without: a generated node, the same with rules inserted out of order, gotos, negations,
+    /// other shapes, copies and conflicts, and the corpus, each also cut short.
+    /// A generated node, the same with copies of its dispatch rules inserted out of order, as
+    /// gotos, with negations, other modules (`mark`, a kube-router `set`), two `-d` and
+    /// undeclared targets, and the lint corpus, each also cut short three ways.
+    pub(crate) fn damaged_dispatch_texts() -> Vec<String> {
+        let node = rulelint_dumpgen::generate(&rulelint_dumpgen::Shape::with_rule_target(3_000));
+        let mut damaged = String::new();
+        let mut dispatch_seen = 0;
+        for line in node.lines() {
+            damaged.push_str(line);
+            damaged.push('\n');
+            if line.starts_with("-A KUBE-SERVICES -d ") {
+                dispatch_seen += 1;
+                let variant = match dispatch_seen % 8 {
+                    0 => line.replacen("-A KUBE-SERVICES", "-I KUBE-SERVICES 1", 1),
+                    1 => line.replace(" -j KUBE-", " -g KUBE-"),
+                    2 => line.replacen(" -p ", " ! -p ", 1),
+                    3 => line.replace(" --dport ", " -m mark --mark 0x1 --dport "),
+                    4 => line.replace(
+                        "-A KUBE-SERVICES -d ",
+                        "-A KUBE-SERVICES -d 10.9.9.9/32 -d ",
+                    ),
+                    5 => line.replace(" -j KUBE-SVC-", " -j KUBE-SVC-X"),
+                    6 => match (line.find(" -m comment --comment \""), line.rfind("\" -m ")) {
+                        (Some(from), Some(to)) if from < to => format!(
+                            "{} -m set --match-set kube-router-svip{}",
+                            &line[..from],
+                            &line[to + 1..]
+                        ),
+                        _ => line.to_string(),
+                    },
+                    _ => line.to_string(),
+                };
+                damaged.push_str(&variant);
+                damaged.push('\n');
+            }
+        }
+        let mut texts = vec![node, damaged];
+        texts.extend(crate::check::tests::lint_corpus_dumps());
+        let cut: Vec<String> = texts
+            .iter()
+            .flat_map(|t| {
+                [t.len() / 3, t.len() / 2, t.len() * 9 / 10]
+                    .map(|at| t[..t.floor_char_boundary(at)].to_string())
+            })
+            .collect();
+        texts.extend(cut);
+        texts
+    }
+
+    /// The keys the model reads with the Services are the ones the lint reads itself, of rules
+    /// it would read (a jump to a Service chain), and the lint finds the same with them as
+    /// without ([`damaged_dispatch_texts`]).
+    #[test]
+    fn model_keys_are_the_lint_s_own() {
+        let texts = damaged_dispatch_texts();
+        let mut known_keys = 0;
+        for text in &texts {
+            let parsed = rulelint_parser::parse(text);
+            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
+            let keys = &model.dispatch_keys;
+            assert!(keys.all().map(|(id, _)| id).is_sorted());
+            for (id, read) in keys.all() {
+                let rule = parsed.ruleset.rule(id);
+                assert_eq!(Some(rule.chain().id), keys.chain);
+                let target = rule.target().expect("a target");
+                assert!(!target.is_goto() && service_chain(target.name()).is_some());
+                let shaped = dispatch_shape_tokens(rule).expect("kube-proxy's shape");
+                assert_eq!(
+                    read,
+                    read_dispatch_key(rule, Some(shaped)),
+                    "{}",
+                    rule.text()
+                );
+                known_keys += 1;
+            }
+            // The lint with the model's keys finds what it finds reading every rule itself.
+            let run_on = |model: crate::kube::KubeModel<'_>| {
+                let cx = LintContext::new(&parsed.ruleset, &graph);
+                cx.set_kube_for_tests(model);
+                let mut out = Vec::new();
+                check(&cx, &mut Findings::new(&LINT, &mut out));
+                out
+            };
+            let mut without_keys = model.clone();
+            without_keys.dispatch_keys = Default::default();
+            assert_eq!(run_on(model), run_on(without_keys));
+        }
+        assert!(known_keys > 1_000, "{known_keys}");
+    }
+
+    /// Two IPv4 keys pack to the same words exactly when they are equal.
+    #[test]
+    fn packed_v4_keys_are_one_to_one() {
+        let key = |address: &str, protocol: u16, first: u16, last: u16| -> Key {
+            (
+                address.parse().expect("a network"),
+                protocol,
+                PortRange { first, last },
+            )
+        };
+        let keys = [
+            key("10.0.0.1/32", 6, 80, 80),
+            key("10.0.0.1/31", 6, 80, 80),
+            key("10.0.0.2/32", 6, 80, 80),
+            key("10.0.0.1/32", 17, 80, 80),
+            key("10.0.0.1/32", 6, 81, 81),
+            key("10.0.0.1/32", 6, 80, 81),
+            key("10.0.0.1/32", 65535, 65535, 65535),
+            key("0.0.0.0/0", 0, 0, 0),
+        ];
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(a == b, packed_v4(a) == packed_v4(b), "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(packed_v4(&key("::1/128", 6, 80, 80)), None);
     }
 
     fn nat(lines: &str) -> String {

@@ -224,9 +224,20 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             if iptables.is_some() && (service_chain(name).is_some() || is_endpoint_chain(name)) {
                 continue;
             }
+            // Where `at` is in the model's dispatch rules (read in order with the chain's).
+            let mut at = 0;
             for rule in chain.rules() {
                 if iptables.is_some() && (ipvs.is_some() || router.is_some()) {
                     break;
+                }
+                // kube-proxy's dispatch rules (most of a large node's nat `KUBE-SERVICES`) show
+                // only iptables mode: a jump to a Service chain, no set match.
+                if iptables.is_some()
+                    && kube
+                        .dispatch_keys
+                        .is_plain_dispatch(chain.id, rule.id, &mut at)
+                {
+                    continue;
                 }
                 // The target and whether any match is a set match (from the module words, without
                 // building the matches), read once for the questions below (this runs for every
@@ -386,6 +397,42 @@ mod tests {
         // D, E (a loop) and F (jumps to itself) are islands no hook reaches.
         assert!(unreachable >= 3, "{unreachable}");
         assert!(fell_back);
+    }
+
+    /// The model's plain dispatch rules, which the lint skips, have no set match and jump to
+    /// no IPVS or kube-router chain, and the lint finds the same without skipping them.
+    #[test]
+    fn plain_dispatch_rules_show_only_iptables_mode() {
+        let mut plain = 0;
+        for text in crate::lints::cluster_ip_conflict::tests::damaged_dispatch_texts() {
+            let parsed = rulelint_parser::parse(&text);
+            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
+            let keys = &model.dispatch_keys;
+            if let Some(chain) = keys.chain {
+                let mut at = 0;
+                for rule in parsed.ruleset.chain(chain).rules() {
+                    if keys.is_plain_dispatch(chain, rule.id, &mut at) {
+                        plain += 1;
+                        assert!(!NfacctOrSet::of(rule).set, "{}", rule.text());
+                        let target = rule.target().map(|t| t.name());
+                        assert!(jump_named(rule, target, is_ipvs_chain).is_none());
+                        assert_ne!(target, Some("KUBE-ROUTER-SERVICES"));
+                    }
+                }
+            }
+            let run_on = |model: crate::kube::KubeModel<'_>| {
+                let cx = LintContext::new(&parsed.ruleset, &graph);
+                cx.set_kube_for_tests(model);
+                let mut out = Vec::new();
+                check(&cx, &mut Findings::new(&LINT, &mut out));
+                out
+            };
+            let mut without_keys = model.clone();
+            without_keys.dispatch_keys = Default::default();
+            assert_eq!(run_on(model), run_on(without_keys));
+        }
+        assert!(plain > 1_000, "{plain}");
     }
 
     #[test]

@@ -120,6 +120,17 @@ struct OptionFacts {
 }
 
 impl OptionFacts {
+    /// The facts of a dispatch rule that the model read in kube-proxy's shape with its key
+    /// and nothing else (`DispatchKeys::is_plain_dispatch`): `-d` and `-p` as basic options,
+    /// not negated, and a `--dport`; no `-s` and no `mark` match (a test compares with `read`).
+    const PLAIN_DISPATCH: OptionFacts = OptionFacts {
+        source: None,
+        destination: Some(false),
+        protocol: Some(false),
+        mark: None,
+        port: true,
+    };
+
     fn read(rule: RuleRef<'_, '_>) -> OptionFacts {
         let mut facts = OptionFacts::default();
         for m in rule.matches() {
@@ -628,6 +639,10 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             continue;
         }
         let mut mark_return_seen = false;
+        // nat `KUBE-SERVICES`: the model read its dispatch rules of kube-proxy's shape.
+        let dispatch_keys =
+            (kind == TableKind::Nat && name == "KUBE-SERVICES").then(|| &cx.kube().dispatch_keys);
+        let mut at = 0;
         for rule in chain.rules() {
             let Some(target) = rule.target() else {
                 continue;
@@ -643,10 +658,18 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             {
                 continue;
             }
+            // A dispatch rule that matches only its address, protocol and port (and comments):
+            // its facts are known without reading its words.
+            let plain_dispatch =
+                dispatch_keys.is_some_and(|k| k.is_plain_dispatch(chain.id, rule.id, &mut at));
             // A match iptables could not print is RL502's finding, not a lost match. kube-proxy's
             // dispatch shape has none (its words are of five kinds, the marker is of its own).
-            let shaped = dispatch_shape_tokens(rule);
-            if shaped.is_none() && rule.has_unsupported_revision() {
+            let shaped = if plain_dispatch {
+                None
+            } else {
+                dispatch_shape_tokens(rule)
+            };
+            if !plain_dispatch && shaped.is_none() && rule.has_unsupported_revision() {
                 continue;
             }
             // A DROP or REJECT with no match at all in an owned chain is RL401's.
@@ -657,6 +680,7 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             // A rule with every match that the known rules of its target need lost nothing,
             // whatever its comment says: most rules of a healthy node stop here, unread.
             let options = match &shaped {
+                _ if plain_dispatch => OptionFacts::PLAIN_DISPATCH,
                 Some(shaped) => OptionFacts::of_dispatch_shape(rule, shaped),
                 None => OptionFacts::read(rule),
             };
@@ -683,8 +707,8 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             if missing.is_empty() {
                 continue;
             }
-            // The generation only now: the Kubernetes model is built for it (check runs this
-            // lint beside the model's build, see `crate::check`).
+            // The generation only now: the Kubernetes model is built for it (outside nat
+            // `KUBE-SERVICES`, which asks it for the dispatch rules it read).
             match known.when {
                 When::Always => {}
                 When::NoMarkReturnBefore if mark_return_seen => continue,
@@ -744,6 +768,40 @@ mod tests {
 
     /// Every need reads the same from `OptionFacts` as one option at a time, on every rule of
     /// the lint corpus, odd forms and a generated node.
+    /// The model's plain dispatch rules have the facts the lint gives them unread, and the
+    /// lint finds the same without the model's keys.
+    #[test]
+    fn plain_dispatch_facts_are_the_read_ones() {
+        let mut plain = 0;
+        for text in crate::lints::cluster_ip_conflict::tests::damaged_dispatch_texts() {
+            let parsed = rulelint_parser::parse(&text);
+            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
+            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
+            let keys = &model.dispatch_keys;
+            if let Some(chain) = keys.chain {
+                let mut at = 0;
+                for rule in parsed.ruleset.chain(chain).rules() {
+                    if keys.is_plain_dispatch(chain, rule.id, &mut at) {
+                        plain += 1;
+                        assert_eq!(OptionFacts::read(rule), OptionFacts::PLAIN_DISPATCH);
+                        assert!(!rule.has_unsupported_revision());
+                    }
+                }
+            }
+            let run_on = |model: crate::kube::KubeModel<'_>| {
+                let cx = LintContext::new(&parsed.ruleset, &graph);
+                cx.set_kube_for_tests(model);
+                let mut out = Vec::new();
+                check(&cx, &mut Findings::new(&LINT, &mut out));
+                out
+            };
+            let mut without_keys = model.clone();
+            without_keys.dispatch_keys = Default::default();
+            assert_eq!(run_on(model), run_on(without_keys));
+        }
+        assert!(plain > 1_000, "{plain}");
+    }
+
     #[test]
     fn needs_read_in_one_walk_hold_as_read_one_by_one() {
         const NEEDS: [Need; 12] = [
