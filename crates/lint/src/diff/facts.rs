@@ -452,16 +452,21 @@ pub(super) fn collect_iptables_services<'r>(
                 .or_else(|| jump.chain.map(|c| set.chain(c).name()))
                 .unwrap_or("?")
         };
+        // Gathered once: asking every endpoint about every other is quadratic in a Service's
+        // endpoints (40k of them took 15 s).
+        let affine: std::collections::HashSet<Option<ChainId>> = service
+            .endpoints
+            .iter()
+            .filter(|j| j.affinity)
+            .map(|j| j.chain)
+            .collect();
         let mut remaining = 1.0_f64;
         for jump in Service::balanced(&service.endpoints) {
             let destination = destination(jump);
             let probability = jump.probability.unwrap_or(1.0).clamp(0.0, 1.0);
             let weight = remaining * probability;
             remaining -= weight;
-            let affinity = service
-                .endpoints
-                .iter()
-                .any(|j| j.affinity && j.chain == jump.chain);
+            let affinity = affine.contains(&jump.chain);
             let chain = set.chain(set.rule(jump.rule).get().chain).name();
             out.push(fact(
                 Subject::Endpoint {
@@ -704,12 +709,16 @@ pub(super) fn collect_catalog<'r, 'a: 'r>(
         let destination = |e: &'r CatalogEndpoint<'_>| -> &'r str {
             e.destination.as_deref().or(e.chain).unwrap_or("?")
         };
+        // Gathered once, as for an iptables node (quadratic otherwise).
+        let affine: std::collections::HashSet<&str> = service
+            .endpoints
+            .iter()
+            .filter(|e| e.affinity_check)
+            .map(destination)
+            .collect();
         for endpoint in service.endpoints.iter().filter(|e| !e.affinity_check) {
             let to = destination(endpoint);
-            let affinity = service
-                .endpoints
-                .iter()
-                .any(|e| e.affinity_check && destination(e) == to);
+            let affinity = affine.contains(to);
             out.push(fact(
                 Subject::Endpoint {
                     service: key,
