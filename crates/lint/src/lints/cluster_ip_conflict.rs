@@ -414,16 +414,12 @@ pub(crate) mod tests {
                 known_keys += 1;
             }
             // The lint with the model's keys finds what it finds reading every rule itself.
-            let run_on = |model: crate::kube::KubeModel<'_>| {
-                let cx = LintContext::new(&parsed.ruleset, &graph);
-                cx.set_kube_for_tests(model);
-                let mut out = Vec::new();
-                check(&cx, &mut Findings::new(&LINT, &mut out));
-                out
-            };
-            let mut without_keys = model.clone();
-            without_keys.dispatch_keys = Default::default();
-            assert_eq!(run_on(model), run_on(without_keys));
+            crate::lints::testing::assert_same_without_dispatch_keys(
+                &LINT,
+                &parsed.ruleset,
+                &graph,
+                &model,
+            );
         }
         assert!(known_keys > 1_000, "{known_keys}");
     }

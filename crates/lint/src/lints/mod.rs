@@ -42,6 +42,32 @@ pub(crate) mod testing {
         out
     }
 
+    /// Asserts that `lint` finds the same with the model's dispatch keys as with a model that
+    /// has none (the lint then reads every dispatch rule itself): for the lints that take what
+    /// the model read of nat `KUBE-SERVICES` instead of reading it again.
+    pub fn assert_same_without_dispatch_keys(
+        lint: &'static Lint,
+        set: &rulelint_parser::Ruleset<'_>,
+        graph: &ChainGraph,
+        model: &crate::kube::KubeModel<'_>,
+    ) {
+        let run_on = |model: crate::kube::KubeModel<'_>| {
+            let cx = LintContext::new(set, graph);
+            cx.set_kube_for_tests(model);
+            let mut out = Vec::new();
+            (lint.check)(&cx, &mut Findings::new(lint, &mut out));
+            out
+        };
+        let mut without_keys = model.clone();
+        without_keys.dispatch_keys = Default::default();
+        assert_eq!(
+            run_on(model.clone()),
+            run_on(without_keys),
+            "{}",
+            lint.info.name
+        );
+    }
+
     /// Every `pass` dump yields no finding of the lint; every `fail` dump yields the given number.
     pub fn assert_cases(lint: &'static Lint, pass: &[&str], fail: &[(&str, usize)]) {
         for text in pass {
