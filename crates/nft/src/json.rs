@@ -489,16 +489,8 @@ impl<'a> Reader<'a> {
     /// (`cap_per_code`), so a document of 200k objects rulelint does not read holds a few
     /// hundred diagnostics, not one per object. Not in a text with a suppression marker.
     fn cap_diagnostics(&mut self) {
-        use rulelint_parser::cap;
-        let text = self.text;
-        if !*self.may_cap.get_or_insert_with(|| cap::may_cap(text)) {
-            self.next_cap = usize::MAX;
-            return;
-        }
-        self.diags
-            .sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
-        cap::cap_per_code(&mut self.diags);
-        self.next_cap = self.diags.len() + cap::CAP_EVERY;
+        self.next_cap =
+            rulelint_parser::cap::cap_tail(self.text, &mut self.may_cap, &mut self.diags, 0);
     }
 
     /// `{"nftables": [ ITEM, ... ]}`, item by item.

@@ -154,20 +154,17 @@ pub(crate) fn tokenize_range(
     lex::<true>(text, from, to, diagnostics)
 }
 
-/// Caps the lexer's diagnostics (`diagnostics[own..]`, in text order) to what a report shows of
-/// each code and one that counts the rest, so 200k lines with an open string (132 MB of
-/// diagnostics) hold a few hundred; returns the length at which to cap again (`usize::MAX`
-/// when the text holds a suppression marker, whose suppressions come before the report's cap).
+/// Caps the lexer's diagnostics (`diagnostics[own..]`) to what a report shows of each code and
+/// one that counts the rest (`cap::cap_tail`), so 200k lines with an open string (132 MB of
+/// diagnostics) hold a few hundred; returns the length at which to cap again.
 #[cold]
-fn cap_lexed(text: &str, diagnostics: &mut Vec<Diagnostic>, own: usize) -> usize {
-    use rulelint_parser::cap;
-    if !cap::may_cap(text) {
-        return usize::MAX;
-    }
-    let mut lexed = diagnostics.split_off(own);
-    cap::cap_per_code(&mut lexed);
-    diagnostics.append(&mut lexed);
-    diagnostics.len() + cap::CAP_EVERY
+fn cap_lexed(
+    text: &str,
+    may_cap: &mut Option<bool>,
+    diagnostics: &mut Vec<Diagnostic>,
+    own: usize,
+) -> usize {
+    rulelint_parser::cap::cap_tail(text, may_cap, diagnostics, own)
 }
 
 /// The tokenizer; `BLOCKS`: read plain stretches 64 bytes at a time where the CPU allows
@@ -247,6 +244,7 @@ unsafe fn lex_with<const BLOCKS: bool, const AVX2: bool>(
     // The lexer's own diagnostics are capped as they grow (`cap_lexed`), from here on.
     let own_diags = diagnostics.len();
     let mut next_cap = own_diags + rulelint_parser::cap::CAP_EVERY;
+    let mut may_cap = None;
     // The kind is not stored (it follows from the first byte); the unit tests check that it
     // does for every token pushed.
     let push = |out: &mut Vec<Token>, kind: Kind, start: usize, end: usize| {
@@ -337,7 +335,7 @@ unsafe fn lex_with<const BLOCKS: bool, const AVX2: bool>(
                             .with_help("close the string with `\"` before the end of the line"),
                         );
                         if diagnostics.len() >= next_cap {
-                            next_cap = cap_lexed(text, diagnostics, own_diags);
+                            next_cap = cap_lexed(text, &mut may_cap, diagnostics, own_diags);
                         }
                         push(out, Kind::Str, i, end);
                         i = line_end;

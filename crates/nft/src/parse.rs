@@ -777,17 +777,12 @@ impl<'a> Parser<'a> {
     /// does not hold one diagnostic per line. Not in a text with a suppression marker: a
     /// suppression removes findings before the report caps them.
     fn cap_diagnostics(&mut self) {
-        use rulelint_parser::cap;
-        let text = self.text;
-        if !*self.may_cap.get_or_insert_with(|| cap::may_cap(text)) {
-            self.next_cap = usize::MAX;
-            return;
-        }
-        let mut own = self.diags.split_off(self.own_diags);
-        own.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
-        cap::cap_per_code(&mut own);
-        self.diags.append(&mut own);
-        self.next_cap = self.diags.len() + cap::CAP_EVERY;
+        self.next_cap = rulelint_parser::cap::cap_tail(
+            self.text,
+            &mut self.may_cap,
+            &mut self.diags,
+            self.own_diags,
+        );
     }
 
     /// A named object kept as text; skips its balanced braces.

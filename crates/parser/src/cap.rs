@@ -58,6 +58,25 @@ pub fn stands_for(d: &Diagnostic) -> usize {
     left_out_count(d).unwrap_or(1)
 }
 
+/// A reader's capping as it goes: `diagnostics[from..]` (the reader's own) sorted by position
+/// and capped ([`cap_per_code`]), unless `text` holds a suppression marker (asked once, the
+/// answer kept in `may`); returns the length at which to cap again (`usize::MAX`: never).
+pub fn cap_tail(
+    text: &str,
+    may: &mut Option<bool>,
+    diagnostics: &mut Vec<Diagnostic>,
+    from: usize,
+) -> usize {
+    if !*may.get_or_insert_with(|| may_cap(text)) {
+        return usize::MAX;
+    }
+    let mut own = diagnostics.split_off(from.min(diagnostics.len()));
+    own.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    cap_per_code(&mut own);
+    diagnostics.append(&mut own);
+    diagnostics.len() + CAP_EVERY
+}
+
 /// At a parse's end, with `diagnostics` sorted by position: when a capping ran while reading,
 /// caps once more, so that the diagnostics read after it do not follow the finding that says
 /// they are not shown (what `rulelint parse` prints). A list never capped is left as it is.

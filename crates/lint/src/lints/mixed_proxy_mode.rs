@@ -403,32 +403,12 @@ mod tests {
     /// no IPVS or kube-router chain, and the lint finds the same without skipping them.
     #[test]
     fn plain_dispatch_rules_show_only_iptables_mode() {
-        let mut plain = 0;
-        for text in crate::lints::cluster_ip_conflict::tests::damaged_dispatch_texts() {
-            let parsed = rulelint_parser::parse(&text);
-            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
-            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
-            let keys = &model.dispatch_keys;
-            if let Some(chain) = keys.chain {
-                let mut at = 0;
-                for rule in parsed.ruleset.chain(chain).rules() {
-                    if keys.is_plain_dispatch(chain, rule.id, &mut at) {
-                        plain += 1;
-                        assert!(!NfacctOrSet::of(rule).set, "{}", rule.text());
-                        let target = rule.target().map(|t| t.name());
-                        assert!(jump_named(rule, target, is_ipvs_chain).is_none());
-                        assert_ne!(target, Some("KUBE-ROUTER-SERVICES"));
-                    }
-                }
-            }
-            crate::lints::testing::assert_same_without_dispatch_keys(
-                &LINT,
-                &parsed.ruleset,
-                &graph,
-                &model,
-            );
-        }
-        assert!(plain > 1_000, "{plain}");
+        crate::lints::testing::for_each_plain_dispatch_rule(&LINT, |rule| {
+            assert!(!NfacctOrSet::of(rule).set, "{}", rule.text());
+            let target = rule.target().map(|t| t.name());
+            assert!(jump_named(rule, target, is_ipvs_chain).is_none());
+            assert_ne!(target, Some("KUBE-ROUTER-SERVICES"));
+        });
     }
 
     #[test]

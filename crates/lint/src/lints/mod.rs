@@ -68,6 +68,33 @@ pub(crate) mod testing {
         );
     }
 
+    /// Over the damaged dispatch texts (`cluster_ip_conflict`'s tests): `look(rule)` on each rule
+    /// the model read as a plain dispatch rule (more than a thousand of them), and `lint` finds
+    /// the same with and without the model's keys.
+    pub fn for_each_plain_dispatch_rule(
+        lint: &'static Lint,
+        mut look: impl FnMut(rulelint_parser::RuleRef<'_, '_>),
+    ) {
+        let mut plain = 0;
+        for text in crate::lints::cluster_ip_conflict::tests::damaged_dispatch_texts() {
+            let parsed = parse(&text);
+            let graph = ChainGraph::build(&parsed.ruleset);
+            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
+            let keys = &model.dispatch_keys;
+            if let Some(chain) = keys.chain {
+                let mut at = 0;
+                for rule in parsed.ruleset.chain(chain).rules() {
+                    if keys.is_plain_dispatch(chain, rule.id, &mut at) {
+                        plain += 1;
+                        look(rule);
+                    }
+                }
+            }
+            assert_same_without_dispatch_keys(lint, &parsed.ruleset, &graph, &model);
+        }
+        assert!(plain > 1_000, "{plain}");
+    }
+
     /// Every `pass` dump yields no finding of the lint; every `fail` dump yields the given number.
     pub fn assert_cases(lint: &'static Lint, pass: &[&str], fail: &[(&str, usize)]) {
         for text in pass {

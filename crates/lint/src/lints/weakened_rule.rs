@@ -766,38 +766,18 @@ mod tests {
     use super::*;
     use crate::lints::testing::{assert_cases, filter, nat, run};
 
-    /// Every need reads the same from `OptionFacts` as one option at a time, on every rule of
-    /// the lint corpus, odd forms and a generated node.
     /// The model's plain dispatch rules have the facts the lint gives them unread, and the
     /// lint finds the same without the model's keys.
     #[test]
     fn plain_dispatch_facts_are_the_read_ones() {
-        let mut plain = 0;
-        for text in crate::lints::cluster_ip_conflict::tests::damaged_dispatch_texts() {
-            let parsed = rulelint_parser::parse(&text);
-            let graph = rulelint_parser::ChainGraph::build(&parsed.ruleset);
-            let model = crate::kube::KubeModel::build(&parsed.ruleset, &graph);
-            let keys = &model.dispatch_keys;
-            if let Some(chain) = keys.chain {
-                let mut at = 0;
-                for rule in parsed.ruleset.chain(chain).rules() {
-                    if keys.is_plain_dispatch(chain, rule.id, &mut at) {
-                        plain += 1;
-                        assert_eq!(OptionFacts::read(rule), OptionFacts::PLAIN_DISPATCH);
-                        assert!(!rule.has_unsupported_revision());
-                    }
-                }
-            }
-            crate::lints::testing::assert_same_without_dispatch_keys(
-                &LINT,
-                &parsed.ruleset,
-                &graph,
-                &model,
-            );
-        }
-        assert!(plain > 1_000, "{plain}");
+        crate::lints::testing::for_each_plain_dispatch_rule(&LINT, |rule| {
+            assert_eq!(OptionFacts::read(rule), OptionFacts::PLAIN_DISPATCH);
+            assert!(!rule.has_unsupported_revision());
+        });
     }
 
+    /// Every need reads the same from `OptionFacts` as one option at a time, on every rule of
+    /// the lint corpus, odd forms and a generated node.
     #[test]
     fn needs_read_in_one_walk_hold_as_read_one_by_one() {
         const NEEDS: [Need; 12] = [
