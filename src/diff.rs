@@ -66,10 +66,17 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
             return Ok(EXIT_INPUT);
         }
     };
-    // Standard input cannot be read twice: read it with the rest, whole.
-    if entries.len() == 2 || entries.iter().any(|e| e.path == "-") {
+    // Two inputs are compared whole, with their rules; so is standard input named twice.
+    if entries.len() == 2 || entries.iter().filter(|e| e.path == "-").count() > 1 {
         return run_whole(&entries, format, color, out);
     }
+    // Standard input cannot be read twice, and a mixed cluster's inputs are read twice: it is
+    // read once, here, and held (one node's text) while the other inputs stream past it.
+    let stdin = entries
+        .iter()
+        .any(|e| e.path == "-")
+        .then(|| crate::input::read("-"));
+    let stdin = stdin.as_ref();
     let digests = entries.len() > 2;
     let options = FactOptions {
         digests,
@@ -116,7 +123,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
             Outcome::Failed(message) => Status::Failed(message),
         };
     };
-    read_facts(&entries, &indexes, options, threads(), |i, o| {
+    read_facts(&entries, &indexes, options, stdin, threads(), |i, o| {
         take(i, o, &mut group, &mut status)
     });
     // Comparisons with nftables nodes read every node's Service catalogue: read the
@@ -132,7 +139,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
             digests,
             catalog: true,
         };
-        read_facts(&entries, &again, catalog, threads(), |i, o| {
+        read_facts(&entries, &again, catalog, stdin, threads(), |i, o| {
             take(i, o, &mut group, &mut status)
         });
     }
@@ -258,7 +265,12 @@ fn names_of(entries: &[&Entry]) -> Vec<String> {
     let loaded: Vec<Loaded> = entries
         .iter()
         .map(|e| Loaded {
-            name: e.path.clone(),
+            // As `input::read` names it, so that the names are those of the inputs read whole.
+            name: if e.path == "-" {
+                crate::input::STDIN_NAME.to_string()
+            } else {
+                e.path.clone()
+            },
             text: String::new(),
         })
         .collect();
@@ -299,13 +311,17 @@ fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Standard input as read once, before the other inputs ([`run`]).
+type ReadStdin = Result<crate::input::Input, String>;
+
 /// Reads the inputs `which` on `threads` threads and hands each outcome to `take` on this
 /// thread as it comes, so that an input's facts are packed, and its text and rules dropped,
-/// while the next ones are read.
+/// while the next ones are read. An input `-` is `stdin`'s text.
 fn read_facts(
     entries: &[Entry],
     which: &[usize],
     options: FactOptions,
+    stdin: Option<&ReadStdin>,
     threads: usize,
     mut take: impl FnMut(usize, Outcome),
 ) {
@@ -322,7 +338,8 @@ fn read_facts(
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&i) = which.get(k) else { break };
-                        if send.send((i, read_one(&entries[i], options))).is_err() {
+                        let outcome = read_one(&entries[i], options, stdin);
+                        if send.send((i, outcome)).is_err() {
                             break;
                         }
                     }
@@ -347,21 +364,31 @@ fn read_facts(
     }
 }
 
-/// Reads one input and reduces it to its facts.
-fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
-    match read_v2(&entry.path) {
-        Ok(Some(summary)) => {
-            return Outcome::Chunked {
-                summary,
-                path: entry.path.clone(),
+/// Reads one input (`-` is `stdin`'s text, read before) and reduces it to its facts.
+fn read_one(entry: &Entry, options: FactOptions, stdin: Option<&ReadStdin>) -> Outcome {
+    let read_here;
+    let input = match stdin {
+        Some(read) if entry.path == "-" => match read {
+            Ok(input) => input,
+            Err(message) => return Outcome::Failed(message.clone()),
+        },
+        _ => {
+            match read_v2(&entry.path) {
+                Ok(Some(summary)) => {
+                    return Outcome::Chunked {
+                        summary,
+                        path: entry.path.clone(),
+                    };
+                }
+                Ok(None) => {}
+                Err(message) => return Outcome::Failed(message),
+            }
+            read_here = match crate::input::read(&entry.path) {
+                Ok(i) => i,
+                Err(message) => return Outcome::Failed(message),
             };
+            &read_here
         }
-        Ok(None) => {}
-        Err(message) => return Outcome::Failed(message),
-    }
-    let input = match crate::input::read(&entry.path) {
-        Ok(i) => i,
-        Err(message) => return Outcome::Failed(message),
     };
     if summary::is_summary(&input.text) {
         return match summary::from_json(&input.text) {
@@ -375,7 +402,7 @@ fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
                     facts,
                     declared: true,
                     summary: true,
-                    path: input.name,
+                    path: input.name.clone(),
                 }
             }
             Err(e) => Outcome::Failed(format!("`{}`: {e}", input.name)),
@@ -386,7 +413,7 @@ fn read_one(entry: &Entry, options: FactOptions) -> Outcome {
             facts,
             declared,
             summary: false,
-            path: input.name,
+            path: input.name.clone(),
         },
         None if entry.from_folder => Outcome::Skipped(entry.path.clone()),
         None => Outcome::Failed(format!(

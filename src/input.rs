@@ -13,6 +13,9 @@ pub struct Input {
     pub text: String,
 }
 
+/// How standard input (`-`) is named in messages and reports.
+pub(crate) const STDIN_NAME: &str = "<stdin>";
+
 /// The largest dump read, in MiB, unless `RULELINT_MAX_DUMP_MB` says otherwise: a 1M-rule node
 /// is about 250 MB; a gzip bomb stops here instead of filling memory.
 const DEFAULT_MAX_DUMP_MB: u64 = 4096;
@@ -99,7 +102,7 @@ fn read_limited(path: &str, limit: u64) -> Result<Input, String> {
             .take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| format!("cannot read standard input: {e}"))?;
-        String::from("<stdin>")
+        String::from(STDIN_NAME)
     } else {
         let mut file = File::open(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
         let known = file

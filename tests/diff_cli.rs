@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{rulelint, stderr, stdout};
+use common::{TempDir, rulelint, stderr, stdout};
 
 #[test]
 fn healthy_nodes_exit_0_and_list_expected_differences() {
@@ -382,4 +382,78 @@ fn the_bounded_pair_path_writes_the_same_report() {
         with_rule_changes >= 4,
         "{with_rule_changes} pairs with rule changes"
     );
+}
+
+/// Standard input among many inputs is read once, before the others, and held while they
+/// stream past (a mixed cluster reads every input twice): the report is the one of the same
+/// text in a file, for an iptables group, a group in migration (iptables and nftables nodes)
+/// and a summary piped in, wherever `-` stands.
+#[test]
+fn standard_input_in_a_group_gives_the_report_of_its_file() {
+    let dir = TempDir::new("diff-stdin");
+    for (case, node) in [
+        ("group-odd-node", 3),
+        ("migration-group", 0),
+        ("migration-group", 1),
+        ("migration-group", 3),
+    ] {
+        let folder = format!("corpus/diff/{case}");
+        let mut files: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".txt"))
+            .collect();
+        files.sort();
+        let text = std::fs::read_to_string(&files[node]).unwrap();
+        let summary = dir.0.join(format!("{case}-{node}.sum"));
+        let made = rulelint(
+            &["summarize", &files[node], "-o", summary.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+        // The dump named in its text, so that the file and standard input name one node.
+        let named = dir.write(
+            &format!("{case}-{node}.txt"),
+            &format!("# node: piped\n{text}"),
+        );
+        let piped_summary = std::fs::read(&summary).unwrap();
+        for (file, piped) in [
+            (
+                named.to_string_lossy().into_owned(),
+                format!("# node: piped\n{text}").into_bytes(),
+            ),
+            (summary.to_string_lossy().into_owned(), piped_summary),
+        ] {
+            for format in ["human", "json"] {
+                let mut from_file = files.clone();
+                from_file[node] = file.clone();
+                let mut from_stdin = files.clone();
+                from_stdin[node] = "-".to_string();
+                let run = |inputs: &[String], stdin: Option<&[u8]>| {
+                    let mut args = vec!["diff", "--format", format];
+                    args.extend(inputs.iter().map(String::as_str));
+                    rulelint(&args, stdin)
+                };
+                let want = run(&from_file, None);
+                let got = run(&from_stdin, Some(&piped));
+                let case = format!("{case}, node {node} from {file}, {format}");
+                assert_eq!(
+                    got.status.code(),
+                    want.status.code(),
+                    "{case}: {}",
+                    stderr(&got)
+                );
+                assert_eq!(
+                    stdout(&got),
+                    stdout(&want).replace(&file, "<stdin>"),
+                    "{case}"
+                );
+                assert_eq!(
+                    stderr(&got),
+                    stderr(&want).replace(&file, "<stdin>"),
+                    "{case}"
+                );
+            }
+        }
+    }
 }
