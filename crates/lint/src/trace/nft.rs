@@ -754,8 +754,20 @@ impl<'n, 'a> Walker<'n, 'a> {
         };
         frame.asked += 1;
         let (chain, first) = (frame.chain, frame.stmt as usize + 1);
-        if (frame.asked as usize) <= eval::MAX_RULE_QUESTIONS || b.known(&q).is_some() {
+        if (frame.asked as usize) <= eval::MAX_RULE_QUESTIONS {
             return self.decide(b, work, Tri::Ask(q));
+        }
+        // Answered on the path: searched once here, not again in `decide`.
+        match b.known(&q) {
+            Some(true) => {
+                b.next_stmt();
+                return None;
+            }
+            Some(false) => {
+                b.next_rule();
+                return None;
+            }
+            None => {}
         }
         let mut rest = vec![(q, false)];
         let statements = self
