@@ -297,11 +297,11 @@ fn merges_only_assumptions_that_decided_nothing() {
         "the docker0 question decided nothing: {:#?}",
         result.outcomes
     );
-    let log_steps: Vec<&str> = result
+    let log_steps: Vec<String> = result
         .outcomes
         .iter()
         .flat_map(|o| &o.steps)
-        .map(|s| s.effect.as_str())
+        .map(|s| s.effect_text().into_owned())
         .filter(|e| e.contains("LOG"))
         .collect();
     assert!(!log_steps.is_empty());

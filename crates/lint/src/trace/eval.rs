@@ -152,11 +152,47 @@ impl Tri {
     }
 }
 
+/// The most questions one rule asks one by one. A rule of thousands of undecided matches would
+/// otherwise fork once per match, each path carrying the answers before it (quadratic in the
+/// rule); from this many on, the rule's remaining undecided matches are one question
+/// ([`folded_question`]).
+pub const MAX_RULE_QUESTIONS: usize = 16;
+
+/// The one question that stands for a rule's undecided matches from the
+/// [`MAX_RULE_QUESTIONS`]th on (two or more): they all let the packet on. Each is a question
+/// as asked alone, `not: ` before those of negated matches; the text names the first two,
+/// the last and how many there are.
+pub fn folded_question(questions: &[(String, bool)]) -> String {
+    let n = questions.len();
+    let show = |(q, negated): &(String, bool)| {
+        if *negated {
+            format!("not: {q}")
+        } else {
+            q.clone()
+        }
+    };
+    let listed = match questions {
+        [a, b, .., last] if n > 3 => {
+            format!("{}; {}; ({} more); {}", show(a), show(b), n - 3, show(last))
+        }
+        _ => questions.iter().map(show).collect::<Vec<_>>().join("; "),
+    };
+    format!(
+        "all of the rule's {n} further undecided matches let the packet on (one question: a \
+         rule asks at most {MAX_RULE_QUESTIONS} one by one): {listed}"
+    )
+}
+
 /// Collects the matches of one rule.
 struct Acc<'k> {
     known: &'k dyn Fn(&str) -> Option<bool>,
     ask: Option<String>,
     random: Option<f64>,
+    /// The questions met so far, answered on the path or not.
+    asked: usize,
+    /// The unanswered questions from the [`MAX_RULE_QUESTIONS`]th on (with whether the match
+    /// is negated), while no earlier one is unanswered.
+    rest: Vec<(String, bool)>,
 }
 
 impl Acc<'_> {
@@ -165,17 +201,46 @@ impl Acc<'_> {
         let value = match t {
             Tri::Yes => true,
             Tri::No => false,
-            Tri::Ask(q) => match (self.known)(&q) {
-                Some(b) => b,
-                None => {
-                    if self.ask.is_none() {
-                        self.ask = Some(q);
+            Tri::Ask(q) => {
+                self.asked += 1;
+                match (self.known)(&q) {
+                    Some(b) => b,
+                    None => {
+                        if self.asked <= MAX_RULE_QUESTIONS {
+                            self.ask.get_or_insert(q);
+                        } else if self.ask.is_none() {
+                            self.rest.push((q, negated));
+                        }
+                        return true;
                     }
-                    return true;
                 }
-            },
+            }
         };
         value != negated
+    }
+
+    /// The answer once every match has been added.
+    fn answer(self) -> Eval {
+        let mut rest = self.rest;
+        let ask = match (self.ask, rest.len()) {
+            (Some(q), _) => Some(q),
+            (None, 0) => None,
+            // One question left: asked alone, as any other.
+            (None, 1) => rest.pop().map(|(q, _)| q),
+            (None, _) => {
+                let folded = folded_question(&rest);
+                match (self.known)(&folded) {
+                    Some(true) => None,
+                    Some(false) => return Eval::No,
+                    None => Some(folded),
+                }
+            }
+        };
+        match (ask, self.random) {
+            (Some(q), _) => Eval::Ask(q),
+            (None, Some(r)) => Eval::Random(r),
+            (None, None) => Eval::Yes,
+        }
     }
 }
 
@@ -191,6 +256,8 @@ pub fn rule(
         known,
         ask: None,
         random: None,
+        asked: 0,
+        rest: Vec::new(),
     };
     if rule
         .tokens()
@@ -214,11 +281,7 @@ pub fn rule(
             return Eval::No;
         }
     }
-    match (acc.ask, acc.random) {
-        (Some(q), _) => Eval::Ask(q),
-        (None, Some(r)) => Eval::Random(r),
-        (None, None) => Eval::Yes,
-    }
+    acc.answer()
 }
 
 fn arg<'a>(o: &OptionRef<'_, 'a>) -> &'a str {

@@ -64,6 +64,11 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_RULE_VISITS: usize = 2_000_000;
 /// The most steps one path records (rules that matched): a longer path is a goto loop.
 pub const MAX_PATH_STEPS: usize = 1_000;
+/// The most steps and assumptions the forks of one trace copy (a fork copies its path): a
+/// fork beyond it stops the branch instead. Many rules that each ask one question (a paste of
+/// thousands of small tables) would otherwise make [`MAX_BRANCHES`] paths each as long as the
+/// input, and a report of them all quadratic in it.
+pub const MAX_FORKED: usize = 100_000;
 /// A branch less likely than this is stopped: a `statistic` rule in a loop would otherwise
 /// halve a branch until its probability is zero.
 pub const MIN_PROBABILITY: f64 = 1e-12;
@@ -541,6 +546,8 @@ pub enum Limit {
     PathLength,
     /// A branch's probability fell below [`MIN_PROBABILITY`] (a `statistic` rule in a loop).
     Improbable,
+    /// The forks copied [`MAX_FORKED`] steps and assumptions.
+    Forked,
 }
 
 impl Limit {
@@ -554,6 +561,9 @@ impl Limit {
             Limit::Improbable => {
                 format!("a branch's probability fell below {MIN_PROBABILITY:e} (a random loop?)")
             }
+            Limit::Forked => format!(
+                "the trace's forks copied {MAX_FORKED} steps and assumptions (many paths, each long)"
+            ),
         }
     }
 }
@@ -600,6 +610,97 @@ pub struct Step {
     pub at: StepAt,
     /// What it did, in words: `jump KUBE-SVC-...`, `DNAT to 10.244.1.5:53`, `mark 0x0 -> 0x4000`.
     pub effect: String,
+    /// The answers the step needs, when it is on only some of the paths an outcome merges.
+    pub only_when: Conditions,
+}
+
+impl Step {
+    /// A step every path of its outcome takes.
+    pub fn new(at: StepAt, effect: String) -> Step {
+        Step {
+            at,
+            effect,
+            only_when: Conditions::default(),
+        }
+    }
+
+    /// The effect with the answers it needs: `accept (only when: ...) (only when not: ...)`,
+    /// at most [`MAX_SHOWN_CONDITIONS`] of them, then how many more.
+    pub fn effect_text(&self) -> std::borrow::Cow<'_, str> {
+        if self.only_when.is_empty() {
+            return self.effect.as_str().into();
+        }
+        let mut text = self.effect.clone();
+        for c in &self.only_when.shown {
+            let when = if c.holds {
+                "only when"
+            } else {
+                "only when not"
+            };
+            text.push_str(&format!(" ({when}: {})", c.question));
+        }
+        match self.only_when.more {
+            0 => {}
+            1 => text.push_str(" (and 1 more condition)"),
+            n => text.push_str(&format!(" (and {n} more conditions)")),
+        }
+        text.into()
+    }
+}
+
+/// The most answers a step's text lists (see [`Step::only_when`]); the others are counted. A
+/// rule of thousands of undecided matches merges into a step that needs thousands of answers,
+/// which no one reads, and whose text would grow with each merge.
+pub const MAX_SHOWN_CONDITIONS: usize = 8;
+
+/// An answer a step needs: it is on the path only when the question is answered this way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Condition {
+    /// The question (shared by every step that needs it).
+    pub question: std::sync::Arc<str>,
+    /// The answer.
+    pub holds: bool,
+}
+
+/// The answers a step needs, in the order outcomes were merged: the first
+/// [`MAX_SHOWN_CONDITIONS`] kept, the others counted and folded into a digest, so that two
+/// steps compare equal only when (but for a hash collision) they need the same answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Conditions {
+    shown: Vec<Condition>,
+    more: usize,
+    digest: u64,
+}
+
+impl Conditions {
+    /// Adds an answer.
+    pub fn push(&mut self, condition: Condition) {
+        if self.shown.len() < MAX_SHOWN_CONDITIONS {
+            self.shown.push(condition);
+            return;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.digest.hash(&mut h);
+        condition.hash(&mut h);
+        self.digest = h.finish();
+        self.more += 1;
+    }
+
+    /// The answers listed.
+    pub fn shown(&self) -> &[Condition] {
+        &self.shown
+    }
+
+    /// How many answers are counted and not listed.
+    pub fn more(&self) -> usize {
+        self.more
+    }
+
+    /// No answer is needed: every path of the outcome takes the step.
+    pub fn is_empty(&self) -> bool {
+        self.shown.is_empty()
+    }
 }
 
 /// The destination at the end of a path.

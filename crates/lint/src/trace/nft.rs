@@ -11,7 +11,7 @@
 
 use super::eval::{self, Env, Packet};
 use super::report::{StepDoc, TracedDump, route_step_doc};
-use super::walk::{Hook, Known, assume, hook_interfaces, merge, resolve, settle_affinity};
+use super::walk::{self, Hook, Known, assume, hook_interfaces, merge, resolve, settle_affinity};
 use super::{
     Affinity, Assumption, ConnState, Destination, Endpoint, Limit, MAX_BRANCHES, MAX_DEPTH,
     MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeFacts, NodeTrace, Origin, Outcome,
@@ -216,6 +216,8 @@ struct Frame {
     chain: ChainId,
     rule: u32,
     stmt: u32,
+    /// The questions the rule has met so far on this path (see [`eval::MAX_RULE_QUESTIONS`]).
+    asked: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -234,9 +236,13 @@ struct Branch {
 
 impl Branch {
     fn known(&self, question: &str) -> Option<bool> {
+        // Sorted (`assume`): a path of thousands of assumptions is searched, not scanned.
+        let i = self
+            .assumptions
+            .partition_point(|a| a.question.as_str() < question);
         self.assumptions
-            .iter()
-            .find(|a| a.question == question)
+            .get(i)
+            .filter(|a| a.question == question)
             .map(|a| a.holds)
     }
 
@@ -248,6 +254,7 @@ impl Branch {
         if let Some(f) = self.stack.last_mut() {
             f.rule += 1;
             f.stmt = 0;
+            f.asked = 0;
         }
     }
 
@@ -304,6 +311,8 @@ struct Walker<'n, 'a> {
     bases: [Vec<ChainId>; 5],
     visits: usize,
     branches: usize,
+    /// The steps and assumptions the forks have copied.
+    forked: usize,
     limits: Vec<Limit>,
     outcomes: Vec<Outcome>,
 }
@@ -377,6 +386,7 @@ pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         bases: base_chains(node.set, spec.dst.ip.is_ipv4()),
         visits: 0,
         branches: 1,
+        forked: 0,
         limits: Vec::new(),
         outcomes: Vec::new(),
     };
@@ -428,9 +438,9 @@ pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
 }
 
 impl<'n, 'a> Walker<'n, 'a> {
-    fn fork(&mut self) -> bool {
-        self.branches += 1;
-        self.branches <= MAX_BRANCHES
+    fn fork(&mut self, b: &Branch) -> Option<Limit> {
+        self.forked += b.assumptions.len() + b.steps.len();
+        walk::fork_limit(&mut self.branches, self.forked)
     }
 
     fn set_interfaces(&self, b: &mut Branch) {
@@ -486,6 +496,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                         chain,
                         rule: 0,
                         stmt: 0,
+                        asked: 0,
                     }),
                     None => {
                         if let Some(end) = self.next_stage(b, hook) {
@@ -562,8 +573,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                 match b.known(&q) {
                     Some(l) => l,
                     None => {
-                        if !self.fork() {
-                            return Some(End::Stopped(Limit::Branches));
+                        if let Some(limit) = self.fork(b) {
+                            return Some(End::Stopped(limit));
                         }
                         let mut other = b.clone();
                         other.assume(q.clone(), false);
@@ -597,10 +608,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 }
             }
         };
-        b.steps.push(Step {
-            at: StepAt::Route,
-            effect,
-        });
+        b.steps.push(Step::new(StepAt::Route, effect));
         b.stage = Stage::Hook(match (local, host) {
             (true, false) => Hook::Input,
             (false, false) => Hook::Forward,
@@ -625,9 +633,9 @@ impl<'n, 'a> Walker<'n, 'a> {
         let policy = chain.base.as_ref().and_then(|x| x.policy);
         let drop = policy.is_some_and(|p| p == "drop");
         if drop || !chain.rules.is_empty() {
-            b.steps.push(Step {
-                at: StepAt::NftPolicy(base_id),
-                effect: format!(
+            b.steps.push(Step::new(
+                StepAt::NftPolicy(base_id),
+                format!(
                     "policy {}{}",
                     policy.unwrap_or("accept"),
                     if drop {
@@ -636,7 +644,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                         ": the next base chain of the hook runs"
                     }
                 ),
-            });
+            ));
         }
         if drop {
             return Some(End::Verdict(Verdict::Drop));
@@ -656,12 +664,8 @@ impl<'n, 'a> Walker<'n, 'a> {
         span: rulelint_parser::Span,
     ) -> Option<End> {
         let text = self.node.set.text.get(span.range()).unwrap_or("");
-        let step = |b: &mut Branch, effect: String| {
-            b.steps.push(Step {
-                at: StepAt::NftRule(rule),
-                effect,
-            })
-        };
+        let step =
+            |b: &mut Branch, effect: String| b.steps.push(Step::new(StepAt::NftRule(rule), effect));
         match stmt {
             Stmt::Comment(_) | Stmt::Counter { .. } => {
                 b.next_stmt();
@@ -669,7 +673,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             }
             Stmt::Match { left, op, right } => {
                 let answer = self.match_stmt(b, chain, left, *op, right, text);
-                self.decide(b, work, answer)
+                self.decide_match(b, work, rule, answer)
             }
             Stmt::Vmap { key, map } => self.vmap(b, work, chain, rule, key, map, text),
             Stmt::Verdict(v) => self.verdict(b, rule, v.kind, v.target, chain, None),
@@ -727,12 +731,111 @@ impl<'n, 'a> Walker<'n, 'a> {
                 None
             }
             Stmt::Keyword { .. } | Stmt::Opaque { .. } => {
-                let answer = Tri::Ask(format!(
-                    "the statement `{text}` lets the packet on (not modelled)"
-                ));
-                self.decide(b, work, answer)
+                self.decide_match(b, work, rule, opaque_question(text))
             }
         }
+    }
+
+    /// [`Walker::decide`] for a match statement: from the rule's
+    /// [`eval::MAX_RULE_QUESTIONS`]th question on, the rule's remaining match statements up to
+    /// the next other statement are one question ([`eval::folded_question`]).
+    fn decide_match(
+        &mut self,
+        b: &mut Branch,
+        work: &mut Vec<Branch>,
+        rule: RuleId,
+        answer: Tri,
+    ) -> Option<End> {
+        let Tri::Ask(q) = answer else {
+            return self.decide(b, work, answer);
+        };
+        let Some(frame) = b.stack.last_mut() else {
+            return self.decide(b, work, Tri::Ask(q));
+        };
+        frame.asked += 1;
+        let (chain, first) = (frame.chain, frame.stmt as usize + 1);
+        if (frame.asked as usize) <= eval::MAX_RULE_QUESTIONS {
+            return self.decide(b, work, Tri::Ask(q));
+        }
+        // Answered on the path: searched once here, not again in `decide`.
+        match b.known(&q) {
+            Some(true) => {
+                b.next_stmt();
+                return None;
+            }
+            Some(false) => {
+                b.next_rule();
+                return None;
+            }
+            None => {}
+        }
+        let mut rest = vec![(q, false)];
+        let statements = self
+            .node
+            .set
+            .statements_of(&self.node.set.rules[rule.index()]);
+        let mut resume = statements.len();
+        for (i, st) in statements.iter().enumerate().skip(first) {
+            let text = self.node.set.text.get(st.span.range()).unwrap_or("");
+            let answer = match &st.kind {
+                Stmt::Comment(_) | Stmt::Counter { .. } => continue,
+                Stmt::Match { left, op, right } => {
+                    self.match_stmt(b, chain, left, *op, right, text)
+                }
+                Stmt::Keyword { keyword, .. }
+                    if !matches!(*keyword, "log" | "notrack" | "flow" | "ct" | "dup") =>
+                {
+                    opaque_question(text)
+                }
+                Stmt::Opaque { .. } => opaque_question(text),
+                _ => {
+                    resume = i;
+                    break;
+                }
+            };
+            match answer {
+                Tri::Yes => {}
+                Tri::No => {
+                    b.next_rule();
+                    return None;
+                }
+                Tri::Ask(q) => match b.known(&q) {
+                    Some(true) => {}
+                    Some(false) => {
+                        b.next_rule();
+                        return None;
+                    }
+                    None => rest.push((q, false)),
+                },
+            }
+        }
+        if rest.len() == 1 {
+            let (q, _) = rest.swap_remove(0);
+            return self.decide(b, work, Tri::Ask(q));
+        }
+        let folded = eval::folded_question(&rest);
+        let holds = match b.known(&folded) {
+            Some(holds) => holds,
+            None => {
+                if let Some(limit) = self.fork(b) {
+                    return Some(End::Stopped(limit));
+                }
+                let mut other = b.clone();
+                other.assume(folded.clone(), false);
+                other.next_rule();
+                work.push(other);
+                b.assume(folded, true);
+                true
+            }
+        };
+        if holds {
+            if let Some(f) = b.stack.last_mut() {
+                f.stmt = resume as u32;
+            }
+        } else {
+            b.next_rule();
+        }
+        None
     }
 
     /// Applies a match's answer: the next statement, the next rule, or a fork.
@@ -748,8 +851,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                     b.next_rule();
                 }
                 None => {
-                    if !self.fork() {
-                        return Some(End::Stopped(Limit::Branches));
+                    if let Some(limit) = self.fork(b) {
+                        return Some(End::Stopped(limit));
                     }
                     let mut other = b.clone();
                     other.assume(q.clone(), false);
@@ -774,10 +877,10 @@ impl<'n, 'a> Walker<'n, 'a> {
     ) -> Option<End> {
         let prefix = via.map(|v| format!("{v}: ")).unwrap_or_default();
         let step = |b: &mut Branch, effect: String| {
-            b.steps.push(Step {
-                at: StepAt::NftRule(rule),
-                effect: format!("{prefix}{effect}"),
-            })
+            b.steps.push(Step::new(
+                StepAt::NftRule(rule),
+                format!("{prefix}{effect}"),
+            ))
         };
         match kind {
             VerdictKind::Accept => {
@@ -823,6 +926,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                     chain: callee,
                     rule: 0,
                     stmt: 0,
+                    asked: 0,
                 };
                 if kind == VerdictKind::Goto {
                     if let Some(top) = b.stack.last_mut() {
@@ -884,10 +988,10 @@ impl<'n, 'a> Walker<'n, 'a> {
                     match found {
                         Some(v) => me.verdict(b, rule, v.kind, v.target, chain, None),
                         None => {
-                            b.steps.push(Step {
-                                at: StepAt::NftRule(rule),
-                                effect: format!("numgen {value}: no element (next rule)"),
-                            });
+                            b.steps.push(Step::new(
+                                StepAt::NftRule(rule),
+                                format!("numgen {value}: no element (next rule)"),
+                            ));
                             b.next_rule();
                             None
                         }
@@ -927,8 +1031,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                 Tri::Yes => {}
                 Tri::Ask(q) => {
                     // Fork: this element is the one (the verdict), or not (read on).
-                    if !self.fork() {
-                        return Some(End::Stopped(Limit::Branches));
+                    if let Some(limit) = self.fork(b) {
+                        return Some(End::Stopped(limit));
                     }
                     let mut other = b.clone();
                     other.assume(q.clone(), false);
@@ -979,8 +1083,8 @@ impl<'n, 'a> Walker<'n, 'a> {
         }
         let p = 1.0 / n as f64;
         for i in (1..n).rev() {
-            if !self.fork() {
-                return Some(End::Stopped(Limit::Branches));
+            if let Some(limit) = self.fork(b) {
+                return Some(End::Stopped(limit));
             }
             let mut other = b.clone();
             other.probability *= p;
@@ -1020,10 +1124,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 } else {
                     format!("`{text}`: source rewritten")
                 };
-                b.steps.push(Step {
-                    at: StepAt::NftRule(rule),
-                    effect,
-                });
+                b.steps.push(Step::new(StepAt::NftRule(rule), effect));
                 b.stack.clear();
                 b.base += 1;
                 None
@@ -1099,10 +1200,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 "dnat (not understood: destination kept)".to_string()
             }
         };
-        b.steps.push(Step {
-            at: StepAt::NftRule(rule),
-            effect,
-        });
+        b.steps.push(Step::new(StepAt::NftRule(rule), effect));
         b.stack.clear();
         b.base += 1;
         None
@@ -1186,6 +1284,13 @@ fn rule_chain(node: &NftTraceNode<'_>, rule: RuleId) -> ChainId {
 
 fn tri(b: bool) -> Tri {
     if b { Tri::Yes } else { Tri::No }
+}
+
+/// The question a statement the tracer does not model asks.
+fn opaque_question(text: &str) -> Tri {
+    Tri::Ask(format!(
+        "the statement `{text}` lets the packet on (not modelled)"
+    ))
 }
 
 fn not_modelled(text: &str) -> Tri {

@@ -217,7 +217,7 @@ fn outcome_doc(node: &dyn TracedDump, o: &Outcome) -> OutcomeDoc {
         steps: o
             .steps
             .iter()
-            .map(|s| node.step_doc(s.at, &s.effect))
+            .map(|s| node.step_doc(s.at, &s.effect_text()))
             .collect(),
         stopped: o.stopped.map(Limit::describe),
     }
@@ -300,7 +300,10 @@ pub fn summary(node: &dyn TracedDump, t: &NodeTrace) -> String {
             parts.push(format!("stopped: {}", why.join("; ")));
             continue;
         }
-        let by = of[0].steps.last().map(|s| node.step_doc(s.at, &s.effect));
+        let by = of[0]
+            .steps
+            .last()
+            .map(|s| node.step_doc(s.at, &s.effect_text()));
         let word = match verdict {
             Verdict::Drop => "dropped",
             Verdict::Reject => "rejected",

@@ -3,15 +3,17 @@
 
 use super::eval::{self, Env, Eval, Packet};
 use super::{
-    Affinity, Assumption, ConnState, Destination, Endpoint, How, Input, Limit, MAX_BRANCHES,
-    MAX_DEPTH, MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY, NodeTrace, Origin, Outcome,
-    PacketSpec, Step, StepAt, TraceNode, TracedPacket, Verdict, has_ports, protocol_name,
+    Affinity, Assumption, Condition, ConnState, Destination, Endpoint, How, Input, Limit,
+    MAX_BRANCHES, MAX_DEPTH, MAX_FORKED, MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY,
+    NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt, TraceNode, TracedPacket, Verdict,
+    has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
 use rulelint_parser::views::NatAddress;
 use rulelint_parser::{ChainId, RuleRef, TableKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 /// A netfilter hook (both walkers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +159,19 @@ pub(super) fn hook_interfaces(
 const AFFINITY_MISS: &str =
     "no session-affinity (`recent`) list holds the source (--affinity miss: a first connection)";
 
+/// Counts a fork (both walkers): the bound it would pass, given the steps and assumptions the
+/// forks have copied so far.
+pub(super) fn fork_limit(branches: &mut usize, forked: usize) -> Option<Limit> {
+    *branches += 1;
+    if *branches > MAX_BRANCHES {
+        Some(Limit::Branches)
+    } else if forked > MAX_FORKED {
+        Some(Limit::Forked)
+    } else {
+        None
+    }
+}
+
 /// How a branch ended.
 enum End {
     Verdict(Verdict),
@@ -172,6 +187,8 @@ struct Walker<'n, 'a> {
     affinity: Option<Affinity>,
     visits: usize,
     branches: usize,
+    /// The steps and assumptions the forks have copied.
+    forked: usize,
     limits: Vec<Limit>,
     outcomes: Vec<Outcome>,
 }
@@ -210,6 +227,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         affinity: spec.affinity,
         visits: 0,
         branches: 1,
+        forked: 0,
         limits: Vec::new(),
         outcomes: Vec::new(),
     };
@@ -360,6 +378,9 @@ fn undecided(a: &Outcome, b: &Outcome) -> Option<usize> {
 }
 
 /// Merges `other` into `kept`, which differ only in assumption `k` (see [`merge_undecided`]).
+/// The steps are moved, not copied, and each step only one side took gets the answer it needs
+/// as a [`Condition`] shared by all of them: a cascade of merges (one per undecided match of a
+/// long rule) costs one pointer per step and merge, not a text that grows with each.
 fn join_undecided(kept: &mut Outcome, other: Outcome, k: usize) {
     let question = kept.assumptions.remove(k);
     let (holds, holds_not) = if question.holds {
@@ -378,28 +399,43 @@ fn join_undecided(kept: &mut Outcome, other: Outcome, k: usize) {
         .zip(holds_not[prefix..].iter().rev())
         .take_while(|(x, y)| x == y)
         .count();
-    let only = |steps: &[Step], holds: bool| {
-        let when = if holds { "only when" } else { "only when not" };
-        steps
-            .iter()
-            .map(|s| Step {
-                at: s.at,
-                effect: format!("{} ({when}: {})", s.effect, question.question),
-            })
-            .collect::<Vec<_>>()
+    let shared: Arc<str> = question.question.into();
+    let needs = |holds: bool| {
+        let question = Arc::clone(&shared);
+        move |mut s: Step| {
+            s.only_when.push(Condition {
+                question: Arc::clone(&question),
+                holds,
+            });
+            s
+        }
     };
-    let mut steps = holds[..prefix].to_vec();
-    steps.extend(only(&holds[prefix..holds.len() - suffix], true));
-    steps.extend(only(&holds_not[prefix..holds_not.len() - suffix], false));
-    steps.extend_from_slice(&holds[holds.len() - suffix..]);
+    let (holds_len, holds_not_len) = (holds.len(), holds_not.len());
+    let mut steps = Vec::with_capacity(holds_len + holds_not_len - prefix - suffix);
+    let mut holds = holds.into_iter();
+    steps.extend(holds.by_ref().take(prefix));
+    steps.extend(
+        holds
+            .by_ref()
+            .take(holds_len - prefix - suffix)
+            .map(needs(true)),
+    );
+    steps.extend(
+        holds_not
+            .into_iter()
+            .skip(prefix)
+            .take(holds_not_len - prefix - suffix)
+            .map(needs(false)),
+    );
+    steps.extend(holds);
     kept.steps = steps;
 }
 
 impl<'n, 'a> Walker<'n, 'a> {
-    /// Counts a fork: `false` when the trace has made [`MAX_BRANCHES`] branches already.
-    fn fork(&mut self) -> bool {
-        self.branches += 1;
-        self.branches <= MAX_BRANCHES
+    /// Counts a fork of `b`: the bound it would pass ([`MAX_BRANCHES`], [`MAX_FORKED`]), if any.
+    fn fork(&mut self, b: &Branch) -> Option<Limit> {
+        self.forked += b.assumptions.len() + b.steps.len();
+        fork_limit(&mut self.branches, self.forked)
     }
 
     /// Sets the interfaces the packet has on its current hook.
@@ -509,8 +545,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                     b.assume(question, false);
                 }
                 Eval::Ask(question) => {
-                    if !self.fork() {
-                        return End::Stopped(Limit::Branches);
+                    if let Some(limit) = self.fork(b) {
+                        return End::Stopped(limit);
                     }
                     let mut other = b.clone();
                     other.assume(question.clone(), false);
@@ -526,8 +562,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                     b.stack.last_mut().expect("a frame").pos = pos + 1;
                 }
                 Eval::Random(p) => {
-                    if !self.fork() {
-                        return End::Stopped(Limit::Branches);
+                    if let Some(limit) = self.fork(b) {
+                        return End::Stopped(limit);
                     }
                     let mut other = b.clone();
                     other.probability *= 1.0 - p;
@@ -596,8 +632,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                 match b.known(&q) {
                     Some(l) => l,
                     None => {
-                        if !self.fork() {
-                            return Some(End::Stopped(Limit::Branches));
+                        if let Some(limit) = self.fork(b) {
+                            return Some(End::Stopped(limit));
                         }
                         let mut other = b.clone();
                         other.assume(q.clone(), false);
@@ -632,10 +668,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 }
             }
         };
-        b.steps.push(Step {
-            at: StepAt::Route,
-            effect,
-        });
+        b.steps.push(Step::new(StepAt::Route, effect));
         b.stage = Stage::Hook(match (local, host) {
             (true, false) => Hook::Input,
             (false, false) => Hook::Forward,
@@ -682,10 +715,7 @@ impl<'n, 'a> Walker<'n, 'a> {
         };
         // An ACCEPT policy of a chain without rules changes nothing: not worth a step.
         if drop || policy.is_none() || chain.rule_count() > 0 {
-            b.steps.push(Step {
-                at: StepAt::Policy(base),
-                effect,
-            });
+            b.steps.push(Step::new(StepAt::Policy(base), effect));
         }
         if drop {
             return Some(End::Verdict(Verdict::Drop));
@@ -707,10 +737,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 Some(p) => format!("{effect} (probability {})", super::report::probability(p)),
                 None => effect,
             };
-            b.steps.push(Step {
-                at: StepAt::Rule(rule.id),
-                effect,
-            });
+            b.steps.push(Step::new(StepAt::Rule(rule.id), effect));
         };
         let advance = |b: &mut Branch| {
             if let Some(f) = b.stack.last_mut() {
@@ -1215,5 +1242,107 @@ fn add(base: IpAddr, offset: u32) -> IpAddr {
         IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(
             u128::from(v6).wrapping_add(u128::from(offset)),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{MAX_SHOWN_CONDITIONS, Verdict};
+
+    fn outcome(assumptions: Vec<Assumption>, effect: &str) -> Outcome {
+        Outcome {
+            probability: 1.0,
+            verdict: Verdict::Stopped,
+            destination: Destination {
+                endpoint: Endpoint {
+                    ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                    port: None,
+                },
+                translated: false,
+            },
+            masquerade: None,
+            assumptions,
+            steps: vec![Step::new(StepAt::Route, effect.into())],
+            stopped: Some(Limit::Branches),
+        }
+    }
+
+    /// The outcomes of a rule of `n` undecided matches whose paths all stopped: one on which
+    /// all hold, and for each match one on which the ones before it hold and it does not.
+    fn cascade(n: usize) -> Vec<Outcome> {
+        let q = |i: usize| format!("q{i:05}");
+        let holds = |k: usize| {
+            (0..k).map(|i| Assumption {
+                question: q(i),
+                holds: true,
+            })
+        };
+        let mut outcomes = vec![outcome(holds(n).collect(), "all")];
+        for k in 0..n {
+            let mut a: Vec<Assumption> = holds(k).collect();
+            a.push(Assumption {
+                question: q(k),
+                holds: false,
+            });
+            outcomes.push(outcome(a, &format!("fails at {k}")));
+        }
+        outcomes
+    }
+
+    #[test]
+    fn a_cascade_of_merges_lists_a_few_answers_and_counts_the_rest() {
+        let n = 300;
+        let merged = merge(cascade(n));
+        assert_eq!(merged.len(), 1);
+        let o = &merged[0];
+        assert!(o.assumptions.is_empty());
+        assert_eq!(o.steps.len(), n + 1);
+        let all = o
+            .steps
+            .iter()
+            .find(|s| s.effect == "all")
+            .expect("the step");
+        let text = all.effect_text();
+        assert_eq!(text.matches(" (only when: ").count(), MAX_SHOWN_CONDITIONS);
+        assert!(
+            text.ends_with(&format!(
+                " (and {} more conditions)",
+                n - MAX_SHOWN_CONDITIONS
+            )),
+            "{text}"
+        );
+        // What the report prints grows linearly with the rule, not with its square.
+        let bytes = |n: usize| -> usize {
+            merge(cascade(n))[0]
+                .steps
+                .iter()
+                .map(|s| s.effect_text().len())
+                .sum()
+        };
+        assert!(
+            bytes(2 * n) <= 2 * bytes(n) + 64 * n,
+            "{} {}",
+            bytes(n),
+            bytes(2 * n)
+        );
+    }
+
+    #[test]
+    fn a_few_merges_read_as_before() {
+        let merged = merge(cascade(2));
+        let texts: Vec<String> = merged[0]
+            .steps
+            .iter()
+            .map(|s| s.effect_text().into_owned())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "all (only when: q00001) (only when: q00000)",
+                "fails at 1 (only when not: q00001) (only when: q00000)",
+                "fails at 0 (only when not: q00000)",
+            ]
+        );
     }
 }
