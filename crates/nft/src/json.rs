@@ -318,10 +318,7 @@ fn read_json<'a>(
         one_pass,
         text,
         strings,
-        rs: Ruleset {
-            text,
-            ..Ruleset::default()
-        },
+        rs: Ruleset::empty(text),
         diags: Vec::new(),
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
