@@ -318,7 +318,10 @@ fn read_json<'a>(
         one_pass,
         text,
         strings,
-        rs: Ruleset::empty(text),
+        rs: Ruleset {
+            text,
+            ..Ruleset::default()
+        },
         diags: Vec::new(),
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),

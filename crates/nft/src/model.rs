@@ -206,35 +206,6 @@ impl Drop for StatementChunk<'_> {
     }
 }
 
-/// From this many statements that own memory on, and as many set elements, a ruleset frees its
-/// statements on a second thread while this one frees its sets (`Drop for Ruleset`).
-const PARALLEL_DROP_MIN: usize = 2_048;
-
-impl Drop for Ruleset<'_> {
-    /// A 5,000-Service node's model takes about a millisecond to free, mostly its statements
-    /// that own memory (anonymous verdict maps) and its set elements (concatenated keys), in
-    /// equal parts: a large one frees them on two threads. The caller waits for both, so
-    /// nothing is left running; without a thread to be had, or in WebAssembly, one frees all.
-    fn drop(&mut self) {
-        if cfg!(target_arch = "wasm32") {
-            return;
-        }
-        let owning: usize = self.statements.iter().map(|c| c.owning.len()).sum();
-        let elements: usize = self.sets.iter().map(|s| s.elements.len()).sum();
-        if owning.min(elements) < PARALLEL_DROP_MIN {
-            return;
-        }
-        let statements = std::mem::take(&mut self.statements);
-        std::thread::scope(|scope| {
-            // On failure the closure, and the statements with it, are freed here.
-            let _ = std::thread::Builder::new()
-                .name("rulelint-nft-free".into())
-                .spawn_scoped(scope, move || drop(statements));
-            drop(std::mem::take(&mut self.sets));
-        });
-    }
-}
-
 /// Whether a statement may hold a vector or a box: false only for shapes made of `&str`s and
 /// plain values alone (listed one by one, so that a new variant counts as owning).
 fn may_own_heap(kind: &Stmt<'_>) -> bool {
@@ -920,18 +891,6 @@ impl Stmt<'_> {
 }
 
 impl<'a> Ruleset<'a> {
-    /// An empty ruleset read from `text`.
-    pub fn empty(text: &'a str) -> Ruleset<'a> {
-        Ruleset {
-            text,
-            tables: Vec::new(),
-            chains: Vec::new(),
-            sets: Vec::new(),
-            rules: Vec::new(),
-            statements: Vec::new(),
-        }
-    }
-
     /// The span of `s` when it is a slice of [`Ruleset::text`] (every name and literal of the
     /// model is).
     pub fn span_of(&self, s: &str) -> Option<Span> {

@@ -63,7 +63,10 @@ pub fn parse_knowing_tables<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<
             .with_help("analyse one node's ruleset per file"),
         );
         return Parsed {
-            ruleset: Ruleset::empty(text),
+            ruleset: Ruleset {
+                text,
+                ..Ruleset::default()
+            },
             diagnostics,
         };
     }
@@ -349,7 +352,12 @@ impl<'a> Parser<'a> {
             text,
             toks,
             pos: 0,
-            rs: Ruleset::empty(text),
+            rs: Ruleset {
+                text,
+                chains: Vec::with_capacity(scaled(counts.blocks)),
+                rules: Vec::with_capacity(scaled(rules)),
+                ..Ruleset::default()
+            },
             diags: diagnostics,
             stop_at: usize::MAX,
             stopped: None,
@@ -360,8 +368,6 @@ impl<'a> Parser<'a> {
             next_cap: 0,
             may_cap: None,
         };
-        p.rs.chains = Vec::with_capacity(scaled(counts.blocks));
-        p.rs.rules = Vec::with_capacity(scaled(rules));
         p.own_diags = p.diags.len();
         p.next_cap = p.own_diags + rulelint_parser::cap::CAP_EVERY;
         // As the iptables parser does: a large node's buffers fault 2 MiB at a time.

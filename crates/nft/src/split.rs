@@ -174,7 +174,7 @@ fn parse_split<'a>(
 /// Appends the second part to the first: its table 0 is the first part's table `tid`.
 fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Parsed<'a> {
     let mut rs = first.rs;
-    let mut b = second.rs;
+    let b = second.rs;
     let tables = rs.tables.len() as u32 - 1;
     let chains = rs.chains.len() as u32;
     let sets = rs.sets.len() as u32;
@@ -184,26 +184,23 @@ fn merge<'a>(first: PartParsed<'a>, second: PartParsed<'a>, tid: TableId) -> Par
         if t.0 == 0 { tid } else { TableId(t.0 + tables) }
     };
     rs.chains.reserve_exact(b.chains.len());
-    rs.chains
-        .extend(std::mem::take(&mut b.chains).into_iter().map(|mut c| {
-            c.table = table_of(c.table);
-            c.rules.shift(rules);
-            c
-        }));
-    rs.sets
-        .extend(std::mem::take(&mut b.sets).into_iter().map(|mut s| {
-            s.table = table_of(s.table);
-            s
-        }));
+    rs.chains.extend(b.chains.into_iter().map(|mut c| {
+        c.table = table_of(c.table);
+        c.rules.shift(rules);
+        c
+    }));
+    rs.sets.extend(b.sets.into_iter().map(|mut s| {
+        s.table = table_of(s.table);
+        s
+    }));
     rs.rules.reserve_exact(b.rules.len());
-    rs.rules
-        .extend(std::mem::take(&mut b.rules).into_iter().map(|mut r| {
-            r.chain = ChainId(r.chain.0 + chains);
-            r.statements.chunk += chunks;
-            r
-        }));
-    rs.statements.extend(std::mem::take(&mut b.statements));
-    for (i, mut t) in std::mem::take(&mut b.tables).into_iter().enumerate() {
+    rs.rules.extend(b.rules.into_iter().map(|mut r| {
+        r.chain = ChainId(r.chain.0 + chains);
+        r.statements.chunk += chunks;
+        r
+    }));
+    rs.statements.extend(b.statements);
+    for (i, mut t) in b.tables.into_iter().enumerate() {
         t.chains.iter_mut().for_each(|c| *c = ChainId(c.0 + chains));
         t.sets.iter_mut().for_each(|s| *s = SetId(s.0 + sets));
         if i > 0 {

@@ -66,7 +66,10 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
             .with_help("analyse one node's ruleset per file"),
         );
         return Parsed {
-            ruleset: Ruleset::empty(text),
+            ruleset: Ruleset {
+                text,
+                ..Ruleset::default()
+            },
             diagnostics: diags,
         };
     }
@@ -74,7 +77,10 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
     let mut t = Tx {
         text,
         toks: &toks,
-        rs: Ruleset::empty(text),
+        rs: Ruleset {
+            text,
+            ..Ruleset::default()
+        },
         diags,
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
@@ -698,21 +704,17 @@ impl<'t, 'a> Tx<'t, 'a> {
 
 /// Drops what was deleted or flushed: keeps the tables still named (a deleted table loses its
 /// name), their chains and sets in order, and the rules the chains still hold, renumbering ids.
-fn compact(mut rs: Ruleset<'_>) -> Ruleset<'_> {
+fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
     // Rules keep their statement ranges: the statements stay where they were read.
-    let mut out = Ruleset::empty(rs.text);
-    out.statements = std::mem::take(&mut rs.statements);
-    let mut chains: Vec<Option<Chain<'_>>> = std::mem::take(&mut rs.chains)
-        .into_iter()
-        .map(Some)
-        .collect();
-    let mut sets: Vec<Option<Set<'_>>> =
-        std::mem::take(&mut rs.sets).into_iter().map(Some).collect();
-    let mut rules: Vec<Option<Rule<'_>>> = std::mem::take(&mut rs.rules)
-        .into_iter()
-        .map(Some)
-        .collect();
-    for mut table in std::mem::take(&mut rs.tables) {
+    let mut out = Ruleset {
+        text: rs.text,
+        statements: rs.statements,
+        ..Ruleset::default()
+    };
+    let mut chains: Vec<Option<Chain<'_>>> = rs.chains.into_iter().map(Some).collect();
+    let mut sets: Vec<Option<Set<'_>>> = rs.sets.into_iter().map(Some).collect();
+    let mut rules: Vec<Option<Rule<'_>>> = rs.rules.into_iter().map(Some).collect();
+    for mut table in rs.tables {
         if table.name.is_none() {
             continue;
         }
