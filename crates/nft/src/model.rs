@@ -388,12 +388,13 @@ impl RuleList {
 
     /// The list as a vector to change (a shared range is copied out first).
     pub fn to_mut(&mut self) -> &mut Vec<RuleId> {
-        if let RuleListRepr::Shared { .. } = self.0 {
-            self.0 = RuleListRepr::Owned(self.to_vec());
-        }
-        match &mut self.0 {
-            RuleListRepr::Owned(ids) => ids,
-            RuleListRepr::Shared { .. } => unreachable!("made owned above"),
+        match self.0 {
+            RuleListRepr::Owned(ref mut ids) => ids,
+            RuleListRepr::Shared { .. } => {
+                self.0 = RuleListRepr::Owned(self.to_vec());
+                // Owned now: the call returns at the first arm.
+                self.to_mut()
+            }
         }
     }
 }
@@ -1105,6 +1106,21 @@ mod tests {
                 ("Element", 104)
             ]
         );
+    }
+
+    /// A chain's shared range of rule ids, made owned to change it, keeps its rules.
+    #[test]
+    fn a_shared_rule_list_made_owned_keeps_its_rules() {
+        let ids: Vec<RuleId> = (0..6).map(RuleId).collect();
+        let mut list = RuleList(RuleListRepr::Shared {
+            ids: Some(std::sync::Arc::new(ids)),
+            start: 2,
+            end: 5,
+        });
+        list.to_mut().push(RuleId(9));
+        assert_eq!(&*list, &[RuleId(2), RuleId(3), RuleId(4), RuleId(9)]);
+        list.to_mut().push(RuleId(10));
+        assert_eq!(list.len(), 5);
     }
 
     /// The model of a listing with a million chains is mostly its chains: keep one small.
