@@ -5,7 +5,9 @@ use rulelint_lint::baseline::{self, Baseline, BaselineEntry};
 use rulelint_lint::report::{
     CheckDocument, LocatedFile, Summary, Unreadable, github_annotations_located,
 };
-use rulelint_lint::source::{check_source, check_source_unfreed};
+use rulelint_lint::source::{
+    cap_findings, check_source, check_source_every_finding, check_source_unfreed,
+};
 use rulelint_lint::{Config, ConfigError, FailOn, sarif};
 use rulelint_parser::{LineIndex, Severity};
 use std::collections::BTreeMap;
@@ -195,8 +197,12 @@ fn check_one(
     };
     // Each file is split into its iptables-save and nftables sections, each read and linted by
     // its own parser; a pure iptables-save file takes exactly the iptables path.
+    // A baseline drops findings before the report caps them, and records every one.
+    let every_finding = options.baseline.is_some() || options.write_baseline.is_some();
     let check = || {
-        if skip_drop {
+        if every_finding {
+            check_source_every_finding(&input.text, config, skip_drop)
+        } else if skip_drop {
             check_source_unfreed(&input.text, config)
         } else {
             check_source(&input.text, config)
@@ -275,10 +281,11 @@ fn reduce(
             .collect();
         return outcome;
     }
-    // Known findings are dropped before anything is reported or counted.
+    // Known findings are dropped before anything is reported, counted or capped.
     let mut diagnostics = std::mem::take(&mut checked.diagnostics);
     if let Some(b) = baseline {
         diagnostics.retain(|d| !b.contains(ruleset, d));
+        cap_findings(&mut diagnostics);
     }
     if !parts.is_empty() {
         // One node in several files: findings go back into their files.

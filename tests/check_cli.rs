@@ -781,6 +781,62 @@ fn baseline_reports_only_new_findings() {
     }
 }
 
+/// A node with more findings of one code than the report shows (300 empty chains, RL203):
+/// the baseline records all of them, and after one is fixed the ones that move into the report
+/// are still known (before, the baseline held the 200 shown and the finding that counted the
+/// rest, and the next run reported the count as new). New findings past the baseline are
+/// reported and capped as without one.
+#[test]
+fn a_baseline_knows_findings_past_the_report_cap() {
+    let dir = TempDir::new("check-baseline-cap");
+    let node = |chains: &mut dyn Iterator<Item = usize>| {
+        let mut text = String::from(
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+        );
+        for c in chains {
+            text.push_str(&format!(":EMPTY-{c} - [0:0]\n"));
+        }
+        text + "COMMIT\n"
+    };
+    dir.write("node.txt", &node(&mut (0..300)));
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--write-baseline", "known.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    assert_eq!(recorded["findings"].as_array().unwrap().len(), 300);
+    let concise = [
+        "--baseline",
+        "known.json",
+        "--fail-on",
+        "info",
+        "--format",
+        "concise",
+        "-q",
+    ];
+    let check = |text: &str| {
+        dir.write("node.txt", text);
+        let mut args = concise.to_vec();
+        args.push("node.txt");
+        rulelint_in(Some(&dir.0), &args, None)
+    };
+    // One fixed: nothing new.
+    let out = check(&node(&mut (0..300).filter(|&c| c != 5)));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "");
+    // 250 new ones: 200 shown, and one that counts the other 50.
+    let out = check(&node(&mut (0..550)));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 201, "{text}");
+    assert!(text.contains("EMPTY-300`"), "{text}");
+    assert!(!text.contains("EMPTY-299`"), "{text}");
+    assert!(text.contains("50 more RL203 findings"), "{text}");
+}
+
 #[test]
 fn a_rules_comment_suppresses_a_code_and_an_unused_suppression_is_reported() {
     let allowed = BROKEN.replace(

@@ -459,6 +459,11 @@ pub struct CheckedSource<'a> {
 }
 
 impl CheckedSource<'_> {
+    /// Caps the findings as [`check_source`] does ([`cap_findings`]).
+    pub fn cap_findings(&mut self) {
+        cap_findings(&mut self.diagnostics);
+    }
+
     /// True when the text held nothing that looks like either kind of ruleset.
     pub fn has_no_content(&self) -> bool {
         self.iptables.has_no_content()
@@ -473,14 +478,32 @@ impl CheckedSource<'_> {
 /// applies to both. A text without nftables sections is checked exactly as
 /// [`crate::check`] checks `rulelint_parser::parse(text)`.
 pub fn check_source<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
-    check_source_with(text, config, false, true)
+    let mut checked = check_source_with(text, config, false, true);
+    checked.cap_findings();
+    checked
 }
 
 /// [`check_source`] that leaves what it reads and does not return (an `nft -j` section's
 /// model) to the process exit instead of freeing it: for a run that checks one file and then
 /// exits, where freeing a large model one node at a time is wasted work.
 pub fn check_source_unfreed<'a>(text: &'a str, config: &Config) -> CheckedSource<'a> {
-    check_source_with(text, config, true, true)
+    let mut checked = check_source_with(text, config, true, true);
+    checked.cap_findings();
+    checked
+}
+
+/// [`check_source`] (or [`check_source_unfreed`], when `unfreed`) that keeps every finding of
+/// the lints, not [`MAX_FINDINGS_PER_CODE`] of each code, for a caller that drops some before
+/// it reports the rest and then caps them ([`cap_findings`]). A baseline needs
+/// it: it must record every finding, and a known finding past the cap that moves into the
+/// report when another one is fixed must still be known. The parsers cap their own findings
+/// as they read.
+pub fn check_source_every_finding<'a>(
+    text: &'a str,
+    config: &Config,
+    unfreed: bool,
+) -> CheckedSource<'a> {
+    check_source_with(text, config, unfreed, true)
 }
 
 fn check_source_with<'a>(
@@ -542,7 +565,6 @@ fn check_source_with<'a>(
             crate::suppression::apply(text, &mut diagnostics, config);
         }
         crate::sort(&mut diagnostics);
-        let diagnostics = capped(diagnostics);
         return CheckedSource {
             sections,
             iptables,
@@ -623,7 +645,6 @@ fn check_source_with<'a>(
         crate::suppression::apply(text, &mut diagnostics, config);
     }
     crate::sort(&mut diagnostics);
-    let diagnostics = capped(diagnostics);
     CheckedSource {
         sections,
         iptables,
@@ -760,12 +781,11 @@ fn opens_with_table(text: &str) -> bool {
 /// of findings of one kind: the first ones say it, the rest would bury the others.
 pub const MAX_FINDINGS_PER_CODE: usize = rulelint_parser::cap::MAX_PER_CODE;
 
-/// `diagnostics` (sorted) with at most [`MAX_FINDINGS_PER_CODE`] of each code, and for each code
-/// over it one finding at the first one left out that counts them (the parsers' own capped
-/// findings count as the findings they stand for).
-fn capped(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    rulelint_parser::cap::cap_per_code(&mut diagnostics);
-    diagnostics
+/// Keeps at most [`MAX_FINDINGS_PER_CODE`] of each code of `diagnostics` (sorted), and for
+/// each code over it one finding at the first one left out that counts them (the parsers' own
+/// capped findings count as the findings they stand for).
+pub fn cap_findings(diagnostics: &mut Vec<Diagnostic>) {
+    rulelint_parser::cap::cap_per_code(diagnostics);
 }
 
 /// The iptables parser over the iptables sections only, in place: every byte of the other
