@@ -387,17 +387,23 @@ impl ChainWalk {
         };
         for (at, rule) in (0u32..).zip(chain.rules()) {
             walk.in_order &= rule.get().op == RuleOp::Append;
-            let facts = all_facts[rule.id.index()];
-            walk.bare_drop_or_reject |=
-                !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
-            if walk.first_terminal == count && facts.ends_walk(nat) {
-                walk.first_final = walk.first_final.min(at);
-                if facts.unconditional() {
-                    walk.first_terminal = at;
-                }
-            }
+            walk.read_rule(at, all_facts[rule.id.index()], nat, count);
         }
         walk
+    }
+
+    /// Takes in the rule at `at` of a chain of `count` rules (`nat`: in the nat table), whose
+    /// target facts are `facts` (both ways of reading the walks).
+    #[inline(always)]
+    fn read_rule(&mut self, at: u32, facts: TargetFacts, nat: bool, count: u32) {
+        self.bare_drop_or_reject |=
+            !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
+        if self.first_terminal == count && facts.ends_walk(nat) {
+            self.first_final = self.first_final.min(at);
+            if facts.unconditional() {
+                self.first_terminal = at;
+            }
+        }
     }
 }
 
@@ -510,15 +516,7 @@ impl ChainWalks {
             if facts.0 == 0 {
                 continue;
             }
-            let at = id - first;
-            walk.bare_drop_or_reject |=
-                !facts.is_goto() && facts.is_drop_or_reject() && facts.unconditional();
-            if walk.first_terminal == count && facts.ends_walk(nat) {
-                walk.first_final = walk.first_final.min(at);
-                if facts.unconditional() {
-                    walk.first_terminal = at;
-                }
-            }
+            walk.read_rule(id - first, *facts, nat, count);
         }
         if let Some(done) = chain {
             *walks.get_mut(done.index())? = walk;
