@@ -723,9 +723,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 b.next_stmt();
                 None
             }
-            Stmt::Keyword { keyword, .. }
-                if matches!(*keyword, "log" | "notrack" | "flow" | "ct" | "dup") =>
-            {
+            Stmt::Keyword { keyword, .. } if continues(keyword) => {
                 step(b, format!("{keyword} (non-terminating: continues)"));
                 b.next_stmt();
                 None
@@ -782,11 +780,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 Stmt::Match { left, op, right } => {
                     self.match_stmt(b, chain, left, *op, right, text)
                 }
-                Stmt::Keyword { keyword, .. }
-                    if !matches!(*keyword, "log" | "notrack" | "flow" | "ct" | "dup") =>
-                {
-                    opaque_question(text)
-                }
+                Stmt::Keyword { keyword, .. } if !continues(keyword) => opaque_question(text),
                 Stmt::Opaque { .. } => opaque_question(text),
                 _ => {
                     resume = i;
@@ -1287,6 +1281,12 @@ fn tri(b: bool) -> Tri {
 }
 
 /// The question a statement the tracer does not model asks.
+/// A keyword statement the walk steps over, recording it (`log`, `notrack`, ...): it ends a
+/// run of match statements folded into one question.
+fn continues(keyword: &str) -> bool {
+    matches!(keyword, "log" | "notrack" | "flow" | "ct" | "dup")
+}
+
 fn opaque_question(text: &str) -> Tri {
     Tri::Ask(format!(
         "the statement `{text}` lets the packet on (not modelled)"
