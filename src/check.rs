@@ -199,6 +199,9 @@ fn check_one(
     // its own parser; a pure iptables-save file takes exactly the iptables path.
     // A baseline drops findings before the report caps them, and records every one.
     let every_finding = options.baseline.is_some() || options.write_baseline.is_some();
+    if every_finding {
+        rulelint_parser::cap::keep_every_finding();
+    }
     let check = || {
         if every_finding {
             check_source_every_finding(&input.text, config, skip_drop)

@@ -837,6 +837,72 @@ fn a_baseline_knows_findings_past_the_report_cap() {
     assert!(text.contains("50 more RL203 findings"), "{text}");
 }
 
+/// The parsers cap their errors as they read (200 of a code and one that counts the rest, once
+/// more than 4,096 are held); with a baseline they keep them all, so an error past the cap is
+/// known too. Both parsers: an iptables-save table and an nftables table with 5,000 stray lines
+/// each.
+#[test]
+fn a_baseline_knows_parse_errors_past_the_report_cap() {
+    let dir = TempDir::new("check-baseline-parse-cap");
+    let node = |lines: &mut dyn Iterator<Item = usize>| {
+        let lines: Vec<usize> = lines.collect();
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\n");
+        for l in &lines {
+            text.push_str(&format!("stray-iptables-line {l}\n"));
+        }
+        text.push_str("COMMIT\ntable ip t {\n  chain c {\n    ip daddr 1.2.3.4 accept\n  }\n");
+        for l in &lines {
+            text.push_str(&format!("  stray-nft-line {l}\n"));
+        }
+        text + "}\n"
+    };
+    dir.write("node.txt", &node(&mut (0..5000)));
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--write-baseline", "known.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    let codes: Vec<&str> = recorded["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes.iter().filter(|&&c| c == "RL102").count(), 5000);
+    assert_eq!(codes.iter().filter(|&&c| c == "RL152").count(), 5000);
+    let check = |text: &str| {
+        dir.write("node.txt", text);
+        rulelint_in(
+            Some(&dir.0),
+            &[
+                "--baseline",
+                "known.json",
+                "--fail-on",
+                "info",
+                "--format",
+                "concise",
+                "-q",
+                "node.txt",
+            ],
+            None,
+        )
+    };
+    // One of each fixed: nothing new.
+    let out = check(&node(&mut (0..5000).filter(|&l| l != 7)));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "");
+    // 250 new ones of each: 200 shown, and one that counts the other 50.
+    let out = check(&node(&mut (0..5250)));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 2 * 201, "{text}");
+    assert!(text.contains("50 more RL102 findings"), "{text}");
+    assert!(text.contains("50 more RL152 findings"), "{text}");
+}
+
 #[test]
 fn a_rules_comment_suppresses_a_code_and_an_unused_suppression_is_reported() {
     let allowed = BROKEN.replace(

@@ -497,7 +497,8 @@ pub fn check_source_unfreed<'a>(text: &'a str, config: &Config) -> CheckedSource
 /// it reports the rest and then caps them ([`cap_findings`]). A baseline needs
 /// it: it must record every finding, and a known finding past the cap that moves into the
 /// report when another one is fixed must still be known. The parsers cap their own findings
-/// as they read.
+/// as they read unless the process asked them not to
+/// ([`rulelint_parser::cap::keep_every_finding`]), as the CLI does with a baseline.
 pub fn check_source_every_finding<'a>(
     text: &'a str,
     config: &Config,

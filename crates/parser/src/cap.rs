@@ -7,6 +7,7 @@
 //! capping a capped list gives what capping the whole list would have given.
 
 use crate::diagnostic::Diagnostic;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The most diagnostics of one code shown for one file; past it, one more says how many were
 /// left out. A cut-off copy of a large node or a file of garbage holds tens of thousands of
@@ -140,10 +141,24 @@ pub fn cap_per_code(diagnostics: &mut Vec<Diagnostic>) {
     *diagnostics = kept;
 }
 
+/// Set once by a process that records or applies a baseline ([`keep_every_finding`]).
+static KEEP_EVERY_FINDING: AtomicBool = AtomicBool::new(false);
+
+/// From now on, no parser in this process caps its diagnostics as it reads: every finding is
+/// kept. For a process that records or applies a baseline (the CLI's `--baseline` and
+/// `--write-baseline`): a baseline must know every finding, or one past the cap that moves
+/// into the report when another is fixed would be reported as new. It is process-wide because
+/// it is a mode of the whole run, and the parsers read on threads of their own.
+pub fn keep_every_finding() {
+    KEEP_EVERY_FINDING.store(true, Ordering::Relaxed);
+}
+
 /// Whether a parser may cap the diagnostics of `text` as it goes: no suppression marker in it
-/// (a suppression removes findings before the report caps them).
+/// (a suppression removes findings before the report caps them) and no baseline in the run
+/// ([`keep_every_finding`]).
 pub fn may_cap(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), SUPPRESSION_MARKER.as_bytes()).is_none()
+    !KEEP_EVERY_FINDING.load(Ordering::Relaxed)
+        && memchr::memmem::find(text.as_bytes(), SUPPRESSION_MARKER.as_bytes()).is_none()
 }
 
 #[cfg(test)]
