@@ -451,8 +451,36 @@ impl<'a> Parser<'a> {
             .map_or(self.toks.len(), |p| from + p)
     }
 
-    fn skip_line(&mut self) {
-        self.pos = self.line_end(self.pos);
+    /// The end of the statement at `from`: its newline or `;`, or the `}` that closes the block
+    /// it is in (`chain forward { type filter hook forward priority 0; policy drop; }`, a block
+    /// on one line as `nft -f` files write them). Braces inside it (`devices = { ... }`) nest.
+    fn statement_end(&self, from: usize) -> usize {
+        self.end_within_block(from, true)
+    }
+
+    /// [`Self::statement_end`] that reads past `;`: the end of a line, or the `}` that closes
+    /// the block it is in. A base chain's `type ...; policy ...;` is one such line.
+    fn block_line_end(&self, from: usize) -> usize {
+        self.end_within_block(from, false)
+    }
+
+    fn end_within_block(&self, from: usize, at_semi: bool) -> usize {
+        let mut depth = 0u32;
+        for (i, t) in self.toks.iter().enumerate().skip(from) {
+            match t.kind(self.text) {
+                Kind::Newline => return i,
+                Kind::Semi if at_semi && depth == 0 => return i,
+                Kind::LBrace => depth += 1,
+                Kind::RBrace if depth == 0 => return i,
+                Kind::RBrace => depth -= 1,
+                _ => {}
+            }
+        }
+        self.toks.len()
+    }
+
+    fn skip_statement(&mut self) {
+        self.pos = self.statement_end(self.pos);
     }
 
     fn take_handle(&mut self) -> Option<u64> {
@@ -462,7 +490,8 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether the line at `i` opens a block: `KEYWORD words... {` (then at most a handle).
-    /// Returns the index of its `{`.
+    /// Returns the index of its `{`. A chain, set or map may go on after its `{` on the same
+    /// line, as `nft -f` files write short ones; `nft list ruleset` never does.
     fn header_brace(&self, i: usize) -> Option<usize> {
         let end = self.line_end(i);
         let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind(self.text) == Kind::LBrace)?;
@@ -471,7 +500,8 @@ impl<'a> Parser<'a> {
             .all(|t| matches!(t.kind(self.text), Kind::Word | Kind::Str));
         let rest_ok = self.toks[brace + 1..end]
             .iter()
-            .all(|t| t.kind(self.text) == Kind::Handle);
+            .all(|t| t.kind(self.text) == Kind::Handle)
+            || matches!(self.word_at(i), Some("chain" | "set" | "map"));
         (brace > i + 1 && names_ok && rest_ok).then_some(brace)
     }
 
@@ -558,6 +588,15 @@ impl<'a> Parser<'a> {
                 {
                     self.flush_stray(&mut stray);
                     self.pos += 2;
+                }
+                // `define NAME = value` in such a file names a value for `$NAME` in its rules,
+                // which stay opaque: it declares nothing in the ruleset.
+                (Kind::Word, None)
+                    if matches!(self.s(t), "define" | "redefine" | "undefine")
+                        && self.word_at(self.pos + 1).is_some() =>
+                {
+                    self.flush_stray(&mut stray);
+                    self.pos = self.line_end(self.pos);
                 }
                 _ => {
                     let end = self.line_end(self.pos);
@@ -715,13 +754,13 @@ impl<'a> Parser<'a> {
                     {
                         self.rs.tables[tid.index()].comment = Some(unquote(self.s(*s)));
                     }
-                    self.skip_line();
+                    self.skip_statement();
                 }
                 Some("flags") => {
-                    let flags = self.line_words(self.pos + 1);
+                    let flags = self.statement_words(self.pos + 1);
                     self.rs.tables[tid.index()].flags = flags;
                     self.inside_flags_written |= self.inside == Some(tid);
-                    self.skip_line();
+                    self.skip_statement();
                 }
                 Some(w) if OBJECTS.contains(&w) && self.header_brace(self.pos).is_some() => {
                     if self.object(tid) == End::Eof {
@@ -735,9 +774,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Words of the line from `i`, commas dropped.
-    fn line_words(&self, i: usize) -> Vec<&'a str> {
-        let end = self.line_end(i);
+    /// Words of the statement from `i` ([`Self::statement_end`]), commas dropped.
+    fn statement_words(&self, i: usize) -> Vec<&'a str> {
+        let end = self.statement_end(i);
         self.toks[i.min(end)..end]
             .iter()
             .filter(|t| t.kind(self.text) == Kind::Word)
@@ -747,7 +786,7 @@ impl<'a> Parser<'a> {
 
     fn invalid_line(&mut self, block: &str) {
         let start = self.toks[self.pos].start;
-        let end_i = self.line_end(self.pos);
+        let end_i = self.block_line_end(self.pos);
         let end = self.toks[end_i - 1].end;
         self.pos = end_i;
         if end_i == self.toks.len() && !self.text.ends_with('\n') {
@@ -911,7 +950,7 @@ impl<'a> Parser<'a> {
             let no_rules = self.rs.rules.last().is_none_or(|r| r.chain != cid);
             match self.word_at(self.pos) {
                 Some("type")
-                    if self.line_words(self.pos).contains(&"hook")
+                    if self.statement_words(self.pos).contains(&"hook")
                         || matches!(
                             self.word_at(self.pos + 1),
                             Some("filter" | "nat" | "route")
@@ -925,11 +964,11 @@ impl<'a> Parser<'a> {
                     if let Some(base) = self.rs.chains[cid.index()].base.as_mut() {
                         base.policy = policy;
                     }
-                    self.skip_line();
+                    self.skip_statement();
                     continue;
                 }
                 Some("comment") if no_rules => {
-                    let end = self.line_end(self.pos);
+                    let end = self.statement_end(self.pos);
                     let rest = &self.toks[self.pos + 1..end];
                     if let [s, tail @ ..] = rest
                         && s.kind(self.text) == Kind::Str
@@ -948,7 +987,7 @@ impl<'a> Parser<'a> {
 
     fn base_chain(&mut self, tid: TableId, cid: ChainId) {
         let start = self.pos;
-        let end = self.line_end(start);
+        let end = self.block_line_end(start);
         let (mut kind, mut hook, mut device, mut policy) = (None, None, None, None);
         let mut priority: Option<(usize, usize)> = None;
         let mut unknown: Option<Token> = None;
@@ -1176,7 +1215,7 @@ impl<'a> Parser<'a> {
             let set = sid.index();
             match self.word_at(self.pos) {
                 Some(w @ ("type" | "typeof")) => {
-                    let end = self.line_end(self.pos);
+                    let end = self.statement_end(self.pos);
                     match self.set_type(self.pos + 1, end, w == "typeof") {
                         Some(ty) => {
                             self.rs.sets[set].key_type = Some(ty);
@@ -1186,8 +1225,8 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some("flags") => {
-                    self.rs.sets[set].flags = self.line_words(self.pos + 1);
-                    self.skip_line();
+                    self.rs.sets[set].flags = self.statement_words(self.pos + 1);
+                    self.skip_statement();
                 }
                 Some(w @ ("timeout" | "size")) if self.word_at(self.pos + 1).is_some() => {
                     let v = self.word_at(self.pos + 1);
@@ -1196,7 +1235,7 @@ impl<'a> Parser<'a> {
                     } else {
                         self.rs.sets[set].size = v;
                     }
-                    self.skip_line();
+                    self.skip_statement();
                 }
                 Some("comment")
                     if self
@@ -1206,12 +1245,12 @@ impl<'a> Parser<'a> {
                 {
                     let s = self.toks[self.pos + 1];
                     self.rs.sets[set].comment = Some(unquote(self.s(s)));
-                    self.skip_line();
+                    self.skip_statement();
                 }
                 Some("policy" | "gc-interval" | "counter" | "auto-merge" | "quota") => {
-                    let words = self.line_words(self.pos);
+                    let words = self.statement_words(self.pos);
                     self.rs.sets[set].properties.push(words);
-                    self.skip_line();
+                    self.skip_statement();
                 }
                 Some("elements")
                     if self.word_at(self.pos + 1) == Some("=")
@@ -1386,6 +1425,63 @@ pub(crate) fn priority_value(family: Option<Family>, words: &[&str]) -> Option<i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `nft -f` files (`/etc/nftables.conf`) write short chains, sets and maps on one line; each
+    /// reads as the block `nft list ruleset` prints over several lines, without a finding.
+    #[test]
+    fn blocks_on_one_line_read_as_their_listed_form() {
+        let cases = [
+            (
+                "chain forward { type filter hook forward priority 0; policy drop; }",
+                "chain forward {\n\t\ttype filter hook forward priority 0; policy drop;\n\t}",
+            ),
+            (
+                "chain c { ip saddr 10.0.0.1 accept; tcp dport { 22, 80 } drop }",
+                "chain c {\n\t\tip saddr 10.0.0.1 accept\n\t\ttcp dport { 22, 80 } drop\n\t}",
+            ),
+            (
+                "set s { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.0.2.1 } }",
+                "set s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8, 192.0.2.1 }\n\t}",
+            ),
+            (
+                "map m { type inet_service : verdict; elements = { 22 : accept, 80 : drop } }",
+                "map m {\n\t\ttype inet_service : verdict\n\t\telements = { 22 : accept, 80 : drop }\n\t}",
+            ),
+            (
+                "chain i { type filter hook ingress device \"eth0\" priority -500; policy accept; }",
+                "chain i {\n\t\ttype filter hook ingress device \"eth0\" priority -500; policy accept;\n\t}",
+            ),
+            ("chain empty { }", "chain empty {\n\t}"),
+        ];
+        for (one_line, listed) in cases {
+            let table = |block: &str| {
+                format!("table inet t {{\n\t{block}\n\tchain after {{\n\t\tjump c\n\t}}\n}}\n")
+            };
+            let (a, b) = (table(one_line), table(listed));
+            let (a, b) = (parse(&a), parse(&b));
+            assert!(a.diagnostics.is_empty(), "{one_line}: {:?}", a.diagnostics);
+            assert!(b.diagnostics.is_empty(), "{listed}: {:?}", b.diagnostics);
+            assert_eq!(
+                crate::canon::content(&a.ruleset),
+                crate::canon::content(&b.ruleset),
+                "{one_line}"
+            );
+            assert_eq!(a.ruleset.chains.len(), b.ruleset.chains.len(), "{one_line}");
+        }
+        // `define` names a value for `$NAME` in an `nft -f` file: nothing to report.
+        let parsed = parse(
+            "define LAN = 10.0.0.0/8\ntable ip t {\n\tchain c {\n\t\tip saddr $LAN accept\n\t}\n}\n",
+        );
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.ruleset.rules.len(), 1);
+        // A bad statement inside a one-line block is reported, and the block still closes.
+        let parsed =
+            parse("table ip t {\n\tset s { type ipv4_addr; bogus; }\n\tchain c {\n\t}\n}\n");
+        assert_eq!(parsed.diagnostics.len(), 1, "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.diagnostics[0].code, codes::INVALID_LINE.code);
+        assert_eq!(parsed.ruleset.chains.len(), 1);
+        assert!(parsed.ruleset.sets[0].closed);
+    }
 
     #[test]
     fn stray_lines_hold_a_bounded_number_of_diagnostics() {

@@ -232,6 +232,13 @@ impl<'t, 'a> Tx<'t, 'a> {
             self.invalid(cmd, "line is not an nft command".into(), "no command word");
             return;
         };
+        // `define NAME = value` in an `nft -f` file (`/etc/nftables.conf`) names a value for
+        // `$NAME`; it declares nothing in the ruleset, and rules that use `$NAME` stay opaque.
+        if matches!(first, "define" | "redefine" | "undefine")
+            && cmd[0].kind(self.text) == Kind::Word
+        {
+            return;
+        }
         if cmd[0].kind(self.text) != Kind::Word || !VERBS.contains(&first) {
             self.invalid(
                 cmd,

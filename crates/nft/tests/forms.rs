@@ -449,3 +449,16 @@ fn transaction_commands_separated_by_semicolons() {
     );
     assert_eq!(set.rules.len(), 1);
 }
+
+/// `nft -f` files name values with `define`: it declares nothing, and it is not an invalid
+/// command; a word that is no nft command still is.
+#[test]
+fn define_in_a_transaction_declares_nothing() {
+    let parsed = parse_transaction(
+        "flush ruleset\ndefine LAN = 10.0.0.0/8\nadd table ip t\nadd chain ip t c\nadd rule ip t c ip saddr $LAN accept\n",
+    );
+    assert_clean("define", &parsed);
+    assert_eq!(parsed.ruleset.rules.len(), 1);
+    let parsed = parse_transaction("add table ip t\nfrobnicate ip t\n");
+    assert_eq!(parsed.diagnostics.len(), 1, "{:?}", parsed.diagnostics);
+}
