@@ -490,8 +490,9 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether the line at `i` opens a block: `KEYWORD words... {` (then at most a handle).
-    /// Returns the index of its `{`. A chain, set or map may go on after its `{` on the same
-    /// line, as `nft -f` files write short ones; `nft list ruleset` never does.
+    /// Returns the index of its `{`. A block other than a table (chain, set, map, named object)
+    /// may go on after its `{` on the same line, as `nft -f` files write short ones; `nft list
+    /// ruleset` never does.
     fn header_brace(&self, i: usize) -> Option<usize> {
         let end = self.line_end(i);
         let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind(self.text) == Kind::LBrace)?;
@@ -501,7 +502,7 @@ impl<'a> Parser<'a> {
         let rest_ok = self.toks[brace + 1..end]
             .iter()
             .all(|t| t.kind(self.text) == Kind::Handle)
-            || matches!(self.word_at(i), Some("chain" | "set" | "map"));
+            || self.word_at(i).is_some_and(|w| w != "table");
         (brace > i + 1 && names_ok && rest_ok).then_some(brace)
     }
 
@@ -987,7 +988,15 @@ impl<'a> Parser<'a> {
 
     fn base_chain(&mut self, tid: TableId, cid: ChainId) {
         let start = self.pos;
-        let end = self.block_line_end(start);
+        let mut end = self.block_line_end(start);
+        if self
+            .toks
+            .get(end)
+            .is_some_and(|t| t.kind(self.text) == Kind::RBrace)
+        {
+            // A chain on one line: its rules follow the declaration's statements there.
+            end = self.declaration_end(start, end);
+        }
         let (mut kind, mut hook, mut device, mut policy) = (None, None, None, None);
         let mut priority: Option<(usize, usize)> = None;
         let mut unknown: Option<Token> = None;
@@ -1197,6 +1206,29 @@ impl<'a> Parser<'a> {
 
     // ---- set / map ----
 
+    /// In `start..end`, where the statements that declare a base chain (`type ...; policy
+    /// ...;`) end and its first rule starts.
+    fn declaration_end(&self, start: usize, end: usize) -> usize {
+        let mut at_statement = false;
+        for i in start + 1..end {
+            match self.toks[i].kind(self.text) {
+                Kind::Semi | Kind::Handle => at_statement = true,
+                _ if at_statement => {
+                    let declares = matches!(
+                        self.word_at(i),
+                        Some("type" | "hook" | "device" | "devices" | "priority" | "policy")
+                    );
+                    if !declares {
+                        return i;
+                    }
+                    at_statement = false;
+                }
+                _ => {}
+            }
+        }
+        end
+    }
+
     fn set_body(&mut self, sid: SetId, kw: &str, name: &str, open: Span) -> End {
         loop {
             self.skip_blank();
@@ -1250,6 +1282,15 @@ impl<'a> Parser<'a> {
                 Some("policy" | "gc-interval" | "counter" | "auto-merge" | "quota") => {
                     let words = self.statement_words(self.pos);
                     self.rs.sets[set].properties.push(words);
+                    self.skip_statement();
+                }
+                // `elements = $NAME` in an `nft -f` file: a value named by `define`, not read.
+                Some("elements")
+                    if self.word_at(self.pos + 1) == Some("=")
+                        && self
+                            .word_at(self.pos + 2)
+                            .is_some_and(|w| w.starts_with('$')) =>
+                {
                     self.skip_statement();
                 }
                 Some("elements")
@@ -1452,6 +1493,15 @@ mod tests {
                 "chain i {\n\t\ttype filter hook ingress device \"eth0\" priority -500; policy accept;\n\t}",
             ),
             ("chain empty { }", "chain empty {\n\t}"),
+            (
+                "chain input { type filter hook input priority 0; policy drop; ct state established accept; tcp dport 22 accept }",
+                "chain input {\n\t\ttype filter hook input priority 0; policy drop;\n\t\tct state established accept\n\t\ttcp dport 22 accept\n\t}",
+            ),
+            ("counter hits { }", "counter hits {\n\t}"),
+            (
+                "set s { type ipv4_addr; flags dynamic; }\n\tchain d { add @s { ip saddr limit rate over 5/minute burst 5 packets } drop; update @s { ip saddr ct count over 20 } }",
+                "set s {\n\t\ttype ipv4_addr\n\t\tflags dynamic\n\t}\n\tchain d {\n\t\tadd @s { ip saddr limit rate over 5/minute burst 5 packets } drop\n\t\tupdate @s { ip saddr ct count over 20 }\n\t}",
+            ),
         ];
         for (one_line, listed) in cases {
             let table = |block: &str| {
@@ -1474,6 +1524,21 @@ mod tests {
         );
         assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
         assert_eq!(parsed.ruleset.rules.len(), 1);
+        // A set update keeps per-element state (`limit`, `ct count`): a statement, not opaque.
+        let parsed = parse(
+            "table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t}\n\tchain c {\n\t\tadd @s { ip saddr limit rate 5/minute } accept\n\t}\n}\n",
+        );
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let rule = &parsed.ruleset.rules[0];
+        assert!(matches!(
+            parsed.ruleset.statements_of(rule)[0].kind,
+            crate::model::Stmt::SetUpdate { .. }
+        ));
+        // `elements = $NAME`: a value `define` named, not an invalid line.
+        let parsed = parse(
+            "table ip t {\n\tset s { type ipv4_addr; flags interval; elements = $nets; }\n}\n",
+        );
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
         // A bad statement inside a one-line block is reported, and the block still closes.
         let parsed =
             parse("table ip t {\n\tset s { type ipv4_addr; bogus; }\n\tchain c {\n\t}\n}\n");
