@@ -157,6 +157,12 @@ pub(crate) fn operator_symbol(op: &str) -> &str {
     }
 }
 
+/// Whether a word starts with an ASCII digit (lexed as a word: `KIND_OF_FIRST_BYTE`).
+#[inline(always)]
+fn starts_with_digit(w: &str) -> bool {
+    w.as_bytes().first().is_some_and(u8::is_ascii_digit)
+}
+
 /// A word where an opaque run stops: the start of a statement nft prints.
 fn is_boundary(w: &str) -> bool {
     is_stmt_keyword(w) || matches!(w, "meta" | "ct" | "fib" | "numgen") || is_payload(w)
@@ -281,6 +287,16 @@ impl<'t, 'a> Cur<'t, 'a> {
             .rev()
             .find(|t| t.kind(self.text) != Kind::Newline)
             .map_or(0, |t| t.end)
+    }
+
+    /// Token `t` when it is a word that starts with a digit (an address, port, number or
+    /// element key): such a word is always a literal, never a keyword, operator, selector,
+    /// set reference or string, so the checks of [`Cur::literal`] are skipped (they were a
+    /// tenth of a kube-proxy listing's parse).
+    #[inline(always)]
+    fn number_word(&self, t: Token) -> Option<&'a str> {
+        let w = self.s(t);
+        starts_with_digit(w).then_some(w)
     }
 
     /// A word that names something: starts with a letter, not a statement keyword.
@@ -568,6 +584,10 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     fn selector_inner(&mut self) -> Option<Expr<'a>> {
         let w = self.word()?;
+        if starts_with_digit(w) {
+            // `dnat to 10.0.0.1:80`, `mark set 0x4000`: every selector starts with a letter.
+            return None;
+        }
         match w {
             "meta" => {
                 self.bump();
@@ -685,6 +705,10 @@ impl<'t, 'a> Cur<'t, 'a> {
     /// A constant word or string.
     fn literal(&mut self) -> Option<Expr<'a>> {
         let t = self.peek()?;
+        if let Some(w) = self.number_word(t) {
+            self.bump();
+            return Some(Expr::Literal(w));
+        }
         match t.kind(self.text) {
             Kind::Str => {
                 self.bump();
@@ -707,6 +731,10 @@ impl<'t, 'a> Cur<'t, 'a> {
 
     fn rhs_primary(&mut self) -> Option<Expr<'a>> {
         let t = self.peek()?;
+        if let Some(w) = self.number_word(t) {
+            self.bump();
+            return Some(Expr::Literal(w));
+        }
         match t.kind(self.text) {
             Kind::LBrace => self.anon_set(false),
             Kind::Word if self.s(t).len() > 1 && self.s(t).starts_with('@') => {
