@@ -9,11 +9,11 @@
 //! them once it knows every node.
 
 use super::facts::{
-    EachFact, Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, collect_catalog,
-    collect_iptables_chains, collect_iptables_services, collect_nft_chains,
+    EachFact, Fact, Reading, Scope, Subject, SubjectOf, Value, ValueOf, catalog_fact_count,
+    collect_catalog, collect_iptables_chains, collect_iptables_services, collect_nft_chains,
 };
 use super::node_local::{Expected, address_in};
-use super::{Comparison, Difference, Node, NodeBackend, Variant, iptables_catalog};
+use super::{Comparison, Difference, Node, NodeBackend, ServiceEntry, Variant, iptables_catalog};
 use crate::kube::AddressKind;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::net::IpAddr;
@@ -103,7 +103,7 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// Reduces a node's dump to its facts.
     pub fn from_node(node: &Node<'_>, options: FactOptions) -> NodeFacts {
-        Collected::with(node, options, true, |collected| {
+        Collected::with(node, options, Lists::Both, |collected| {
             let mut strings = Strings::default();
             let services = collected.services.map(|l| strings.own(l));
             let catalog = collected.catalog.map(|l| strings.own(l));
@@ -158,7 +158,7 @@ impl<'n> CollectedFacts<'_, 'n> {
         options: FactOptions,
         then: impl FnOnce(CollectedFacts<'_, 'n>) -> R,
     ) -> R {
-        Collected::with(node, options, true, |collected| {
+        Collected::with(node, options, Lists::Both, |collected| {
             then(CollectedFacts {
                 collected,
                 node,
@@ -180,37 +180,36 @@ struct Collected<'r> {
 
 impl Collected<'_> {
     /// Collects a node's facts and hands them to `then` (an iptables node's catalogue, when
-    /// built here, lives only as long as this call).
-    /// `services_too`: whether to collect an iptables node's Service facts (the model's) here.
+    /// built here, lives only as long as this call). `lists`: which Service facts are
+    /// collected into lists here (a caller that packs them as they come takes neither).
     fn with<R>(
         node: &Node<'_>,
         options: FactOptions,
-        services_too: bool,
+        lists: Lists,
         then: impl FnOnce(Collected<'_>) -> R,
     ) -> R {
         let mut services = None;
-        let mut catalog = None;
         let mut facts = Vec::new();
-        let built;
-        if node.backend == NodeBackend::Iptables && services_too {
+        let mut built = Vec::new();
+        if node.backend == NodeBackend::Iptables && lists == Lists::Both {
             collect_iptables_services(node, 0, &mut facts);
             services = Some(located(node, std::mem::take(&mut facts)));
         }
-        if node.backend != NodeBackend::Iptables || options.catalog {
-            // An iptables node's catalogue is built on demand when the caller did not.
-            let entries = if node.backend == NodeBackend::Iptables
-                && node.iptables_services.is_empty()
-                && !node.model.services.is_empty()
-            {
-                built = iptables_catalog(node.set, &node.graph, &node.model);
-                built.iter().chain(&node.nft_services)
-            } else {
-                node.iptables_services.iter().chain(&node.nft_services)
-            };
-            let mut from_catalog = Vec::new();
-            collect_catalog(entries, 0, true, &mut from_catalog);
-            catalog = Some(located(node, from_catalog));
-        }
+        let entries = match lists {
+            Lists::Both => catalog_entries(node, options, &mut built),
+            Lists::Neither => None,
+        };
+        let catalog = entries.map(|entries| {
+            let mut list = Vec::with_capacity(catalog_fact_count(entries.clone(), true));
+            // Catalogue facts carry their line: located as they come, no list of `Fact`s.
+            collect_catalog(
+                entries,
+                0,
+                true,
+                &mut EachFact(|f| list.push(locate(node, f))),
+            );
+            list
+        });
         then(Collected {
             info: NodeInfo {
                 name: node.name.clone(),
@@ -224,6 +223,35 @@ impl Collected<'_> {
             catalog,
         })
     }
+}
+
+/// Which of a node's Service facts [`Collected::with`] collects into lists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lists {
+    /// The iptables model's and the catalogue's.
+    Both,
+    /// None: the caller packs them as they are found.
+    Neither,
+}
+
+/// The Service ports a node's catalogue facts are read from; `None` when they are not
+/// collected (an iptables node without [`FactOptions::catalog`]). An iptables node's catalogue
+/// is built into `built` when the caller did not build it.
+fn catalog_entries<'n, 'a>(
+    node: &'n Node<'a>,
+    options: FactOptions,
+    built: &'n mut Vec<ServiceEntry<'a>>,
+) -> Option<impl Iterator<Item = &'n ServiceEntry<'a>> + Clone> {
+    if node.backend == NodeBackend::Iptables && !options.catalog {
+        return None;
+    }
+    if node.backend == NodeBackend::Iptables
+        && node.iptables_services.is_empty()
+        && !node.model.services.is_empty()
+    {
+        *built = iptables_catalog(node.set, &node.graph, &node.model);
+    }
+    Some(built.iter().chain(node.catalog_services()))
 }
 
 /// The chain-level facts of a node (chains, policies, hook jumps, digests), each located and
@@ -1545,10 +1573,19 @@ impl Group {
                 collect_iptables_services(node, 0, &mut EachFact(|f| emit(lines.locate(f))));
             })
         });
-        Collected::with(node, options, false, |c| {
+        // Catalogue facts too, without a list of them (200k facts of an IPVS node were 34 MB).
+        let mut built = Vec::new();
+        let catalog = catalog_entries(node, options, &mut built).map(|entries| {
+            let expected = catalog_fact_count(entries.clone(), true);
+            self.pack_each(CATALOG, expected, |emit| {
+                collect_catalog(entries, 0, true, &mut EachFact(|f| emit(locate(node, f))));
+            })
+        });
+        drop(built);
+        Collected::with(node, options, Lists::Neither, |c| {
             let stored = Stored {
                 services,
-                catalog: c.catalog.map(|l| self.pack_named(CATALOG, l)),
+                catalog,
                 chains: self.pack_chains(node, options),
                 chunked: None,
                 // All of them: parsing the endpoint facts' addresses to leave those out

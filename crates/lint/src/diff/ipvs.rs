@@ -11,23 +11,21 @@
 //! other IPVS nodes' only ([`Scope::Ipvs`]).
 
 use super::facts::{Fact, STATUS_DISPATCHED, STATUS_REJECTED, Scope, SubjectOf};
-use super::{Node, NodeBackend, NodeInput, ServiceEntry, declared_name, declared_name_in_text};
+use super::{
+    IpvsRead, Node, NodeBackend, NodeInput, ServiceEntry, declared_name, declared_name_in_text,
+};
 use crate::kube::AddressKind;
 use crate::kube::catalog::{Catalog, CatalogAddress, CatalogService};
 use rulelint_ipvs::Ipvs;
-use rulelint_parser::{Diagnostic, Severity};
+use rulelint_parser::Severity;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::net::{IpAddr, SocketAddr};
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// Adds a file's IPVS state to its node: the backend, the Service ports of its virtual
 /// servers, the readers' errors and a `# node:` name written beside them.
-pub(super) fn add_ipvs<'a>(
-    node: &mut Node<'a>,
-    input: &NodeInput<'a>,
-    ipvs: &Ipvs<'a>,
-    diagnostics: &[Diagnostic],
-) {
+pub(super) fn add_ipvs<'a>(node: &mut Node<'a>, input: &'a NodeInput<'a>, ipvs: &'a IpvsRead<'a>) {
     let iptables = !input.iptables.has_no_content();
     node.backend = if iptables {
         NodeBackend::IptablesIpvs
@@ -48,22 +46,17 @@ pub(super) fn add_ipvs<'a>(
                 .count(),
         );
     }
-    node.parse_errors += diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .map(rulelint_parser::cap::stands_for)
-        .sum::<usize>();
+    node.parse_errors += ipvs.errors;
     if declared_name(node.set).is_none()
         && let Some(name) = declared_name_in_text(input.text)
     {
         node.name = name.to_string();
     }
-    if ipvs.outputs.ipvsadm.is_some() && ipvs.outputs.names_resolved.is_some() {
+    match &ipvs.services {
+        Some(services) => node.ipvs_services = services,
         // `ipvsadm -L` prints names where it resolves them and `*:?` where they do not fit:
         // its virtual servers are no Service addresses to compare.
-        node.services_unknown = true;
-    } else {
-        node.nft_services = service_entries(input.text, ipvs);
+        None => node.services_unknown = true,
     }
 }
 
@@ -72,62 +65,80 @@ pub(crate) const NAMES_RESOLVED: &str = "IPVS listing without -n (`ipvsadm -L`):
 
 /// The Service ports of an IPVS state as the diff compares them: keyed by cluster IP, port
 /// and protocol; endpoints by `address:port`; persistence as affinity on every endpoint.
-pub fn service_entries<'a>(text: &str, ipvs: &Ipvs<'a>) -> Vec<ServiceEntry<'a>> {
-    Catalog::from_ipvs(text, ipvs, None)
-        .services
-        .into_iter()
-        .map(|mut service| {
-            service.name = Some(Cow::Owned(service_key(&service)));
-            for e in service
-                .endpoints
-                .iter_mut()
-                .chain(service.local_endpoints.iter_mut())
-            {
-                // One spelling on every backend (`[fd00::1]:80`), whatever ipvsadm printed.
-                if let Some(d) = e.destination.as_deref()
-                    && let Ok(socket) = d.parse::<SocketAddr>()
-                {
-                    e.destination = Some(Cow::Owned(socket.to_string()));
-                }
+pub fn service_entries<'a>(text: &str, ipvs: Ipvs<'a>) -> Vec<ServiceEntry<'a>> {
+    let mut services = Catalog::from_ipvs(text, &ipvs, None).services;
+    // The state is read: freed before the entries are made (its text is all they borrow).
+    drop(ipvs);
+    let mut entries = Vec::with_capacity(services.len());
+    let mut spelled = String::new();
+    // Taken from the back, the catalogue's list given back as it empties (halving): both
+    // lists whole side by side were the peak of a large IPVS node's diff.
+    while let Some(service) = services.pop() {
+        entries.push(service_entry(service, &mut spelled));
+        if services.len() <= services.capacity() / 2 {
+            services.shrink_to_fit();
+        }
+    }
+    entries.reverse();
+    entries
+}
+
+/// A Service port of the catalogue as the diff compares it; `spelled` is a buffer.
+fn service_entry<'a>(mut service: CatalogService<'a>, spelled: &mut String) -> ServiceEntry<'a> {
+    service.name = Some(Cow::Owned(service_key(&service)));
+    for e in service
+        .endpoints
+        .iter_mut()
+        .chain(service.local_endpoints.iter_mut())
+    {
+        // One spelling on every backend (`[fd00::1]:80`), whatever ipvsadm printed;
+        // a copy only where it differs (ipvsadm -n prints IPv4 that way already).
+        if let Some(d) = e.destination.as_deref()
+            && let Ok(socket) = d.parse::<SocketAddr>()
+        {
+            spelled.clear();
+            push_socket(spelled, socket);
+            if spelled != d {
+                e.destination = Some(Cow::Owned(spelled.clone()));
             }
-            if service.affinity.is_some() {
-                // iptables shows ClientIP affinity as a check per endpoint: say the same.
-                let checks: Vec<_> = service
-                    .endpoints
-                    .iter()
-                    .map(|e| {
-                        let mut check = e.clone();
-                        check.affinity_check = true;
-                        check.share = None;
-                        check
-                    })
-                    .collect();
-                service.endpoints.extend(checks);
-            }
-            // A virtual server whose real servers all have weight 0 takes no new connections;
-            // a Local group apart from its cluster IP serves only this node's endpoints (none
-            // on a node without one, by design), and its Service is dispatched by the cluster IP.
-            let apart_local = service.external_local
-                && !service
-                    .addresses
-                    .iter()
-                    .any(|a| a.kind == AddressKind::ClusterIp);
-            let serving = apart_local
-                || service
-                    .endpoints
-                    .iter()
-                    .chain(&service.local_endpoints)
-                    .any(|e| !e.affinity_check && e.share.is_none_or(|s| s > 0.0));
-            ServiceEntry {
-                status: if serving {
-                    STATUS_DISPATCHED
-                } else {
-                    STATUS_REJECTED
-                },
-                service,
-            }
-        })
-        .collect()
+        }
+    }
+    if service.affinity.is_some() {
+        // iptables shows ClientIP affinity as a check per endpoint: say the same.
+        let checks: Vec<_> = service
+            .endpoints
+            .iter()
+            .map(|e| {
+                let mut check = e.clone();
+                check.affinity_check = true;
+                check.share = None;
+                check
+            })
+            .collect();
+        service.endpoints.extend(checks);
+    }
+    // A virtual server whose real servers all have weight 0 takes no new connections;
+    // a Local group apart from its cluster IP serves only this node's endpoints (none
+    // on a node without one, by design), and its Service is dispatched by the cluster IP.
+    let apart_local = service.external_local
+        && !service
+            .addresses
+            .iter()
+            .any(|a| a.kind == AddressKind::ClusterIp);
+    let serving = apart_local
+        || service
+            .endpoints
+            .iter()
+            .chain(&service.local_endpoints)
+            .any(|e| !e.affinity_check && e.share.is_none_or(|s| s > 0.0));
+    ServiceEntry {
+        status: if serving {
+            STATUS_DISPATCHED
+        } else {
+            STATUS_REJECTED
+        },
+        service,
+    }
 }
 
 /// The key of an IPVS Service port: its cluster IP, port and protocol; without a cluster IP,
@@ -161,15 +172,49 @@ fn key_text(
     protocol: &str,
     port: Option<u16>,
 ) -> String {
-    let port = port.map_or_else(|| "?".to_string(), |p| p.to_string());
+    let mut key = String::with_capacity(24);
     match address {
         Some(IpAddr::V4(v4)) if kind != AddressKind::NodePort => {
-            format!("{v4}:{port}/{protocol}")
+            push_ipv4(&mut key, v4);
+            key.push(':');
         }
         Some(IpAddr::V6(v6)) if kind != AddressKind::NodePort => {
-            format!("[{v6}]:{port}/{protocol}")
+            let _ = write!(key, "[{v6}]:");
         }
-        _ => format!("*:{port}/{protocol}"),
+        _ => key.push_str("*:"),
+    }
+    match port {
+        Some(p) => key.push_str(itoa::Buffer::new().format(p)),
+        None => key.push('?'),
+    }
+    key.push('/');
+    key.push_str(protocol);
+    key
+}
+
+/// Appends an IPv4 address as `Display` writes it (`10.96.0.1`), without `fmt`'s padding
+/// machinery: a key or summary line per virtual server made formatting a fifth of the work.
+pub(crate) fn push_ipv4(out: &mut String, address: Ipv4Addr) {
+    let mut digits = itoa::Buffer::new();
+    for (i, octet) in address.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(digits.format(octet));
+    }
+}
+
+/// Appends a socket address as `Display` writes it (`10.244.0.4:80`, `[fd00::4]:80`).
+fn push_socket(out: &mut String, socket: SocketAddr) {
+    match socket {
+        SocketAddr::V4(v4) => {
+            push_ipv4(out, *v4.ip());
+            out.push(':');
+            out.push_str(itoa::Buffer::new().format(v4.port()));
+        }
+        SocketAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
     }
 }
 

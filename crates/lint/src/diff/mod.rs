@@ -60,8 +60,46 @@ pub struct NodeInput<'a> {
     pub nft: Vec<(usize, rulelint_nft::Parsed<'a>)>,
     /// The IPVS-mode state of its `ipvsadm`/`ipset`/`ip addr` sections (spans into the text),
     /// with the readers' diagnostics.
-    pub ipvs: Option<(rulelint_ipvs::Ipvs<'a>, Vec<rulelint_parser::Diagnostic>)>,
+    pub ipvs: Option<IpvsRead<'a>>,
 }
+
+/// What the diff reads of a file's IPVS state (`ipvsadm`, `ipset`, `ip addr`), taken from it
+/// as the file is read: the state itself is freed then, not held while the node is compared
+/// (a 200k-virtual-server node's is three times its text).
+pub struct IpvsRead<'a> {
+    /// Its Service ports as the diff compares them ([`ipvs::service_entries`]); `None` when
+    /// its listing names hosts (`ipvsadm -L` without `-n`): no addresses to compare.
+    services: Option<Vec<ServiceEntry<'a>>>,
+    /// Error diagnostics of its readers.
+    errors: usize,
+    /// Nothing was read.
+    empty: bool,
+}
+
+impl<'a> IpvsRead<'a> {
+    fn new(text: &'a str, (ipvs, diagnostics): IpvsState<'a>) -> IpvsRead<'a> {
+        let names_resolved =
+            ipvs.outputs.ipvsadm.is_some() && ipvs.outputs.names_resolved.is_some();
+        let empty = ipvs.is_empty();
+        IpvsRead {
+            services: (!names_resolved).then(|| ipvs::service_entries(text, ipvs)),
+            errors: diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(rulelint_parser::cap::stands_for)
+                .sum(),
+            empty,
+        }
+    }
+
+    /// Nothing was read.
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+}
+
+/// An IPVS state with the readers' diagnostics.
+type IpvsState<'a> = (rulelint_ipvs::Ipvs<'a>, Vec<rulelint_parser::Diagnostic>);
 
 impl<'a> NodeInput<'a> {
     /// Splits and parses a file; a file without nftables is parsed exactly as before. nft JSON
@@ -103,7 +141,7 @@ impl<'a> NodeInput<'a> {
             text,
             iptables: parse_iptables_sections(text, &parts),
             nft,
-            ipvs: crate::ipvs::check::read_ipvs(text, &parts),
+            ipvs: crate::ipvs::check::read_ipvs(text, &parts).map(|read| IpvsRead::new(text, read)),
         }
     }
 
@@ -114,7 +152,7 @@ impl<'a> NodeInput<'a> {
                 .nft
                 .iter()
                 .all(|(_, p)| p.ruleset.tables.is_empty() && p.ruleset.chains.is_empty())
-            && self.ipvs.as_ref().is_none_or(|(i, _)| i.is_empty())
+            && self.ipvs.as_ref().is_none_or(IpvsRead::is_empty)
     }
 }
 
@@ -205,8 +243,10 @@ pub struct Node<'a> {
     pub nft_rules: usize,
     /// Why its Service ports are left out of the comparison (see [`NodeInfo::services_unknown`]).
     pub services_unknown: bool,
-    // The Service ports of its nftables sections, or of its IPVS state.
+    // The Service ports of its nftables sections.
     nft_services: Vec<ServiceEntry<'a>>,
+    // The Service ports of its IPVS state, read with the file ([`IpvsRead`]).
+    ipvs_services: &'a [ServiceEntry<'a>],
     // Built by `with_catalog` (a lazy cell would make `Node` invariant in `'a`), only where a
     // comparison needs it: iptables-only comparisons read the iptables model.
     iptables_services: Vec<ServiceEntry<'a>>,
@@ -248,6 +288,7 @@ impl<'a> Node<'a> {
             nft_rules: 0,
             services_unknown: false,
             nft_services: Vec::new(),
+            ipvs_services: &[],
             iptables_services: Vec::new(),
             lines: LineIndex::new(set.source()),
             endpoint_ips: std::sync::OnceLock::new(),
@@ -314,10 +355,10 @@ impl<'a> Node<'a> {
     /// names its node (`# node: NAME`).
     pub fn from_input(name: impl Into<String>, input: &'a NodeInput<'a>) -> Node<'a> {
         let mut node = Node::new(name, &input.iptables);
-        if let Some((ipvs, diagnostics)) = &input.ipvs
+        if let Some(ipvs) = &input.ipvs
             && input.nft.is_empty()
         {
-            ipvs::add_ipvs(&mut node, input, ipvs, diagnostics);
+            ipvs::add_ipvs(&mut node, input, ipvs);
             return node;
         }
         if input.nft.is_empty() {
@@ -415,9 +456,12 @@ impl<'a> Node<'a> {
     }
 
     /// The Service ports of the backend-neutral catalogue: the iptables part's, then the
-    /// nftables sections'.
-    pub fn catalog_services(&self) -> impl Iterator<Item = &ServiceEntry<'a>> {
-        self.iptables_services.iter().chain(&self.nft_services)
+    /// nftables sections' or the IPVS state's.
+    pub fn catalog_services(&self) -> impl Iterator<Item = &ServiceEntry<'a>> + Clone {
+        self.iptables_services
+            .iter()
+            .chain(&self.nft_services)
+            .chain(self.ipvs_services)
     }
 
     /// The pod IPs this node DNATs to in any Service (built on first use).
@@ -426,6 +470,7 @@ impl<'a> Node<'a> {
             let nft = self
                 .nft_services
                 .iter()
+                .chain(self.ipvs_services)
                 .flat_map(|s| s.service.endpoints.iter().chain(&s.service.local_endpoints))
                 .filter_map(|e| e.destination.as_deref());
             self.model

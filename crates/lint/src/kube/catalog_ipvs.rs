@@ -135,8 +135,11 @@ impl<'a> Catalog<'a> {
         drop(cluster_ips);
         drop(others);
         drop(local_addresses);
-        let mut service_of: Vec<Option<usize>> = vec![None; reals.len()];
-        let mut services: Vec<CatalogService<'a>> = Vec::new();
+        // A list per virtual server: freed before the Service ports are built beside the state.
+        drop(reals);
+        let mut service_of: Vec<Option<usize>> = vec![None; kinds.len()];
+        // At most one a virtual server, sized once (doubling left a third of it unused).
+        let mut services: Vec<CatalogService<'a>> = Vec::with_capacity(ipvs.virtual_servers.len());
         let mut node_port_addresses: Vec<IpNet> = Vec::new();
         for (i, vs) in ipvs.virtual_servers.iter().enumerate() {
             let protocol = vs.protocol.map(|p| p.as_str());
@@ -203,6 +206,7 @@ impl<'a> Catalog<'a> {
             let local: Vec<Option<bool>> = services.iter().map(|s| local_policy(&cx, s)).collect();
             join_local_groups(&mut services, &local);
         }
+        services.shrink_to_fit();
         let generation = layout.map_or("none", |l| match l.generation {
             super::Generation::None => "none",
             super::Generation::Legacy => "legacy",

@@ -171,25 +171,52 @@ fn member_head(b: &[u8]) -> Option<(Part, usize)> {
 
 /// A gzip member of `text`, its length and part in the header.
 fn member(part: Part, text: &str) -> Vec<u8> {
-    let mut deflate = DeflateEncoder::new(Vec::new(), Compression::default());
-    // Writing to a Vec does not fail.
-    let _ = deflate.write_all(text.as_bytes());
-    let deflated = deflate.finish().unwrap_or_default();
-    let mut crc = Crc::new();
-    crc.update(text.as_bytes());
-    let len = (HEADER_LEN + deflated.len() + 8) as u32;
-    let mut out = Vec::with_capacity(len as usize);
-    // No file name, no time: the same text gives the same bytes on every node.
-    out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255]);
-    out.extend_from_slice(&9u16.to_le_bytes());
-    out.extend_from_slice(b"RL");
-    out.extend_from_slice(&5u16.to_le_bytes());
-    out.extend_from_slice(&len.to_le_bytes());
-    out.push(part.code());
-    out.extend_from_slice(&deflated);
-    out.extend_from_slice(&crc.sum().to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    let mut out = Vec::new();
+    Members::new().write(part, text, &mut out);
     out
+}
+
+/// Writes gzip members with one deflate state, reset between them: a fresh state per member
+/// (its tables allocated and zeroed) cost a third as much as compressing the member did. A
+/// reset state compresses as a new one does, byte for byte.
+struct Members {
+    encoder: DeflateEncoder<Vec<u8>>,
+    spare: Vec<u8>,
+}
+
+impl Members {
+    fn new() -> Members {
+        Members {
+            encoder: DeflateEncoder::new(Vec::new(), Compression::default()),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Appends the member of `text` to `out`.
+    fn write(&mut self, part: Part, text: &str, out: &mut Vec<u8>) {
+        // Writing to a Vec does not fail.
+        let _ = self.encoder.write_all(text.as_bytes());
+        let mut deflated = self
+            .encoder
+            .reset(std::mem::take(&mut self.spare))
+            .unwrap_or_default();
+        let mut crc = Crc::new();
+        crc.update(text.as_bytes());
+        let len = (HEADER_LEN + deflated.len() + 8) as u32;
+        out.reserve(len as usize);
+        // No file name, no time: the same text gives the same bytes on every node.
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255]);
+        out.extend_from_slice(&9u16.to_le_bytes());
+        out.extend_from_slice(b"RL");
+        out.extend_from_slice(&5u16.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.push(part.code());
+        out.extend_from_slice(&deflated);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        deflated.clear();
+        self.spare = deflated;
+    }
 }
 
 /// The text of a member, checked against its checksum and its part.
@@ -443,14 +470,14 @@ fn reference(raw: &str) -> Option<Reference> {
 /// Writes a fact's fields, those that repeat a longer field of the two lines above as
 /// references to it: a chunk's facts repeat their Service, chain and endpoint names, and
 /// references leave deflate less to encode (a summary is a sixth smaller).
-fn put_with_references(
-    out: &mut String,
-    line: &str,
-    last: &mut Vec<String>,
-    before: &mut Vec<String>,
-) {
-    let fields: Vec<String> = line.split('\t').map(str::to_string).collect();
-    for (i, f) in fields.iter().enumerate() {
+fn put_with_references(out: &mut String, line: &str, recent: &mut Recent) {
+    let Recent {
+        current,
+        last,
+        before,
+    } = recent;
+    current.set(line);
+    for (i, f) in current.iter().enumerate() {
         if i > 0 {
             out.push('\t');
         }
@@ -459,13 +486,69 @@ fn put_with_references(
         } else if last.get(i) == Some(f) {
             out.push_str("\\\"");
         } else if let Some(k) = last.iter().chain(before.iter()).position(|o| o == f) {
-            let _ = write!(out, "\\{k}");
+            out.push('\\');
+            out.push_str(itoa::Buffer::new().format(k));
         } else {
             out.push_str(f);
         }
     }
     out.push('\n');
-    *before = std::mem::replace(last, fields);
+    // The fact becomes the last, the last the one before; the buffers go round.
+    std::mem::swap(last, before);
+    std::mem::swap(current, last);
+}
+
+/// The fields of the two facts written last in a chunk, which a fact's fields may refer to;
+/// kept in buffers reused fact after fact (a `String` per field was a third of the writing).
+#[derive(Default)]
+struct Recent {
+    current: Fields,
+    last: Fields,
+    before: Fields,
+}
+
+impl Recent {
+    /// Forgets both facts (a chunk's first fact refers to none).
+    fn clear(&mut self) {
+        self.last.set_none();
+        self.before.set_none();
+    }
+}
+
+/// A fact's line and where each of its tab-separated fields is.
+#[derive(Default)]
+struct Fields {
+    line: String,
+    ends: Vec<usize>,
+}
+
+impl Fields {
+    fn set(&mut self, line: &str) {
+        self.set_none();
+        self.line.push_str(line);
+        // A byte loop: fields are a few bytes, too short for `split`'s search to pay.
+        for (i, b) in line.bytes().enumerate() {
+            if b == b'\t' {
+                self.ends.push(i);
+            }
+        }
+        self.ends.push(line.len());
+    }
+
+    fn set_none(&mut self) {
+        self.line.clear();
+        self.ends.clear();
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+        Some(&self.line[start..end])
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.ends.len()).filter_map(|i| self.get(i))
+    }
 }
 
 fn cut(line: &str) -> &str {
@@ -682,9 +765,12 @@ pub fn write(facts: &NodeFacts) -> Vec<u8> {
         has_catalog: facts.catalog.is_some(),
         extra_endpoint_ips: facts.extra_endpoint_ips.clone(),
     };
-    let mut out = member(
+    let mut chunks = ChunkWriter::default();
+    let mut out = Vec::new();
+    chunks.members.write(
         Part::Header,
         &format!("{}\n", serde_json::to_string(&header).unwrap_or_default()),
+        &mut out,
     );
     let text = |id: u32| facts.strings.get(id as usize).map_or("", String::as_str);
     let empty = facts.strings.iter().position(String::is_empty);
@@ -718,17 +804,17 @@ pub fn write(facts: &NodeFacts) -> Vec<u8> {
                 _ => None,
             };
             if !chunk.is_empty() && key.is_some_and(|k| fnv(k).is_multiple_of(CUT)) {
-                out.extend(chunk_members(part, &chunk, &text));
+                chunks.write(part, &chunk, &text, &mut out);
                 chunk.clear();
             }
             chunk.push(m);
         }
         if !chunk.is_empty() {
-            out.extend(chunk_members(part, &chunk, &text));
+            chunks.write(part, &chunk, &text, &mut out);
         }
         for piece in local.chunks(LOCAL_CHUNK) {
             let piece: Vec<&Merged<'_>> = piece.iter().collect();
-            out.extend(chunk_members(part, &piece, &text));
+            chunks.write(part, &piece, &text, &mut out);
         }
     }
     out
@@ -742,41 +828,73 @@ fn fnv(s: &str) -> u64 {
     })
 }
 
-/// The facts member and the lines member of a chunk.
-fn chunk_members<'s>(part: Part, chunk: &[&Merged<'_>], text: &impl Fn(u32) -> &'s str) -> Vec<u8> {
-    let mut facts = String::from(part.tag());
-    let mut lines = String::from(Part::Lines.tag());
-    let mut last = 0i64;
-    let (mut above, mut before) = (Vec::new(), Vec::new());
-    let mut fact = String::new();
-    for m in chunk {
-        fact.clear();
-        put_fact(&mut fact, m, text);
-        put_with_references(
-            &mut facts,
-            fact.trim_end_matches('\n'),
-            &mut above,
-            &mut before,
-        );
-        let line = m.fact.line;
-        if line == 0 {
-            lines.push('-');
-        } else {
-            let _ = write!(lines, "{}", i64::from(line) - last);
-            last = i64::from(line);
-        }
-        if let Some(c) = m.catalog_line {
-            let _ = write!(lines, ",{}", i64::from(c) - i64::from(line));
-        }
-        lines.push('\n');
+/// Writes chunks: the facts member and the lines member of each, with buffers and a deflate
+/// state reused from chunk to chunk.
+#[derive(Default)]
+struct ChunkWriter {
+    members: Members,
+    facts: String,
+    lines: String,
+    fact: String,
+    recent: Recent,
+}
+
+impl Default for Members {
+    fn default() -> Members {
+        Members::new()
     }
-    let mut out = member(part, &facts);
-    out.extend(member(Part::Lines, &lines));
-    out
+}
+
+impl ChunkWriter {
+    /// Appends the facts member and the lines member of a chunk to `out`.
+    fn write<'s>(
+        &mut self,
+        part: Part,
+        chunk: &[&Merged<'_>],
+        text: &impl Fn(u32) -> &'s str,
+        out: &mut Vec<u8>,
+    ) {
+        let ChunkWriter {
+            members,
+            facts,
+            lines,
+            fact,
+            recent,
+        } = self;
+        facts.clear();
+        facts.push_str(part.tag());
+        lines.clear();
+        lines.push_str(Part::Lines.tag());
+        recent.clear();
+        let mut last = 0i64;
+        let mut digits = itoa::Buffer::new();
+        for m in chunk {
+            fact.clear();
+            put_fact(fact, m, text);
+            put_with_references(facts, fact.trim_end_matches('\n'), recent);
+            let line = m.fact.line;
+            if line == 0 {
+                lines.push('-');
+            } else {
+                lines.push_str(digits.format(i64::from(line) - last));
+                last = i64::from(line);
+            }
+            if let Some(c) = m.catalog_line {
+                lines.push(',');
+                lines.push_str(digits.format(i64::from(c) - i64::from(line)));
+            }
+            lines.push('\n');
+        }
+        members.write(part, facts, out);
+        members.write(Part::Lines, lines, out);
+    }
 }
 
 fn put_name(out: &mut String, s: &str) {
-    if !s.contains(['\\', '\t', '\n', '\r']) {
+    if !s
+        .bytes()
+        .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+    {
         out.push_str(s);
         return;
     }
@@ -794,7 +912,7 @@ fn put_name(out: &mut String, s: &str) {
 fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str) {
     let f = m.fact;
     let names = |out: &mut String, kind: u8, names: &[u32]| {
-        let _ = write!(out, "{kind}");
+        put_number(out, kind);
         for &n in names {
             out.push('\t');
             put_name(out, text(n));
@@ -817,8 +935,15 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
                 AddressKind::LoadBalancerIp => 2,
                 AddressKind::NodePort => 3,
             };
-            let _ = write!(out, "\t{kind}\t");
+            out.push('\t');
+            put_number(out, kind);
+            out.push('\t');
             match address {
+                Some(IpNet::V4(net)) => {
+                    crate::diff::ipvs::push_ipv4(out, net.addr());
+                    out.push('/');
+                    put_number(out, net.prefix_len());
+                }
                 Some(a) => {
                     let _ = write!(out, "{a}");
                 }
@@ -831,9 +956,7 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
             }
             out.push('\t');
             match port {
-                Some(p) => {
-                    let _ = write!(out, "{p}");
-                }
+                Some(p) => put_number(out, p),
                 None => out.push_str("\\-"),
             }
         }
@@ -859,7 +982,8 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
             scope,
         } => {
             names(out, 8, &[table, hook, target]);
-            let _ = write!(out, "\t{}", scope_number(scope));
+            out.push('\t');
+            put_number(out, scope_number(scope));
         }
         SubjectOf::Chain {
             table,
@@ -867,7 +991,8 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
             scope,
         } => {
             names(out, 9, &[table, chain]);
-            let _ = write!(out, "\t{}", scope_number(scope));
+            out.push('\t');
+            put_number(out, scope_number(scope));
         }
         SubjectOf::Policy {
             table,
@@ -875,7 +1000,8 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
             scope,
         } => {
             names(out, 10, &[table, chain]);
-            let _ = write!(out, "\t{}", scope_number(scope));
+            out.push('\t');
+            put_number(out, scope_number(scope));
         }
         SubjectOf::ChainRules {
             table,
@@ -883,17 +1009,17 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
             scope,
         } => {
             names(out, 11, &[table, chain]);
-            let _ = write!(out, "\t{}", scope_number(scope));
+            out.push('\t');
+            put_number(out, scope_number(scope));
         }
     }
     out.push('\t');
     match f.value {
         ValueOf::Present => out.push('p'),
-        ValueOf::Flag(b) => {
-            let _ = write!(out, "f{}", u8::from(b));
-        }
+        ValueOf::Flag(b) => out.push_str(if b { "f1" } else { "f0" }),
         ValueOf::Weight(w) => {
-            let _ = write!(out, "w{w}");
+            out.push('w');
+            put_number(out, w);
         }
         ValueOf::Text(t) => {
             out.push('t');
@@ -913,7 +1039,14 @@ fn put_fact<'s>(out: &mut String, m: &Merged<'_>, text: &impl Fn(u32) -> &'s str
         | (expected << 1)
         | ((m.lists as u8) << 3)
         | (u8::from(m.blank_chain) << 5);
-    let _ = writeln!(out, "\t{flags}");
+    out.push('\t');
+    put_number(out, flags);
+    out.push('\n');
+}
+
+/// Appends a number in decimal, as `Display` writes it (a summary writes several a fact).
+fn put_number(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// The backend of its name, among those this version knows.
