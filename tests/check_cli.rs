@@ -781,6 +781,39 @@ fn baseline_reports_only_new_findings() {
     }
 }
 
+/// `text` written as `node.txt` in `dir` and recorded with `--write-baseline known.json`;
+/// the baseline file read back.
+fn write_baseline_of(dir: &TempDir, text: &str) -> serde_json::Value {
+    dir.write("node.txt", text);
+    let out = rulelint_in(
+        Some(&dir.0),
+        &["--write-baseline", "known.json", "node.txt"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap()
+}
+
+/// `text` written as `node.txt` in `dir` and checked against `known.json`, every finding
+/// failing (`--fail-on info`), one line each.
+fn check_against_baseline(dir: &TempDir, text: &str) -> std::process::Output {
+    dir.write("node.txt", text);
+    rulelint_in(
+        Some(&dir.0),
+        &[
+            "--baseline",
+            "known.json",
+            "--fail-on",
+            "info",
+            "--format",
+            "concise",
+            "-q",
+            "node.txt",
+        ],
+        None,
+    )
+}
+
 /// A node with more findings of one code than the report shows (300 empty chains, RL203):
 /// the baseline records all of them, and after one is fixed the ones that move into the report
 /// are still known (before, the baseline held the 200 shown and the finding that counted the
@@ -798,31 +831,9 @@ fn a_baseline_knows_findings_past_the_report_cap() {
         }
         text + "COMMIT\n"
     };
-    dir.write("node.txt", &node(&mut (0..300)));
-    let out = rulelint_in(
-        Some(&dir.0),
-        &["--write-baseline", "known.json", "node.txt"],
-        None,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recorded: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    let recorded = write_baseline_of(&dir, &node(&mut (0..300)));
     assert_eq!(recorded["findings"].as_array().unwrap().len(), 300);
-    let concise = [
-        "--baseline",
-        "known.json",
-        "--fail-on",
-        "info",
-        "--format",
-        "concise",
-        "-q",
-    ];
-    let check = |text: &str| {
-        dir.write("node.txt", text);
-        let mut args = concise.to_vec();
-        args.push("node.txt");
-        rulelint_in(Some(&dir.0), &args, None)
-    };
+    let check = |text: &str| check_against_baseline(&dir, text);
     // One fixed: nothing new.
     let out = check(&node(&mut (0..300).filter(|&c| c != 5)));
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
@@ -856,15 +867,7 @@ fn a_baseline_knows_parse_errors_past_the_report_cap() {
         }
         text + "}\n"
     };
-    dir.write("node.txt", &node(&mut (0..5000)));
-    let out = rulelint_in(
-        Some(&dir.0),
-        &["--write-baseline", "known.json", "node.txt"],
-        None,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recorded: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.0.join("known.json")).unwrap()).unwrap();
+    let recorded = write_baseline_of(&dir, &node(&mut (0..5000)));
     let codes: Vec<&str> = recorded["findings"]
         .as_array()
         .unwrap()
@@ -873,23 +876,7 @@ fn a_baseline_knows_parse_errors_past_the_report_cap() {
         .collect();
     assert_eq!(codes.iter().filter(|&&c| c == "RL102").count(), 5000);
     assert_eq!(codes.iter().filter(|&&c| c == "RL152").count(), 5000);
-    let check = |text: &str| {
-        dir.write("node.txt", text);
-        rulelint_in(
-            Some(&dir.0),
-            &[
-                "--baseline",
-                "known.json",
-                "--fail-on",
-                "info",
-                "--format",
-                "concise",
-                "-q",
-                "node.txt",
-            ],
-            None,
-        )
-    };
+    let check = |text: &str| check_against_baseline(&dir, text);
     // One of each fixed: nothing new.
     let out = check(&node(&mut (0..5000).filter(|&l| l != 7)));
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
