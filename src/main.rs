@@ -159,10 +159,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
         format: StatsFormat,
     },
-    /// Parse dumps and print their structure (JSON) or their diagnostics.
+    /// Parse iptables-save dumps and print their structure (JSON) or their diagnostics.
     ///
     /// Exit status: 0 when every file was read, 2 when a file is unreadable or holds no
-    /// iptables-save content. Parse diagnostics alone do not change the status.
+    /// iptables-save content (an nftables ruleset or IPVS state is named as such: `check`,
+    /// `services`, `diff` and `trace` read those). Parse diagnostics alone do not change the
+    /// status.
     Parse {
         /// Dump files; `-` reads standard input; `.gz` files are decompressed.
         #[arg(required = true)]
@@ -206,8 +208,9 @@ enum Command {
         after_help = "Examples:\n  rulelint trace node-7.txt --dst 10.96.0.10:53 --proto udp\n  rulelint trace node-3.txt node-7.txt --dst 192.168.0.17:30080 --from outside --node-ip 192.168.0.17\n  rulelint trace node.txt --dst 10.96.0.1:443 --format json"
     )]
     Trace(trace::TraceArgs),
-    /// Print the size and shape of dumps: tables, chains, rules per table, largest chains,
-    /// kube-proxy chain counts.
+    /// Print the size and shape of iptables-save dumps: tables, chains, rules per table,
+    /// largest chains, kube-proxy chain counts (an nftables ruleset or IPVS state is named as
+    /// such, exit 2: `check`, `services`, `diff` and `trace` read those).
     Stats {
         /// Dump files; `-` reads standard input; `.gz` files are decompressed.
         #[arg(required = true)]
@@ -350,16 +353,46 @@ fn report(name: &str, parsed: &Parsed<'_>, text: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Exit status of a command that only reads its files: 2 when one holds no iptables-save
-/// content (each such file named on stderr), else 0.
-fn content_status(loaded: &[Loaded], parsed: &[Parsed<'_>]) -> u8 {
+/// Exit status of `command`, which reads iptables-save only: 2 when a file holds no
+/// iptables-save content (each such file named on stderr, with what it holds instead when that
+/// is an nftables ruleset or IPVS state), else 0.
+fn content_status(command: &str, loaded: &[Loaded], parsed: &[Parsed<'_>]) -> u8 {
     let mut code = 0;
     for (l, p) in loaded.iter().zip(parsed) {
-        if no_content(&l.name, p) {
-            code = EXIT_INPUT;
+        if !p.has_no_content() {
+            continue;
+        }
+        code = EXIT_INPUT;
+        match other_backend(&l.text) {
+            Some(what) => eprintln!(
+                "rulelint: `{}` holds {what}, which `rulelint {command}` does not read yet (it reads iptables-save); `rulelint check`, `services`, `diff` and `trace` read it",
+                l.name
+            ),
+            None => {
+                no_content(&l.name, p);
+            }
         }
     }
     code
+}
+
+/// What a text without iptables-save content holds that other commands read: an nftables
+/// ruleset or kube-proxy's IPVS state.
+fn other_backend(text: &str) -> Option<&'static str> {
+    use rulelint_lint::source::{SectionKind, sections};
+    let kinds: Vec<SectionKind> = sections(text).iter().map(|s| s.kind).collect();
+    if kinds.iter().any(|k| {
+        matches!(
+            k,
+            SectionKind::Nft | SectionKind::NftJson | SectionKind::NftTransaction
+        )
+    }) {
+        Some("an nftables ruleset")
+    } else if kinds.contains(&SectionKind::Ipvs) {
+        Some("IPVS state (ipvsadm, ipset, ip addr)")
+    } else {
+        None
+    }
 }
 
 fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
@@ -476,6 +509,11 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 }
                 ParseFormat::Human => {
                     for (l, p) in loaded.iter().zip(&parsed) {
+                        // "run iptables-save" is no advice for an nftables ruleset: the
+                        // exit status's message says what the file holds instead.
+                        if p.has_no_content() && other_backend(&l.text).is_some() {
+                            continue;
+                        }
                         report(&l.name, p, &l.text)?;
                         let s = stats::collect(&l.name, p);
                         writeln!(
@@ -491,7 +529,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                     }
                 }
             }
-            Ok(content_status(&loaded, &parsed))
+            Ok(content_status("parse", &loaded, &parsed))
         }
         Command::Services { files, format } => {
             let loaded = match load_all(&files) {
@@ -525,7 +563,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 }
                 StatsOutput::Prometheus => out.write_all(stats::prometheus(&all).as_bytes())?,
             }
-            Ok(content_status(&loaded, &parsed))
+            Ok(content_status("stats", &loaded, &parsed))
         }
     }
 }

@@ -17,6 +17,38 @@ fn stats_reads_a_corpus_dump() {
     assert!(text.contains("KUBE-SVC"), "{text}");
 }
 
+/// `stats` and `parse` read iptables-save only: on an nftables ruleset or IPVS state they say
+/// what the file holds and which commands read it, not that it is no dump (exit 2 all the same).
+#[test]
+fn stats_and_parse_name_what_they_do_not_read() {
+    for (file, holds) in [
+        (
+            "corpus/nft/ok/01-overall-rules.txt",
+            "holds an nftables ruleset",
+        ),
+        ("corpus/ipvs/healthy-node-ipvsadm.txt", "holds IPVS state"),
+    ] {
+        for command in ["stats", "parse"] {
+            let out = rulelint(&[command, file], None);
+            assert_eq!(out.status.code(), Some(2), "{command} {file}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(holds), "{command} {file}: {err}");
+            assert!(
+                err.contains(&format!("`rulelint {command}` does not read yet")),
+                "{err}"
+            );
+            assert!(
+                !err.contains("iptables-save output"),
+                "{command} {file}: {err}"
+            );
+        }
+    }
+    // A file that is neither is still no dump.
+    let out = rulelint(&["stats", "-"], Some(b"hello\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no iptables-save content"));
+}
+
 /// `stats` counts what `check` reports (lints included), not only the parser's diagnostics.
 #[test]
 fn stats_counts_the_findings_of_check() {
