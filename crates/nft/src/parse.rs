@@ -787,7 +787,8 @@ impl<'a> Parser<'a> {
 
     fn invalid_line(&mut self, block: &str) {
         let start = self.toks[self.pos].start;
-        let end_i = self.block_line_end(self.pos);
+        // At least one token: the callers stand on a word, but a skip must always move on.
+        let end_i = self.block_line_end(self.pos).max(self.pos + 1);
         let end = self.toks[end_i - 1].end;
         self.pos = end_i;
         if end_i == self.toks.len() && !self.text.ends_with('\n') {
@@ -1204,8 +1205,6 @@ impl<'a> Parser<'a> {
         });
     }
 
-    // ---- set / map ----
-
     /// In `start..end`, where the statements that declare a base chain (`type ...; policy
     /// ...;`) end and its first rule starts.
     fn declaration_end(&self, start: usize, end: usize) -> usize {
@@ -1228,6 +1227,8 @@ impl<'a> Parser<'a> {
         }
         end
     }
+
+    // ---- set / map ----
 
     fn set_body(&mut self, sid: SetId, kw: &str, name: &str, open: Span) -> End {
         loop {
