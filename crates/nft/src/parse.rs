@@ -1280,7 +1280,12 @@ impl<'a> Parser<'a> {
                     self.rs.sets[set].comment = Some(unquote(self.s(s)));
                     self.skip_statement();
                 }
-                Some("policy" | "gc-interval" | "counter" | "auto-merge" | "quota") => {
+                // Also the state a set keeps per element (`counter`, `quota over 10 mbytes`,
+                // `limit rate 10/second`, `ct count over 20`, `last`).
+                Some(
+                    "policy" | "gc-interval" | "counter" | "auto-merge" | "quota" | "limit" | "ct"
+                    | "last",
+                ) => {
                     let words = self.statement_words(self.pos);
                     self.rs.sets[set].properties.push(words);
                     self.skip_statement();

@@ -971,10 +971,11 @@ impl<'t, 'a> Cur<'t, 'a> {
                     self.bump();
                     comment = Some(unquote(self.s(s)));
                 }
-                // A set updated from a rule may keep state per element: `add @s { ip saddr
-                // limit rate over 10/second }`, `ct count over 20`, `quota over 25 mbytes`,
-                // `last`; kept as words, up to the element's end or its `:`.
-                Some(w @ ("limit" | "quota" | "ct" | "last")) if selectors => {
+                // State kept per element, by a set declared with it (`elements = { 10.0.0.1
+                // limit rate 10/second }`) or by a rule that updates the set (`add @s { ip
+                // saddr limit rate over 10/second }`, `ct count over 20`, `quota over 25
+                // mbytes`, `last`): kept as words, up to the element's end or its `:`.
+                Some(w @ ("limit" | "quota" | "ct" | "last")) => {
                     options.push(w);
                     self.bump();
                     while let Some(w) = self.word().filter(|&w| w != ":") {
