@@ -164,7 +164,7 @@ pub fn run(options: Options, out: &mut impl Write) -> io::Result<u8> {
 struct Outcome {
     /// Why the file could not be read.
     unreadable: Option<String>,
-    /// The file holds no iptables-save content and no nftables ruleset.
+    /// The file holds no ruleset (`NO_RULESET`).
     no_content: bool,
     /// The findings the baseline does not hold, located.
     file: LocatedFile,
@@ -424,14 +424,16 @@ fn check_all(
                 // A file found in a folder that holds no dump (a README, notes) is skipped.
                 if entry.from_folder {
                     content_notes.push(format!(
-                        "rulelint: skipping `{}`: no iptables-save content and no nftables ruleset",
-                        outcome.file.path
+                        "rulelint: skipping `{}`: {}",
+                        outcome.file.path,
+                        crate::NO_RULESET_SHORT
                     ));
                     return;
                 }
                 content_notes.push(format!(
-                    "rulelint: `{}` holds no iptables-save content and no nftables ruleset (no table, chain or rule)",
-                    outcome.file.path
+                    "rulelint: `{}` holds {}",
+                    outcome.file.path,
+                    crate::NO_RULESET
                 ));
                 status = crate::EXIT_INPUT;
             }

@@ -150,7 +150,7 @@ pub fn run(paths: &[String], format: Format, color: bool, out: &mut impl Write) 
         match s {
             Status::Kept { .. } => kept.push(i),
             Status::Skipped(path) => {
-                eprintln!("rulelint: skipping `{path}`: no iptables-save content")
+                eprintln!("rulelint: skipping `{path}`: {}", crate::NO_RULESET_SHORT)
             }
             Status::Failed(message) => {
                 eprintln!("rulelint: {message}");
@@ -416,10 +416,7 @@ fn read_one(entry: &Entry, options: FactOptions, stdin: Option<&ReadStdin>) -> O
             path: input.name.clone(),
         },
         None if entry.from_folder => Outcome::Skipped(entry.path.clone()),
-        None => Outcome::Failed(format!(
-            "`{}` holds no iptables-save content (no table, chain or rule)",
-            input.name
-        )),
+        None => Outcome::Failed(format!("`{}` holds {}", input.name, crate::NO_RULESET,)),
     }
 }
 
@@ -568,14 +565,12 @@ fn run_whole(
             nodes.push(node);
         } else if entry.from_folder {
             eprintln!(
-                "rulelint: skipping `{}`: no iptables-save content",
-                entry.path
+                "rulelint: skipping `{}`: {}",
+                entry.path,
+                crate::NO_RULESET_SHORT,
             );
         } else {
-            eprintln!(
-                "rulelint: `{}` holds no iptables-save content (no table, chain or rule)",
-                loaded[i].name
-            );
+            eprintln!("rulelint: `{}` holds {}", loaded[i].name, crate::NO_RULESET,);
             empty = true;
         }
     }
@@ -866,15 +861,13 @@ fn run_loaded_facts(
                 Some((facts, declared)) => Ok((facts, declared, false)),
                 None if entry.from_folder => {
                     eprintln!(
-                        "rulelint: skipping `{}`: no iptables-save content",
-                        entry.path
+                        "rulelint: skipping `{}`: {}",
+                        entry.path,
+                        crate::NO_RULESET_SHORT,
                     );
                     continue;
                 }
-                None => Err(format!(
-                    "`{}` holds no iptables-save content (no table, chain or rule)",
-                    l.name
-                )),
+                None => Err(format!("`{}` holds {}", l.name, crate::NO_RULESET,)),
             }
         };
         match outcome {

@@ -16,11 +16,13 @@ use rulelint_parser::{LineIndex, Parsed, json};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-/// Offline analyser and linter for iptables-save dumps.
+/// Offline analyser and linter for the packet filter state of Kubernetes nodes: iptables-save
+/// dumps, nftables rulesets (`nft list ruleset`, `-j`, `nft -f` scripts) and IPVS state
+/// (`ipvsadm`, `ipset`, `ip addr` beside iptables-save).
 ///
 /// `rulelint FILE...` is `rulelint check FILE...`: it reports what is wrong with each dump and
 /// exits 0 when nothing reaches `--fail-on`, 1 when something does, 2 for unreadable input,
-/// bad flags or configuration, or input with no iptables-save content.
+/// bad flags or configuration, or input that holds no ruleset.
 #[derive(Parser)]
 #[command(
     name = "rulelint",
@@ -203,7 +205,7 @@ enum Command {
     /// is traced on each node and the first difference is shown.
     ///
     /// Exit status: 0 when the trace ran (whatever its verdicts), 2 on bad flags, unreadable
-    /// input or input with no iptables-save content.
+    /// input or input that holds no ruleset.
     #[command(
         after_help = "Examples:\n  rulelint trace node-7.txt --dst 10.96.0.10:53 --proto udp\n  rulelint trace node-3.txt node-7.txt --dst 192.168.0.17:30080 --from outside --node-ip 192.168.0.17\n  rulelint trace node.txt --dst 10.96.0.1:443 --format json"
     )]
@@ -243,7 +245,7 @@ enum StatsFormat {
     Json,
 }
 
-/// Exit status for unreadable input, bad flags and input with no iptables-save content.
+/// Exit status for unreadable input, bad flags and input that holds no ruleset.
 pub(crate) const EXIT_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
@@ -378,7 +380,7 @@ fn content_status(command: &str, loaded: &[Loaded], parsed: &[Parsed<'_>]) -> u8
 
 /// What a text without iptables-save content holds that other commands read: an nftables
 /// ruleset or kube-proxy's IPVS state.
-fn other_backend(text: &str) -> Option<&'static str> {
+pub(crate) fn other_backend(text: &str) -> Option<&'static str> {
     use rulelint_lint::source::{SectionKind, sections};
     let kinds: Vec<SectionKind> = sections(text).iter().map(|s| s.kind).collect();
     if kinds.iter().any(|k| {
@@ -394,6 +396,13 @@ fn other_backend(text: &str) -> Option<&'static str> {
         None
     }
 }
+
+/// What a file that holds nothing rulelint reads is said to hold.
+const NO_RULESET: &str =
+    "no ruleset (no iptables-save or nftables table, chain or rule, and no IPVS state)";
+
+/// [`NO_RULESET`] where a file found in a folder is skipped.
+const NO_RULESET_SHORT: &str = "no ruleset";
 
 fn no_content(name: &str, parsed: &Parsed<'_>) -> bool {
     if parsed.has_no_content() {

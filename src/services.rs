@@ -16,15 +16,14 @@ pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) 
     for (file, strings) in loaded.iter().zip(&strings) {
         let (catalog, has_content) = catalog_of(&file.text, strings);
         if !has_content {
-            let kind = if is_nft_listing(&file.text) {
-                "nft list ruleset"
+            if is_nft_listing(&file.text) {
+                eprintln!(
+                    "rulelint: `{}` holds no nft list ruleset content (no table, chain or rule)",
+                    file.name
+                );
             } else {
-                "iptables-save"
-            };
-            eprintln!(
-                "rulelint: `{}` holds no {kind} content (no table, chain or rule)",
-                file.name
-            );
+                eprintln!("rulelint: `{}` holds {}", file.name, crate::NO_RULESET);
+            }
             status = EXIT_INPUT;
         }
         catalogs.push(catalog);

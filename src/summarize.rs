@@ -37,10 +37,7 @@ pub fn run(
         catalog: true,
     };
     let Some((facts, _)) = facts_of_dump(&input.text, name, options) else {
-        eprintln!(
-            "rulelint: `{}` holds no iptables-save content (no table, chain or rule)",
-            input.name
-        );
+        eprintln!("rulelint: `{}` holds {}", input.name, crate::NO_RULESET,);
         return Ok(EXIT_INPUT);
     };
     drop(input);

@@ -1,6 +1,6 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
-use crate::{EXIT_INPUT, load_all, no_content, write_json};
+use crate::{EXIT_INPUT, load_all, write_json};
 use rulelint_lint::source::{SectionKind, sections};
 use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::{
@@ -158,7 +158,18 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
             }
             DumpKind::Iptables => {
                 let parsed = rulelint_parser::parse(&l.text);
-                failed |= no_content(&l.name, &parsed);
+                if parsed.has_no_content() {
+                    match crate::other_backend(&l.text) {
+                        // IPVS state alone: the rules a packet crosses are iptables-save's.
+                        Some(what) => eprintln!(
+                            "rulelint: `{}` holds {what} but no iptables-save rules: the trace \
+                             walks the node's iptables-save output (in one file with its IPVS state)",
+                            l.name
+                        ),
+                        None => eprintln!("rulelint: `{}` holds {}", l.name, crate::NO_RULESET),
+                    }
+                    failed = true;
+                }
                 dumps.push(Parsed::Iptables(parsed));
             }
         }

@@ -211,7 +211,7 @@ fn unreadable_and_empty_inputs_exit_2_but_others_are_checked() {
         stderr(&out)
     );
     assert!(
-        stderr(&out).contains("`pods.txt` holds no iptables-save content"),
+        stderr(&out).contains("`pods.txt` holds no ruleset"),
         "{}",
         stderr(&out)
     );

@@ -87,7 +87,7 @@ fn bad_input_exits_2() {
         Some(b"kubectl get pods\nNAME READY\n"),
     );
     assert_eq!(prose.status.code(), Some(2));
-    assert!(stderr(&prose).contains("holds no iptables-save content"));
+    assert!(stderr(&prose).contains("holds no ruleset"));
 }
 
 #[test]

@@ -164,3 +164,19 @@ fn nft_json_without_chains_is_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn files_without_rules_to_walk_are_refused_saying_what_they_hold() {
+    let dir = TempDir::new("trace-no-rules");
+    let prose = dir.write("pods.txt", "NAME READY STATUS\ncoredns 1/1 Running\n");
+    let ipvs_only = path("corpus/ipvs/healthy-node-ipvsadm.txt");
+    for (file, says) in [
+        (prose.to_str().unwrap(), "holds no ruleset"),
+        (ipvs_only.as_str(), "holds IPVS state"),
+    ] {
+        let out = rulelint(&["trace", file, "--dst", "10.96.0.1:443"], None);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        assert!(stderr(&out).contains(says), "{file}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{file}");
+    }
+}

@@ -346,7 +346,7 @@ code!(
     "RL114",
     "not-a-dump",
     Error,
-    "the input holds no iptables-save content at all",
+    "the input holds no ruleset at all: no iptables-save, nftables or IPVS content",
     "## What it flags
 Text with no table, chain declaration or rule: the wrong file, or the output of another command.
 

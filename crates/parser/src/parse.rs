@@ -397,11 +397,12 @@ impl<'a> Parser<'a> {
                 Diagnostic::new(
                     &codes::NO_CONTENT,
                     span,
-                    "no iptables-save content: no table, chain or rule",
+                    "no ruleset: no iptables-save or nftables table, chain or rule",
                 )
-                .with_label("this does not look like iptables-save output")
+                .with_label("this does not look like the output of iptables-save, nft or ipvsadm")
                 .with_help(
-                    "run `iptables-save` (and `ip6tables-save`) on the node and analyse its output",
+                    "run `iptables-save` (and `ip6tables-save`) on the node, or `nft list ruleset` \
+                     where kube-proxy runs in nftables mode, and analyse its output",
                 ),
             );
         }

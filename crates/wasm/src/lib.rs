@@ -147,7 +147,10 @@ pub fn diff(nodes: &str) -> String {
         .map(|(n, strings)| rulelint_lint::diff::NodeInput::read_with(&n.text, strings))
         .collect();
     if let Some((n, _)) = inputs.iter().zip(&read).find(|(_, r)| r.has_no_content()) {
-        return error(format!("`{}` holds no iptables-save content", n.name));
+        return error(format!(
+            "`{}` holds no ruleset (no iptables-save or nftables table, chain or rule)",
+            n.name
+        ));
     }
     let prepared = rulelint_lint::diff::prepare(inputs.iter().map(|n| n.name.clone()).zip(&read));
     let facts_of_comparison = rulelint_lint::diff::Group::from_nodes(&prepared);
@@ -206,12 +209,7 @@ mod tests {
         let empty = serde_json::json!([{"name": "e", "text": "hello"}]);
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace(&empty.to_string(), packet)).expect("JSON");
-        assert!(
-            bad["error"]
-                .as_str()
-                .unwrap()
-                .contains("no iptables-save content")
-        );
+        assert!(bad["error"].as_str().unwrap().contains("holds no ruleset"));
         let bad: serde_json::Value =
             serde_json::from_str(&super::trace("[]", packet)).expect("JSON");
         assert!(bad["error"].is_string());
@@ -259,7 +257,7 @@ mod tests {
         let mut empty = super::Session::new();
         assert!(empty.trace(packets[0]).contains("at least one dump"));
         empty.check("e", "hello", "");
-        assert!(empty.trace(packets[0]).contains("no iptables-save content"));
+        assert!(empty.trace(packets[0]).contains("holds no ruleset"));
         let bad: serde_json::Value =
             serde_json::from_str(&empty.check("c", "", "[[[")).expect("JSON");
         assert!(bad["error"].is_string());

@@ -55,7 +55,10 @@ fn prepare(nodes: &str) -> Result<Prepared, String> {
     });
     let (inputs, parsed) = (dumps.borrow_owner(), dumps.borrow_dependent());
     if let Some((n, _)) = inputs.iter().zip(parsed).find(|(_, p)| p.has_no_content()) {
-        return Err(format!("`{}` holds no iptables-save content", n.name));
+        return Err(format!(
+            "`{}` holds no ruleset (no iptables-save or nftables table, chain or rule)",
+            n.name
+        ));
     }
     Ok(Prepared::new(dumps, |dumps| {
         dumps
@@ -177,7 +180,9 @@ fn trace_source(c: &CheckedSource<'_>, text: &str, name: &str) -> Result<(), Str
         ));
     }
     if c.iptables.has_no_content() {
-        return Err(format!("`{name}` holds no iptables-save content"));
+        return Err(format!(
+            "`{name}` holds no ruleset (no iptables-save or nftables table, chain or rule)"
+        ));
     }
     Ok(())
 }
