@@ -411,9 +411,10 @@ fn label(series: &Series, name: &str) -> Option<String> {
 #[test]
 fn prometheus_output_of_every_kind_parses_and_matches_the_json() {
     let dir = TempDir::new("stats-prom");
-    // A file name with every character a label value must escape.
+    // A file name with every character a label value must escape, and a control character
+    // (written out as `\x1b`, its backslash escaped).
     let odd = dir.write(
-        "node \"7\" \\ both.txt",
+        "node \"7\" \\ \x1b both.txt",
         &format!(
             "{}{}",
             std::fs::read_to_string(IPTABLES).unwrap(),
@@ -441,8 +442,11 @@ fn prometheus_output_of_every_kind_parses_and_matches_the_json() {
         );
         samples.get(&key).copied()
     };
-    for file in files {
-        let stats = stats_json(file);
+    for path in files {
+        let stats = stats_json(path);
+        // The name as the label holds it once unescaped.
+        let shown = path.replace('\x1b', "\\x1b");
+        let file = shown.as_str();
         for t in stats["tables"].as_array().unwrap() {
             let table = t["name"].as_str().unwrap();
             let labels = [("file", file), ("table", table)];
@@ -522,10 +526,10 @@ fn prometheus_output_of_every_kind_parses_and_matches_the_json() {
     }
     // Every file, odd name included, has its samples under its own name.
     for file in files {
+        let shown = file.replace('\x1b', "\\x1b");
         assert!(
-            samples
-                .keys()
-                .any(|s| s.0 == "rulelint_services" && label(s, "file").as_deref() == Some(file)),
+            samples.keys().any(|s| s.0 == "rulelint_services"
+                && label(s, "file").as_deref() == Some(shown.as_str())),
             "{file}"
         );
     }
