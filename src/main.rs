@@ -165,8 +165,8 @@ enum Command {
     ///
     /// Exit status: 0 when every file was read, 2 when a file is unreadable or holds no
     /// iptables-save content (an nftables ruleset or IPVS state is named as such: `check`,
-    /// `services`, `diff` and `trace` read those). Parse diagnostics alone do not change the
-    /// status.
+    /// `stats`, `services`, `diff` and `trace` read those). Parse diagnostics alone do not
+    /// change the status.
     Parse {
         /// Dump files; `-` reads standard input; `.gz` files are decompressed.
         #[arg(required = true)]
@@ -210,15 +210,29 @@ enum Command {
         after_help = "Examples:\n  rulelint trace node-7.txt --dst 10.96.0.10:53 --proto udp\n  rulelint trace node-3.txt node-7.txt --dst 192.168.0.17:30080 --from outside --node-ip 192.168.0.17\n  rulelint trace node.txt --dst 10.96.0.1:443 --format json"
     )]
     Trace(trace::TraceArgs),
-    /// Print the size and shape of iptables-save dumps: tables, chains, rules per table,
-    /// largest chains, kube-proxy chain counts (an nftables ruleset or IPVS state is named as
-    /// such, exit 2: `check`, `services`, `diff` and `trace` read those).
+    /// Print the size and shape of a node's packet filter: tables, chains, rules per table,
+    /// largest chains, kube-proxy chain counts, Services and endpoints, findings of `check`.
+    ///
+    /// Reads what `check` reads: iptables-save dumps, nftables rulesets (`nft list ruleset`
+    /// text, `nft -j` JSON, `add ...` lines), with base chains, sets and maps and their
+    /// elements, and kube-proxy's IPVS state (virtual and real servers, ipsets); a file holding
+    /// several (`iptables-save; nft list ruleset`) is counted section by section.
+    ///
+    /// Exit status: 0 when every file was read, 2 when a file is unreadable or holds none of
+    /// these. Parse diagnostics are counted, not printed, and do not change the status.
     Stats {
         /// Dump files; `-` reads standard input; `.gz` files are decompressed.
         #[arg(required = true)]
         files: Vec<String>,
         /// Output format: `prometheus` is the text exposition format, for node_exporter's
-        /// textfile collector.
+        /// textfile collector: gauges `rulelint_rules`, `rulelint_chains` (label `table`:
+        /// `nat`, or `ip kube-proxy` for an nftables table), `rulelint_kube_proxy_chains`
+        /// (`prefix`: `KUBE-SVC`, ..., `service-`, ...), `rulelint_services`,
+        /// `rulelint_endpoints`, `rulelint_findings` (`severity`), `rulelint_findings_by_code`
+        /// (`code`), `rulelint_largest_chain_rules`; for nftables also `rulelint_sets` and
+        /// `rulelint_set_elements` (`set`), for IPVS state `rulelint_ipvs_virtual_servers`,
+        /// `rulelint_ipvs_real_servers` and `rulelint_ipset_members` (`set`). Every gauge has
+        /// a `file` label.
         #[arg(long, value_enum, default_value_t = StatsOutput::Human)]
         format: StatsOutput,
     },
@@ -367,7 +381,7 @@ fn content_status(command: &str, loaded: &[Loaded], parsed: &[Parsed<'_>]) -> u8
         code = EXIT_INPUT;
         match other_backend(&l.text) {
             Some(what) => eprintln!(
-                "rulelint: `{}` holds {what}, which `rulelint {command}` does not read yet (it reads iptables-save); `rulelint check`, `services`, `diff` and `trace` read it",
+                "rulelint: `{}` holds {what}, which `rulelint {command}` does not read yet (it reads iptables-save); `rulelint check`, `stats`, `services`, `diff` and `trace` read it",
                 l.name
             ),
             None => {
@@ -554,25 +568,7 @@ fn run_command(cli: Cli, out: &mut impl Write) -> io::Result<u8> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let parsed = parse_all(&loaded);
-            let all: Vec<_> = loaded
-                .iter()
-                .zip(&parsed)
-                .map(|(l, p)| stats::collect(&l.name, p))
-                .collect();
-            match format {
-                StatsOutput::Json => {
-                    let doc = json::Document::new(all);
-                    write_json(out, &doc)?;
-                }
-                StatsOutput::Human => {
-                    for s in &all {
-                        out.write_all(stats::human(s).as_bytes())?;
-                    }
-                }
-                StatsOutput::Prometheus => out.write_all(stats::prometheus(&all).as_bytes())?,
-            }
-            Ok(content_status("stats", &loaded, &parsed))
+            stats::run(&loaded, format, out)
         }
     }
 }
