@@ -554,3 +554,35 @@ fn iptables_alone_writes_only_the_iptables_gauges() {
     // findings_by_code has no sample for a dump without findings.
     assert_eq!(names.into_iter().collect::<Vec<_>>(), expected);
 }
+
+#[test]
+fn an_iptables_table_given_twice_is_one_series_of_the_block_in_effect() {
+    // iptables-restore keeps the last block of a table; the JSON lists both, flagged.
+    let dir = TempDir::new("stats-twice");
+    let file = dir.write(
+        "twice.txt",
+        "*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j ACCEPT\nCOMMIT\n\
+         *nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n\
+         -A PREROUTING -j KUBE-SERVICES\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n",
+    );
+    let path = file.to_str().unwrap();
+    let out = rulelint(&["stats", "--format", "prometheus", path], None);
+    let samples = parse_exposition(&stdout(&out));
+    let of = |name: &str| -> Vec<u64> {
+        samples
+            .iter()
+            .filter(|(s, _)| s.0 == name && label(s, "table").as_deref() == Some("nat"))
+            .map(|(_, &v)| v)
+            .collect()
+    };
+    assert_eq!(of("rulelint_rules"), [2]);
+    assert_eq!(of("rulelint_chains"), [2]);
+    let json = stats_json(path);
+    let superseded: Vec<bool> = json["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["superseded"].as_bool().unwrap())
+        .collect();
+    assert_eq!(superseded, [true, false]);
+}

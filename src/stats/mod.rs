@@ -375,10 +375,7 @@ pub(crate) fn run(loaded: &[Loaded], format: StatsOutput, out: &mut impl Write) 
             (collect(&file.name, &parsed), !parsed.has_no_content())
         };
         if !has_content {
-            eprintln!(
-                "rulelint: `{}` holds no iptables-save, nftables or IPVS content (no table, chain, rule, virtual server or ipset)",
-                file.name
-            );
+            eprintln!("rulelint: `{}` holds {}", file.name, crate::NO_RULESET);
             status = EXIT_INPUT;
         }
         all.push(stats);

@@ -35,6 +35,13 @@ fn file(f: &FileStats<'_>) -> String {
     format!("file=\"{}\"", label_value(f.path))
 }
 
+/// The iptables-save tables the gauges show: a table whose block a later block of the same
+/// table replaces (what `iptables-restore` keeps) is left out, so each label set has one series;
+/// node_exporter drops a textfile that holds one twice.
+fn iptables_tables<'s>(f: &'s FileStats<'_>) -> impl Iterator<Item = &'s super::TableStats<'s>> {
+    f.tables.iter().filter(|t| !t.superseded)
+}
+
 /// The tables of a file's nftables sections that the gauges show: a table listed again later
 /// in the file is shown once, as last listed (one series per label set).
 fn nft_tables<'s>(f: &'s FileStats<'_>) -> impl Iterator<Item = &'s super::nft::NftTableStats> {
@@ -56,8 +63,7 @@ pub fn prometheus(files: &[FileStats<'_>]) -> String {
             samples: files
                 .iter()
                 .flat_map(|f| {
-                    f.tables
-                        .iter()
+                    iptables_tables(f)
                         .map(move |t| (table(f, t.name), t.rules))
                         .chain(nft_tables(f).map(move |t| (table(f, &t.table), t.rules)))
                 })
@@ -69,8 +75,7 @@ pub fn prometheus(files: &[FileStats<'_>]) -> String {
             samples: files
                 .iter()
                 .flat_map(|f| {
-                    f.tables
-                        .iter()
+                    iptables_tables(f)
                         .map(move |t| (table(f, t.name), t.chains))
                         .chain(nft_tables(f).map(move |t| (table(f, &t.table), t.chains)))
                 })
