@@ -199,7 +199,60 @@ fn sections_noting_tables(
             range: start..text.len(),
         });
     }
+    join_scripts(text, &mut out);
     (out, guessed)
+}
+
+/// An `nft -f` script that mixes blocks and commands is one ruleset, its statements applied in
+/// order: a run of nft text and transaction sections (nothing else between them) becomes one
+/// [`SectionKind::NftTransaction`] section, which `rulelint_nft::parse_transaction` reads
+/// whole, when it holds a command after a block or a command other than `flush ruleset` before
+/// one. A listing under a `flush ruleset` line (`/etc/nftables.conf`) stays as it was read.
+fn join_scripts(text: &str, sections: &mut Vec<Section>) {
+    let has = |kind| sections.iter().any(|s| s.kind == kind);
+    if !has(SectionKind::Nft) || !has(SectionKind::NftTransaction) {
+        return;
+    }
+    let nft_text = |s: &Section| matches!(s.kind, SectionKind::Nft | SectionKind::NftTransaction);
+    let mut joined = Vec::with_capacity(sections.len());
+    let mut i = 0;
+    while i < sections.len() {
+        let run = sections[i..].iter().take_while(|s| nft_text(s)).count();
+        if run == 0 {
+            joined.push(sections[i].clone());
+            i += 1;
+            continue;
+        }
+        let parts = &sections[i..i + run];
+        let first_block = parts.iter().position(|s| s.kind == SectionKind::Nft);
+        let script = first_block.is_some_and(|first| {
+            parts.iter().enumerate().any(|(k, s)| {
+                s.kind == SectionKind::NftTransaction
+                    && (k > first || !only_flush_ruleset(&text[s.range.clone()]))
+            })
+        });
+        if script {
+            joined.push(Section {
+                kind: SectionKind::NftTransaction,
+                range: parts[0].range.start..parts[run - 1].range.end,
+            });
+        } else {
+            joined.extend_from_slice(parts);
+        }
+        i += run;
+    }
+    *sections = joined;
+}
+
+/// Whether every command of a transaction section is `flush ruleset`.
+fn only_flush_ruleset(section: &str) -> bool {
+    section.lines().all(|line| {
+        let words: Vec<&str> = words(line.trim()).collect();
+        matches!(
+            words.as_slice(),
+            [] | ["flush", "ruleset"] | ["flush", "ruleset;"]
+        ) || !matches!(nft_opening(line.trim()), Some(SectionKind::NftTransaction))
+    })
 }
 
 fn push_item(
@@ -328,16 +381,28 @@ fn nft_opening(trimmed: &str) -> Option<SectionKind> {
     let first = w.next()?;
     match first {
         "table" => {
-            // `table FAMILY NAME {` or `table NAME {`: a `{` ends the header line.
+            // `table FAMILY NAME {` or `table NAME {`: a `{` ends the header line, or, in an
+            // `nft -f` file, opens a table written on one line (`table ip nat { chain ... }`).
             let rest: Vec<&str> = w.collect();
             let opens = matches!(rest.as_slice(), [_, "{"] | [_, _, "{"])
                 || matches!(rest.as_slice(), [_, n] | [_, _, n] if n.ends_with('{') && n.len() > 1);
-            opens.then_some(SectionKind::Nft)
+            let brace = rest.iter().position(|w| *w == "{");
+            let one_line =
+                matches!(brace, Some(1 | 2)) && brace.is_some_and(|b| rest.len() > b + 1);
+            if opens || one_line {
+                return Some(SectionKind::Nft);
+            }
+            // `table ip t`: an `nft -f` command without its `add`.
+            command_without_verb(first, &rest)
         }
         "chain" | "set" | "map" => {
             let rest: Vec<&str> = w.collect();
-            matches!(rest.as_slice(), [_, "{"]).then_some(SectionKind::Nft)
+            if matches!(rest.as_slice(), [_, "{"]) {
+                return Some(SectionKind::Nft);
+            }
+            command_without_verb(first, &rest)
         }
+        "rule" | "element" => command_without_verb(first, &w.collect::<Vec<_>>()),
         "add" | "create" | "insert" | "replace" | "flush" | "delete" | "destroy" => {
             let kind = w.next()?;
             let object = matches!(
@@ -350,6 +415,23 @@ fn nft_opening(trimmed: &str) -> Option<SectionKind> {
         }
         _ => None,
     }
+}
+
+/// Whether the words after `object` (`table`, `chain`, `rule`, ...) make a command of an `nft
+/// -f` script that nft reads as `add`: `table ip t`, `chain ip t c { ... }`, `rule ip t c
+/// accept`, `element ip t s { ... }`. Only with the family written, which prose does not.
+fn command_without_verb(object: &str, rest: &[&str]) -> Option<SectionKind> {
+    let family = rest
+        .first()
+        .is_some_and(|w| rulelint_nft::Family::from_word(w).is_some());
+    let brace_after_names = rest.get(3).is_some_and(|w| w.starts_with('{'));
+    let shaped = match object {
+        "table" => rest.len() == 2,
+        "chain" => rest.len() == 3 || brace_after_names,
+        "rule" => rest.len() > 3,
+        _ => brace_after_names,
+    };
+    (family && shaped).then_some(SectionKind::NftTransaction)
 }
 
 /// The end of an nft text block that opens on the line at `pos`: after the line on which its

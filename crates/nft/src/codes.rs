@@ -381,6 +381,39 @@ add rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service
 ```"
 );
 
+code!(
+    INCLUDE_NOT_READ,
+    "RL166",
+    "nft-include-not-read",
+    Info,
+    "an `include` of an `nft -f` file: the included file is not read",
+    "## What it flags
+An `include \"FILE\"` line of an `nft -f` script (`/etc/nftables.conf` includes
+`/etc/nftables.d/*.nft` so). rulelint reads one file at a time offline and cannot follow it.
+
+## Why it matters
+What the included file declares is missing from the analysis: a chain it declares that this
+file jumps to, or a Service it adds, is not seen.
+
+## Example
+```text
+include \"/etc/nftables.d/kube.nft\"
+table inet filter {
+}
+```
+
+## Instead
+Check the ruleset nft loaded (`nft list ruleset`), or check the included file too."
+);
+
+/// The [`INCLUDE_NOT_READ`] finding on an `include \"FILE\"` line (both readers of `nft -f`
+/// text report it alike).
+pub(crate) fn include_not_read(span: rulelint_parser::Span) -> rulelint_parser::Diagnostic {
+    rulelint_parser::Diagnostic::new(&INCLUDE_NOT_READ, span, "the included file is not read")
+        .with_label("rulelint reads one file and does not follow `include`")
+        .with_help("check the included file too, or the ruleset nft loaded (`nft list ruleset`)")
+}
+
 /// Every code of this crate, in code order.
 pub const ALL: &[CodeInfo] = &[
     STRAY_TEXT,
@@ -398,6 +431,7 @@ pub const ALL: &[CodeInfo] = &[
     INVALID_JSON,
     UNEXPECTED_JSON,
     INVALID_COMMAND,
+    INCLUDE_NOT_READ,
 ];
 
 /// The catalogue entry of `code`, if this crate owns it.

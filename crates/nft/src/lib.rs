@@ -55,6 +55,7 @@ mod lexer;
 mod model;
 mod parse;
 mod print;
+mod script;
 mod split;
 mod stmt;
 pub mod summary;

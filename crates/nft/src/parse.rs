@@ -50,7 +50,19 @@ pub fn parse(text: &str) -> Parsed<'_> {
 /// large listing on two threads then takes the table its second half starts in from them
 /// rather than searching the first half. Only a hint: the result is [`parse`]'s whatever the
 /// offsets are.
+///
+/// An `nft -f` script that goes on with commands after its blocks (`add element ...`), or
+/// opens a table twice, is read as one transaction ([`crate::parse_transaction`]).
 pub fn parse_knowing_tables<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<'a> {
+    let parsed = parse_listing(text, table_lines);
+    if crate::script::reads_as_script(text, &parsed) {
+        return crate::transaction::parse_transaction(text);
+    }
+    parsed
+}
+
+/// [`parse_knowing_tables`] of a listing.
+fn parse_listing<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<'a> {
     let mut diagnostics = Vec::new();
     if text.len() >= u32::MAX as usize {
         diagnostics.push(
@@ -80,6 +92,21 @@ pub fn parse_knowing_tables<'a>(text: &'a str, table_lines: &[usize]) -> Parsed<
     #[cfg(target_arch = "wasm32")]
     let _ = table_lines;
     parse_on_one_thread(text)
+}
+
+/// The block reader over `toks`, the tokens of one top-level block of an `nft -f` script
+/// lexed with the whole script (so spans are the script's): what the block declares and the
+/// reader's diagnostics (the lexer's are the caller's).
+pub(crate) fn parse_block_tokens<'a>(
+    text: &'a str,
+    toks: Vec<Token>,
+) -> (Ruleset<'a>, Vec<Diagnostic>) {
+    let tokens = toks.len();
+    let counts = lexer::Counts::default();
+    let mut p = Parser::for_part(text, toks, Vec::new(), counts, tokens, (1, 1));
+    p.start(None);
+    let part = p.finish(0);
+    (part.rs, part.diags)
 }
 
 /// [`parse`] on this thread only (as it always runs in WASM and on small texts).
@@ -490,19 +517,19 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether the line at `i` opens a block: `KEYWORD words... {` (then at most a handle).
-    /// Returns the index of its `{`. A block other than a table (chain, set, map, named object)
-    /// may go on after its `{` on the same line, as `nft -f` files write short ones; `nft list
-    /// ruleset` never does.
+    /// Returns the index of its `{`. A block may go on after its `{` on the same line, as `nft
+    /// -f` files write short ones; `nft list ruleset` never does.
     fn header_brace(&self, i: usize) -> Option<usize> {
         let end = self.line_end(i);
         let brace = (i..end.min(i + 6)).find(|&j| self.toks[j].kind(self.text) == Kind::LBrace)?;
         let names_ok = self.toks[i + 1..brace]
             .iter()
             .all(|t| matches!(t.kind(self.text), Kind::Word | Kind::Str));
+        // A table too: `table ip nat { chain post { ...; }; }` is one line of an `nft -f` file.
         let rest_ok = self.toks[brace + 1..end]
             .iter()
             .all(|t| t.kind(self.text) == Kind::Handle)
-            || self.word_at(i).is_some_and(|w| w != "table");
+            || self.word_at(i).is_some();
         (brace > i + 1 && names_ok && rest_ok).then_some(brace)
     }
 
@@ -589,6 +616,19 @@ impl<'a> Parser<'a> {
                 {
                     self.flush_stray(&mut stray);
                     self.pos += 2;
+                }
+                (Kind::Word, None)
+                    if self.s(t) == "include"
+                        && self
+                            .toks
+                            .get(self.pos + 1)
+                            .is_some_and(|n| n.kind(self.text) == Kind::Str) =>
+                {
+                    self.flush_stray(&mut stray);
+                    let end = self.line_end(self.pos);
+                    let span = t.span().cover(self.toks[end - 1].span());
+                    self.diags.push(codes::include_not_read(span));
+                    self.pos = end;
                 }
                 // `define NAME = value` in such a file names a value for `$NAME` in its rules,
                 // which stay opaque: it declares nothing in the ruleset.

@@ -28,6 +28,24 @@ use crate::stmt::{Cur, unquote};
 use rulelint_parser::{Diagnostic, Span};
 use rustc_hash::FxHashMap;
 
+/// The objects nft adds when a command names one without a verb (`table ip t`), as the
+/// `add` of a script; the named objects are not modelled (skipped, as `add counter` is).
+const IMPLICIT_ADD: &[&str] = &[
+    "table",
+    "chain",
+    "rule",
+    "set",
+    "map",
+    "element",
+    "counter",
+    "quota",
+    "limit",
+    "ct",
+    "flowtable",
+    "secmark",
+    "synproxy",
+];
+
 const VERBS: &[&str] = &[
     "add", "create", "insert", "replace", "flush", "delete", "destroy", "list", "rename", "reset",
     "monitor", "describe", "export", "import", "get",
@@ -85,9 +103,19 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
         tables: FxHashMap::default(),
         chains: FxHashMap::default(),
         sets: FxHashMap::default(),
+        deleted: Vec::new(),
+        blocks_read: false,
+        not_commands: Vec::new(),
     };
     let mut pos = 0;
     while pos < toks.len() {
+        // A `table ... { ... }` block (or a command whose body only the block reader reads), in
+        // a script that mixes blocks and commands (`script.rs`).
+        if let Some(block) = t.block_at(pos) {
+            pos = block.end.max(pos + 1);
+            t.read_block(block);
+            continue;
+        }
         let end = t.command_end(pos);
         // The command without the newline or `;` that ends it, nor newlines and handles inside
         // a `{ ... }` over several lines (copied only then: most commands are one line).
@@ -114,8 +142,18 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
         }
         pos = end.max(pos + 1);
     }
-    let ruleset = compact(t.rs);
+    let ruleset = compact(t.rs, &t.deleted);
     let mut diagnostics = t.diags;
+    if t.blocks_read {
+        // In a script of blocks, as in a listing, a line that is neither block nor command
+        // is pasted text around it (a shell prompt, prose), not a broken command.
+        for &i in &t.not_commands {
+            let span = diagnostics[i].span;
+            diagnostics[i] = Diagnostic::new(&codes::STRAY_TEXT, span, "text outside any table")
+                .with_label("not part of an `nft -f` script")
+                .with_help("keep only the script or the output of `nft list ruleset`; rulelint skips these lines");
+        }
+    }
     diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
     Parsed {
         ruleset,
@@ -123,14 +161,21 @@ pub fn parse_transaction(text: &str) -> Parsed<'_> {
     }
 }
 
-struct Tx<'t, 'a> {
-    text: &'a str,
-    toks: &'t [Token],
-    rs: Ruleset<'a>,
-    diags: Vec<Diagnostic>,
-    tables: FxHashMap<(Option<Family>, &'a str), TableId>,
-    chains: FxHashMap<(TableId, &'a str), ChainId>,
-    sets: FxHashMap<(TableId, &'a str), SetId>,
+pub(crate) struct Tx<'t, 'a> {
+    pub(crate) text: &'a str,
+    pub(crate) toks: &'t [Token],
+    pub(crate) rs: Ruleset<'a>,
+    pub(crate) diags: Vec<Diagnostic>,
+    pub(crate) tables: FxHashMap<(Option<Family>, &'a str), TableId>,
+    pub(crate) chains: FxHashMap<(TableId, &'a str), ChainId>,
+    pub(crate) sets: FxHashMap<(TableId, &'a str), SetId>,
+    /// Per table: deleted (`delete table`, `flush ruleset`); [`compact`] leaves it out.
+    pub(crate) deleted: Vec<bool>,
+    /// Whether a block was read (`table ip t { ... }`): the text is a script of blocks and
+    /// commands, whose other lines read as a listing's stray text.
+    pub(crate) blocks_read: bool,
+    /// Where in `diags` each line that is no command was reported.
+    not_commands: Vec<usize>,
 }
 
 /// The words of a command before its body: verb, object, family, names.
@@ -146,7 +191,7 @@ struct Head<'a> {
 }
 
 impl<'t, 'a> Tx<'t, 'a> {
-    fn s(&self, t: Token) -> &'a str {
+    pub(crate) fn s(&self, t: Token) -> &'a str {
         &self.text[t.start as usize..t.end as usize]
     }
 
@@ -188,25 +233,27 @@ impl<'t, 'a> Tx<'t, 'a> {
         );
     }
 
-    fn head(&self, cmd: &[Token], names: usize) -> Option<Head<'a>> {
+    /// The head of `cmd`, whose object word is at `object_at` (1, or 0 for a command without
+    /// its `add`, which nft reads as `add`: `table ip t`, `chain ip t c { ... }`).
+    fn head(&self, cmd: &[Token], object_at: usize, names: usize) -> Option<Head<'a>> {
         let word = |i: usize| {
             cmd.get(i)
                 .filter(|t| matches!(t.kind(self.text), Kind::Word | Kind::Str))
                 .map(|t| unquote(self.s(*t)))
         };
-        let verb = word(0)?;
-        let object = word(1)?;
-        let mut i = 2;
+        let verb = if object_at == 0 { "add" } else { word(0)? };
+        let object = word(object_at)?;
+        let mut i = object_at + 1;
         let mut family = Some(Family::Ip);
         let mut family_word = None;
         // The family is optional (`ip` when missing): a first word that is a family and is
         // followed by as many names as the command needs is the family.
-        if let Some(f) = word(2).and_then(Family::from_word)
-            && (0..names).all(|n| word(3 + n).is_some())
+        if let Some(f) = word(i).and_then(Family::from_word)
+            && (0..names).all(|n| word(i + 1 + n).is_some())
         {
             family = Some(f);
-            family_word = word(2);
-            i = 3;
+            family_word = word(i);
+            i += 1;
         }
         let mut out = Vec::new();
         for _ in 0..names {
@@ -239,7 +286,20 @@ impl<'t, 'a> Tx<'t, 'a> {
         {
             return;
         }
-        if cmd[0].kind(self.text) != Kind::Word || !VERBS.contains(&first) {
+        // `include "FILE"`: valid, but the file is not here to read.
+        if first == "include"
+            && cmd[0].kind(self.text) == Kind::Word
+            && cmd.get(1).is_some_and(|t| t.kind(self.text) == Kind::Str)
+        {
+            let span = cmd[0].span().cover(cmd[cmd.len() - 1].span());
+            self.diags.push(codes::include_not_read(span));
+            return;
+        }
+        // nft reads a command without its verb as `add`: `table ip t`, `rule ip t c accept`.
+        let implicit_add = cmd[0].kind(self.text) == Kind::Word && IMPLICIT_ADD.contains(&first);
+        let (first, object_at) = if implicit_add { ("add", 0) } else { (first, 1) };
+        if !implicit_add && (cmd[0].kind(self.text) != Kind::Word || !VERBS.contains(&first)) {
+            self.not_commands.push(self.diags.len());
             self.invalid(
                 cmd,
                 format!("`{first}` is not an nft command rulelint reads here"),
@@ -247,7 +307,7 @@ impl<'t, 'a> Tx<'t, 'a> {
             );
             return;
         }
-        let object = cmd.get(1).map(|t| self.s(*t)).unwrap_or("");
+        let object = cmd.get(object_at).map(|t| self.s(*t)).unwrap_or("");
         if !matches!(
             first,
             "add" | "create" | "insert" | "flush" | "delete" | "destroy"
@@ -256,9 +316,7 @@ impl<'t, 'a> Tx<'t, 'a> {
         }
         if object == "ruleset" {
             if first == "flush" {
-                for t in &mut self.rs.tables {
-                    t.name = None;
-                }
+                self.deleted.iter_mut().for_each(|d| *d = true);
                 self.tables.clear();
                 self.chains.clear();
                 self.sets.clear();
@@ -271,7 +329,7 @@ impl<'t, 'a> Tx<'t, 'a> {
             // Named objects (`counter`, `quota`, `ct helper`, `flowtable`, ...) are not modelled.
             _ => return,
         };
-        let Some(head) = self.head(cmd, names) else {
+        let Some(head) = self.head(cmd, object_at, names) else {
             self.invalid(
                 cmd,
                 format!("`{first} {object}` lacks the name of its table or {object}"),
@@ -332,7 +390,20 @@ impl<'t, 'a> Tx<'t, 'a> {
     }
 
     fn table(&mut self, head: &Head<'a>, span: Span, declared: bool) -> TableId {
-        let key = (head.family, head.names[0]);
+        self.table_named(head.family, head.family_word, head.names[0], span, declared)
+    }
+
+    /// The table `family name`, created (spanning `span`) when there is none; `declared`: the
+    /// command declares it, and it spans that command.
+    pub(crate) fn table_named(
+        &mut self,
+        family: Option<Family>,
+        family_word: Option<&'a str>,
+        name: &'a str,
+        span: Span,
+        declared: bool,
+    ) -> TableId {
+        let key = (family, name);
         if let Some(&tid) = self.tables.get(&key) {
             if declared {
                 self.rs.tables[tid.index()].span = span;
@@ -340,10 +411,11 @@ impl<'t, 'a> Tx<'t, 'a> {
             return tid;
         }
         let tid = TableId(self.rs.tables.len() as u32);
+        self.deleted.push(false);
         self.rs.tables.push(Table {
-            family: head.family,
-            family_word: head.family_word,
-            name: Some(head.names[0]),
+            family,
+            family_word,
+            name: Some(name),
             span,
             handle: None,
             comment: None,
@@ -357,7 +429,13 @@ impl<'t, 'a> Tx<'t, 'a> {
         tid
     }
 
-    fn chain(&mut self, tid: TableId, name: &'a str, span: Span, declared: bool) -> ChainId {
+    pub(crate) fn chain(
+        &mut self,
+        tid: TableId,
+        name: &'a str,
+        span: Span,
+        declared: bool,
+    ) -> ChainId {
         if let Some(&cid) = self.chains.get(&(tid, name)) {
             if declared {
                 self.rs.chains[cid.index()].span = span;
@@ -380,7 +458,7 @@ impl<'t, 'a> Tx<'t, 'a> {
         cid
     }
 
-    fn set(
+    pub(crate) fn set(
         &mut self,
         tid: TableId,
         name: &'a str,
@@ -664,7 +742,7 @@ impl<'t, 'a> Tx<'t, 'a> {
                 }
             }
             "table" => {
-                self.rs.tables[tid.index()].name = None;
+                self.deleted[tid.index()] = true;
                 self.tables.remove(&(head.family, head.names[0]));
                 self.chains.retain(|(t, _), _| *t != tid);
                 self.sets.retain(|(t, _), _| *t != tid);
@@ -709,9 +787,9 @@ impl<'t, 'a> Tx<'t, 'a> {
     }
 }
 
-/// Drops what was deleted or flushed: keeps the tables still named (a deleted table loses its
-/// name), their chains and sets in order, and the rules the chains still hold, renumbering ids.
-fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
+/// Drops what was deleted or flushed: keeps the tables not `deleted`, their chains and sets in
+/// order, and the rules the chains still hold, renumbering ids.
+fn compact<'a>(rs: Ruleset<'a>, deleted: &[bool]) -> Ruleset<'a> {
     // Rules keep their statement ranges: the statements stay where they were read.
     let mut out = Ruleset {
         text: rs.text,
@@ -721,8 +799,8 @@ fn compact(rs: Ruleset<'_>) -> Ruleset<'_> {
     let mut chains: Vec<Option<Chain<'_>>> = rs.chains.into_iter().map(Some).collect();
     let mut sets: Vec<Option<Set<'_>>> = rs.sets.into_iter().map(Some).collect();
     let mut rules: Vec<Option<Rule<'_>>> = rs.rules.into_iter().map(Some).collect();
-    for mut table in rs.tables {
-        if table.name.is_none() {
+    for (i, mut table) in rs.tables.into_iter().enumerate() {
+        if deleted.get(i).copied().unwrap_or(false) {
             continue;
         }
         let tid = TableId(out.tables.len() as u32);
