@@ -3,9 +3,10 @@
 //! a }`), per verdict-map lookup (`vmap @m`: chain -> map) and per verdict element of a named
 //! map (`... : goto service-X`: map -> chain). Base chains are the roots.
 
-use crate::model::{ChainId, Expr, RuleId, Ruleset, SetId, Stmt, TableId, Value, Verdict};
+use crate::model::{Chain, ChainId, Expr, RuleId, Ruleset, SetId, Stmt, TableId, Value, Verdict};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use std::collections::hash_map::Entry;
 use std::sync::OnceLock;
 
 /// A node: a chain, or a named set/map (only verdict maps have edges).
@@ -141,16 +142,86 @@ fn hook_rank(hook: &str) -> u8 {
     }
 }
 
+/// The edges [`ChainGraph::build`] has written, and the names it has still to look up.
+struct EdgeWalk<'a, 's> {
+    chains: &'s [Chain<'a>],
+    /// Chains whose name an earlier chain of their table has (never a name's target).
+    shadowed: &'s [bool],
+    edges: Vec<StoredEdge>,
+    /// Edges whose target is still their table, and the name to look up there.
+    queued: Vec<(u32, &'a str)>,
+}
+
+impl<'a> EdgeWalk<'a, '_> {
+    /// A `jump` or `goto` (other verdicts make no edge) from node `from` in `table`.
+    ///
+    /// The target is first compared with the one chain kube-proxy declares for it
+    /// (`guess`): a Service chain's endpoint chains precede it in the order of its `numgen
+    /// ... vmap` elements, and its external chain's `goto` names the chain declared just
+    /// before. That chain's name is a few lines before the rule in the text, where a lookup
+    /// reads a hash bucket and the named chain's text at random places of a large listing. A
+    /// wrong guess costs a comparison of table and length, seldom of the names.
+    #[inline(always)]
+    fn verdict(
+        &mut self,
+        from: u32,
+        table: TableId,
+        v: &Verdict<'a>,
+        via: Via,
+        guess: Option<usize>,
+    ) {
+        let kind = match v.kind {
+            crate::VerdictKind::Jump => EdgeKind::Jump,
+            crate::VerdictKind::Goto => EdgeKind::Goto,
+            _ => return,
+        };
+        let Some(target) = v.target else { return };
+        if let Some(k) = guess
+            && let Some(c) = self.chains.get(k)
+            && c.table == table
+            && c.name.len() == target.len()
+            && c.name == target
+            && !self.shadowed[k]
+        {
+            let edge = Edge { kind, via };
+            self.edges.push(StoredEdge {
+                from,
+                to: k as u32,
+                edge,
+            });
+            return;
+        }
+        self.queue(from, table, kind, via, target);
+    }
+
+    /// An edge whose target `name` is looked up in `table` later.
+    #[inline(always)]
+    fn queue(&mut self, from: u32, table: TableId, kind: EdgeKind, via: Via, name: &'a str) {
+        self.queued.push((self.edges.len() as u32, name));
+        self.edges.push(StoredEdge {
+            from,
+            to: table.0,
+            edge: Edge { kind, via },
+        });
+    }
+}
+
 impl ChainGraph {
     /// Builds the graph: names resolve within the table that holds the rule or map. Linear in
     /// the rules, statements and elements.
     pub fn build<'a>(set: &Ruleset<'a>) -> ChainGraph {
         let mut chain_index: FxHashMap<(TableId, &str), ChainId> =
             FxHashMap::with_capacity_and_hasher(set.chains.len(), Default::default());
+        // A chain whose name an earlier chain of its table already has: a name never
+        // resolves to it, so a guess of it is wrong.
+        let mut shadowed = vec![false; set.chains.len()];
         for (i, c) in set.chains.iter().enumerate() {
-            chain_index
-                .entry((c.table, c.name))
-                .or_insert(ChainId(i as u32));
+            match chain_index.entry((c.table, c.name)) {
+                Entry::Occupied(_) => shadowed[i] = true,
+                Entry::Vacant(v) => {
+                    v.insert(ChainId(i as u32));
+                }
+            }
         }
         let mut set_index: FxHashMap<(TableId, &str), SetId> =
             FxHashMap::with_capacity_and_hasher(set.sets.len(), Default::default());
@@ -163,24 +234,23 @@ impl ChainGraph {
         let nodes = chains + set.sets.len();
         // Most rules jump at most once, and most map elements are verdicts: one allocation.
         let elements: usize = set.sets.iter().map(|s| s.elements.len()).sum();
-        let mut edges: Vec<StoredEdge> = Vec::with_capacity(set.rules.len() + elements);
-        // The walk writes each edge with its table in `to` and its target's name beside it; a
-        // second loop resolves the names, a batch at a time. Apart, the walk's reads of the
-        // statements and the hash table's of its buckets overlap in the processor, where
-        // interleaved they wait on each other; batched, the names stay in the core's cache
-        // instead of taking 16 bytes per edge (a megabyte written and read back on a
-        // 5,000-Service node).
+        let edges: Vec<StoredEdge> = Vec::with_capacity(set.rules.len() + elements);
+        // The walk writes each edge, with its table in `to` when it has not guessed its target
+        // (`EdgeWalk::verdict`), and queues the target's name; a second loop resolves the queued
+        // names, a batch at a time. Apart, the walk's reads of the statements and the hash
+        // table's of its buckets overlap in the processor, where interleaved they wait on each
+        // other; batched, the names stay in the core's cache instead of taking 16 bytes per
+        // edge (a megabyte written and read back on a 5,000-Service node).
         const UNRESOLVED: u32 = u32::MAX;
         let set_node = |s: SetId| (chains + s.index()) as u32;
-        let mut names: Vec<&'a str> = Vec::with_capacity(RESOLVE_BATCH);
-        let mut resolved = 0;
         let mut unresolved = Vec::new();
         let mut unresolved_sets = Vec::new();
         // The last `jump` resolved: most jumps of a kube-proxy node name one chain
         // (`mark-for-masquerade`), which is then compared rather than hashed and looked up.
         let mut last_jump: Option<(u32, &'a str, Option<u32>)> = None;
-        let mut resolve = |edges: &mut Vec<StoredEdge>, names: &mut Vec<&'a str>| {
-            for (e, &name) in edges[resolved..].iter_mut().zip(names.iter()) {
+        let mut resolve = |edges: &mut Vec<StoredEdge>, queued: &mut Vec<(u32, &'a str)>| {
+            for &(at, name) in queued.iter() {
+                let e = &mut edges[at as usize];
                 let key = (TableId(e.to), name);
                 let (to, unresolved) = match e.edge.kind {
                     EdgeKind::Vmap => (
@@ -205,27 +275,13 @@ impl ChainGraph {
                     UNRESOLVED
                 });
             }
-            resolved = edges.len();
-            names.clear();
+            queued.clear();
         };
-        let add = |edges: &mut Vec<StoredEdge>,
-                   names: &mut Vec<&'a str>,
-                   from: u32,
-                   table: TableId,
-                   v: &Verdict<'a>,
-                   via: Via| {
-            let kind = match v.kind {
-                crate::VerdictKind::Jump => EdgeKind::Jump,
-                crate::VerdictKind::Goto => EdgeKind::Goto,
-                _ => return,
-            };
-            let Some(target) = v.target else { return };
-            edges.push(StoredEdge {
-                from,
-                to: table.0,
-                edge: Edge { kind, via },
-            });
-            names.push(target);
+        let mut walk = EdgeWalk {
+            chains: &set.chains,
+            shadowed: &shadowed,
+            edges,
+            queued: Vec::with_capacity(RESOLVE_BATCH),
         };
         for (r, rule) in set.rules.iter().enumerate() {
             let rule_id = RuleId(r as u32);
@@ -236,31 +292,20 @@ impl ChainGraph {
             for (s, st) in set.statements_of(rule).iter().enumerate() {
                 let statement = s as u32;
                 match &st.kind {
-                    Stmt::Verdict(v) => add(
-                        &mut edges,
-                        &mut names,
-                        from,
-                        table,
-                        v,
-                        Via::Rule {
+                    Stmt::Verdict(v) => {
+                        let via = Via::Rule {
                             rule: rule_id,
                             statement,
-                        },
-                    ),
+                        };
+                        walk.verdict(from, table, v, via, (from as usize).checked_sub(1));
+                    }
                     Stmt::Vmap { map, .. } => match map {
                         Expr::SetRef(name) => {
-                            edges.push(StoredEdge {
-                                from,
-                                to: table.0,
-                                edge: Edge {
-                                    kind: EdgeKind::Vmap,
-                                    via: Via::Rule {
-                                        rule: rule_id,
-                                        statement,
-                                    },
-                                },
-                            });
-                            names.push(name);
+                            let via = Via::Rule {
+                                rule: rule_id,
+                                statement,
+                            };
+                            walk.queue(from, table, EdgeKind::Vmap, via, name);
                         }
                         Expr::Set(elements) => {
                             for (e, el) in elements.iter().enumerate() {
@@ -270,7 +315,8 @@ impl ChainGraph {
                                         statement,
                                         element: e as u32,
                                     };
-                                    add(&mut edges, &mut names, from, table, v, via);
+                                    let guess = (from as usize + e).checked_sub(elements.len());
+                                    walk.verdict(from, table, v, via, guess);
                                 }
                             }
                         }
@@ -279,8 +325,8 @@ impl ChainGraph {
                     _ => {}
                 }
             }
-            if names.len() >= RESOLVE_BATCH {
-                resolve(&mut edges, &mut names);
+            if walk.queued.len() >= RESOLVE_BATCH {
+                resolve(&mut walk.edges, &mut walk.queued);
             }
         }
         for (m, map) in set.sets.iter().enumerate() {
@@ -291,14 +337,15 @@ impl ChainGraph {
                         set: SetId(m as u32),
                         element: e as u32,
                     };
-                    add(&mut edges, &mut names, from, map.table, v, via);
+                    walk.verdict(from, map.table, v, via, None);
                 }
             }
-            if names.len() >= RESOLVE_BATCH {
-                resolve(&mut edges, &mut names);
+            if walk.queued.len() >= RESOLVE_BATCH {
+                resolve(&mut walk.edges, &mut walk.queued);
             }
         }
-        resolve(&mut edges, &mut names);
+        resolve(&mut walk.edges, &mut walk.queued);
+        let mut edges = walk.edges;
         if !(unresolved.is_empty() && unresolved_sets.is_empty()) {
             edges.retain(|e| e.to != UNRESOLVED);
         }
@@ -595,5 +642,130 @@ mod tests {
         assert_eq!(empty.jumps_into(ChainId(3)).count(), 0);
         assert_eq!(empty.reachable_from(ChainId(3)).count(), 0);
         assert!(empty.targets_of(ChainId(3)).is_empty());
+    }
+
+    /// The chain of `table` named `name` that a lookup by name finds: the first declared.
+    fn first_named(set: &Ruleset<'_>, table: TableId, name: &str) -> Option<Node> {
+        set.chains
+            .iter()
+            .position(|c| c.table == table && c.name == name)
+            .map(|i| Node::Chain(ChainId(i as u32)))
+    }
+
+    /// Every jump and goto goes to the first chain of its table with the name written, whether
+    /// the build guessed it from the chains declared just before the rule or looked it up, and
+    /// every name without such a chain is unresolved: on kube-proxy nodes (where most guesses
+    /// hit), the corpus, and a ruleset whose guessed chain repeats an earlier chain's name.
+    #[test]
+    fn every_jump_goes_to_the_first_chain_of_its_name() {
+        let mut texts: Vec<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/nft/ok"))
+                .expect("corpus folder")
+                .map(|e| std::fs::read_to_string(e.expect("entry").path()).expect("corpus file"))
+                .collect();
+        for ipv6 in [false, true] {
+            let shape = rulelint_dumpgen::Shape {
+                ipv6,
+                ..rulelint_dumpgen::Shape::with_services(200)
+            };
+            texts.push(rulelint_dumpgen::generate_nft(
+                &shape,
+                rulelint_dumpgen::NftForm::List,
+            ));
+        }
+        // Chain 1 (`b`, renamed `a` below) is where the build looks for `c`'s targets first.
+        let shadowing = "table ip t {\n\tchain a {\n\t}\n\tchain b {\n\t}\n\tchain c {\n\
+            \t\tgoto a\n\t\tnumgen random mod 2 vmap { 0 : jump b, 1 : goto a }\n\t}\n}\n";
+        texts.push(shadowing.to_string());
+        let mut guessed = 0;
+        for text in &texts {
+            let mut parsed = crate::parse(text);
+            if text == shadowing {
+                parsed.ruleset.chains[1].name = "a";
+            }
+            let set = &parsed.ruleset;
+            let graph = ChainGraph::build(set);
+            let mut expected = Vec::new();
+            let mut unresolved = Vec::new();
+            for (r, rule) in set.rules.iter().enumerate() {
+                let table = set.chains[rule.chain.index()].table;
+                let from = Node::Chain(rule.chain);
+                for (s, st) in set.statements_of(rule).iter().enumerate() {
+                    let mut verdicts: Vec<(&Verdict<'_>, Via)> = Vec::new();
+                    let statement = s as u32;
+                    let rule = RuleId(r as u32);
+                    match &st.kind {
+                        Stmt::Verdict(v) => verdicts.push((v, Via::Rule { rule, statement })),
+                        Stmt::Vmap {
+                            map: Expr::Set(elements),
+                            ..
+                        } => {
+                            for (e, el) in elements.iter().enumerate() {
+                                if let Some(Value::Verdict(v)) = &el.value {
+                                    let element = e as u32;
+                                    let via = Via::AnonElement {
+                                        rule,
+                                        statement,
+                                        element,
+                                    };
+                                    verdicts.push((v, via));
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    for (v, via) in verdicts {
+                        let Some(name) = v.target.filter(|_| v.kind.takes_chain()) else {
+                            continue;
+                        };
+                        match first_named(set, table, name) {
+                            Some(to) => expected.push((from, to, via)),
+                            None => unresolved.push(via),
+                        }
+                    }
+                }
+            }
+            for (m, map) in set.sets.iter().enumerate() {
+                let set_id = SetId(m as u32);
+                for (e, el) in map.elements.iter().enumerate() {
+                    if let Some(Value::Verdict(v)) = &el.value
+                        && let Some(name) = v.target.filter(|_| v.kind.takes_chain())
+                    {
+                        let via = Via::Element {
+                            set: set_id,
+                            element: e as u32,
+                        };
+                        match first_named(set, map.table, name) {
+                            Some(to) => expected.push((Node::Set(set_id), to, via)),
+                            None => unresolved.push(via),
+                        }
+                    }
+                }
+            }
+            let found: Vec<(Node, Node, Via)> = graph
+                .edges()
+                .filter(|(_, _, e)| e.kind != EdgeKind::Vmap)
+                .map(|(from, to, e)| (from, to, e.via))
+                .collect();
+            assert_eq!(found, expected);
+            assert_eq!(graph.unresolved_jumps(), &unresolved[..]);
+            guessed += expected
+                .iter()
+                .filter(|(from, to, _)| match (from, to) {
+                    (Node::Chain(f), Node::Chain(t)) => t.0 < f.0 && f.0 - t.0 <= 8,
+                    _ => false,
+                })
+                .count();
+            if text == shadowing {
+                let a = Node::Chain(ChainId(0));
+                assert_eq!(
+                    expected.iter().filter(|e| e.1 == a).count(),
+                    2,
+                    "{expected:?}"
+                );
+                assert_eq!(unresolved.len(), 1, "{unresolved:?}");
+            }
+        }
+        assert!(guessed > 1000, "{guessed}");
     }
 }
