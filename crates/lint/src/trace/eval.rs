@@ -57,6 +57,9 @@ pub struct Packet {
     pub dnat: bool,
     /// A SNAT or MASQUERADE rewrote the source: conntrack's virtual `SNAT` state.
     pub snat: bool,
+    /// A raw-table `NOTRACK` (`notrack`) took the packet out of conntrack: its state is
+    /// `UNTRACKED` and the nat tables do not run.
+    pub untracked: bool,
 }
 
 /// Addresses known not to be the node's: a set, or a node that answers on demand.
@@ -569,7 +572,14 @@ fn module_match(
 fn ctstate(text: &str, p: &Packet) -> Tri {
     let mut ask = None;
     for word in text.split(',') {
-        let state = match word.to_ascii_uppercase().as_str() {
+        let word_upper = word.to_ascii_uppercase();
+        if p.untracked {
+            if word_upper == "UNTRACKED" {
+                return Tri::Yes;
+            }
+            continue;
+        }
+        let state = match word_upper.as_str() {
             "NEW" => Some(p.state == ConnState::New),
             "ESTABLISHED" => Some(p.state == ConnState::Established),
             "RELATED" | "INVALID" | "UNTRACKED" => Some(false),

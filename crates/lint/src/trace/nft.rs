@@ -232,6 +232,9 @@ struct Branch {
     base: usize,
     stack: Vec<Frame>,
     local: Option<bool>,
+    /// The host's packet to a local address, back in through `lo`: its connection's NAT was
+    /// set up on the way out, so the nat chains do not run again.
+    looped: bool,
 }
 
 impl Branch {
@@ -404,6 +407,7 @@ pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         base: 0,
         stack: Vec::new(),
         local: None,
+        looped: false,
     };
     if spec.state == Some(ConnState::Established) {
         start.assume(
@@ -525,6 +529,13 @@ impl<'n, 'a> Walker<'n, 'a> {
             };
             let rule = &set.rules[rule_id.index()];
             let Some(st) = set.statements_of(rule).get(frame.stmt as usize) else {
+                // Every statement matched and none did anything: the kernel counts the rule
+                // as matched (`nft monitor trace` lists it), so the path shows it.
+                let at = StepAt::NftRule(rule_id);
+                if b.steps.last().is_none_or(|s| s.at != at) {
+                    b.steps
+                        .push(Step::new(at, "matched (no verdict: continues)".into()));
+                }
                 b.next_rule();
                 continue;
             };
@@ -541,7 +552,8 @@ impl<'n, 'a> Walker<'n, 'a> {
                 .base
                 .as_ref()
                 .is_some_and(|x| x.kind == "nat");
-            if is_nat && b.pkt.state == ConnState::Established {
+            let nat_done = b.pkt.state == ConnState::Established || b.pkt.untracked || b.looped;
+            if is_nat && nat_done {
                 b.base += 1;
                 continue;
             }
@@ -553,9 +565,16 @@ impl<'n, 'a> Walker<'n, 'a> {
     fn next_stage(&self, b: &mut Branch, hook: Hook) -> Option<End> {
         b.base = 0;
         b.stage = match (hook, self.origin, b.local) {
+            // Routed already, on the way out.
+            (Hook::Prerouting, _, _) if b.looped => Stage::Hook(Hook::Input),
             (Hook::Prerouting, _, _) | (Hook::Output, _, _) => Stage::Route,
             (Hook::Forward, _, _) => Stage::Hook(Hook::Postrouting),
-            (Hook::Postrouting, Origin::Host, Some(true)) => Stage::Hook(Hook::Input),
+            // Sent out through `lo`, the packet comes back in through prerouting (the kernel
+            // runs its hooks again), then input.
+            (Hook::Postrouting, Origin::Host, Some(true)) => {
+                b.looped = true;
+                Stage::Hook(Hook::Prerouting)
+            }
             (Hook::Postrouting, Origin::Host, _) => return Some(End::Verdict(Verdict::Output)),
             (Hook::Postrouting, _, _) => return Some(End::Verdict(Verdict::Forward)),
             (Hook::Input, _, _) => return Some(End::Verdict(Verdict::Accept)),
@@ -590,7 +609,9 @@ impl<'n, 'a> Walker<'n, 'a> {
         let effect = match (local, host) {
             (true, false) => format!("{dst} is local: delivered through input"),
             (true, true) => {
-                format!("{dst} is local: delivered through postrouting (lo), then input")
+                format!(
+                    "{dst} is local: delivered through postrouting (lo), then prerouting and input (their nat chains do not run again)"
+                )
             }
             (false, _) => {
                 let leaves = if host {
@@ -720,6 +741,12 @@ impl<'n, 'a> Walker<'n, 'a> {
                     b,
                     format!("{op} @{set}: the source is recorded (session affinity)"),
                 );
+                b.next_stmt();
+                None
+            }
+            Stmt::Keyword { keyword, .. } if *keyword == "notrack" && !b.looped => {
+                b.pkt.untracked = true;
+                step(b, format!("notrack: {}", super::walk::UNTRACKED));
                 b.next_stmt();
                 None
             }
@@ -1364,6 +1391,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
         },
         Expr::Ct { dir: None, key } if *key == "state" => Field::Known(Val::Word(
             match pkt.state {
+                _ if pkt.untracked => "untracked",
                 ConnState::New => "new",
                 ConnState::Established => "established",
             }

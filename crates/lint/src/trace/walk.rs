@@ -78,6 +78,9 @@ struct Branch {
     stack: Vec<Frame>,
     /// The destination is local (after the routing decision).
     local: Option<bool>,
+    /// The host's packet to a local address, back in through `lo`: its connection's NAT was
+    /// set up on the way out, so the nat tables do not run again.
+    looped: bool,
 }
 
 impl Branch {
@@ -245,6 +248,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         table: 0,
         stack: Vec::new(),
         local: None,
+        looped: false,
     };
     if spec.state == Some(ConnState::Established) {
         start.assume(
@@ -593,7 +597,8 @@ impl<'n, 'a> Walker<'n, 'a> {
         let tables = hook.tables();
         while b.table < tables.len() {
             let kind = tables[b.table];
-            if kind == TableKind::Nat && b.pkt.state == ConnState::Established {
+            let nat_done = b.pkt.state == ConnState::Established || b.pkt.untracked || b.looped;
+            if kind == TableKind::Nat && nat_done {
                 b.table += 1;
                 continue;
             }
@@ -611,9 +616,16 @@ impl<'n, 'a> Walker<'n, 'a> {
     fn next_stage(&self, b: &mut Branch, hook: Hook) -> Option<End> {
         b.table = 0;
         b.stage = match (hook, self.origin, b.local) {
+            // Routed already, on the way out.
+            (Hook::Prerouting, _, _) if b.looped => Stage::Hook(Hook::Input),
             (Hook::Prerouting, _, _) | (Hook::Output, _, _) => Stage::Route,
             (Hook::Forward, _, _) => Stage::Hook(Hook::Postrouting),
-            (Hook::Postrouting, Origin::Host, Some(true)) => Stage::Hook(Hook::Input),
+            // Sent out through `lo`, the packet comes back in through PREROUTING (the kernel
+            // runs its hooks again), then INPUT.
+            (Hook::Postrouting, Origin::Host, Some(true)) => {
+                b.looped = true;
+                Stage::Hook(Hook::Prerouting)
+            }
             (Hook::Postrouting, Origin::Host, _) => return Some(End::Verdict(Verdict::Output)),
             (Hook::Postrouting, _, _) => return Some(End::Verdict(Verdict::Forward)),
             (Hook::Input, _, _) => return Some(End::Verdict(Verdict::Accept)),
@@ -649,7 +661,9 @@ impl<'n, 'a> Walker<'n, 'a> {
         let effect = match (local, host) {
             (true, false) => format!("{dst} is local: delivered through INPUT"),
             (true, true) => {
-                format!("{dst} is local: delivered through POSTROUTING (lo), then INPUT")
+                format!(
+                    "{dst} is local: delivered through POSTROUTING (lo), then PREROUTING and INPUT (their nat tables do not run again)"
+                )
             }
             (false, _) => {
                 let service = !b.pkt.dnat && self.node.is_service_ip(dst);
@@ -890,6 +904,12 @@ impl<'n, 'a> Walker<'n, 'a> {
                 advance(b);
                 None
             }
+            "NOTRACK" | "CT" if is_notrack(&target) && !b.looped => {
+                b.pkt.untracked = true;
+                step(b, format!("{name} --notrack: {UNTRACKED}"));
+                advance(b);
+                None
+            }
             "LOG" | "NFLOG" | "ULOG" | "TRACE" | "CT" | "NOTRACK" | "CONNMARK" | "TCPMSS"
             | "CHECKSUM" | "CLASSIFY" | "DSCP" | "TOS" | "TTL" | "HL" | "AUDIT" | "SET"
             | "NFACCT" | "IDLETIMER" | "LED" | "SECMARK" | "CONNSECMARK" | "TEE" => {
@@ -908,6 +928,16 @@ impl<'n, 'a> Walker<'n, 'a> {
             }
         }
     }
+}
+
+/// What a notrack does to the rest of the walk, in a step's words (both walkers).
+pub(super) const UNTRACKED: &str =
+    "not tracked from here (conntrack state untracked: no NAT), continues";
+
+/// `-j NOTRACK` or `-j CT --notrack`. A packet that comes back through `lo` keeps the
+/// connection it had on the way out, and a notrack leaves it tracked (the caller checks).
+fn is_notrack(target: &rulelint_parser::TargetRef<'_, '_>) -> bool {
+    target.name() == "NOTRACK" || target.options().any(|o| o.name() == "--notrack")
 }
 
 /// The mark after a MARK target: `--set-xmark`, `--set-mark`, `--or-mark`, `--xor-mark`,
@@ -1127,6 +1157,7 @@ pub(super) fn resolve<'n>(
         state,
         dnat: false,
         snat: false,
+        untracked: false,
     };
     let traced = TracedPacket {
         protocol: protocol_name(protocol),
