@@ -21,6 +21,12 @@ pub(crate) fn run(loaded: &[Loaded], format: StatsFormat, out: &mut impl Write) 
                     "rulelint: `{}` holds no nft list ruleset content (no table, chain or rule)",
                     file.name
                 );
+            } else if let Some(what) = crate::other_backend(&file.text) {
+                // ipsets or interface addresses alone: IPVS state, but no Service to list.
+                eprintln!(
+                    "rulelint: `{}` holds {what} but no Service (no virtual server and no kube-proxy rule)",
+                    file.name
+                );
             } else {
                 eprintln!("rulelint: `{}` holds {}", file.name, crate::NO_RULESET);
             }

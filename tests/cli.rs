@@ -452,3 +452,22 @@ fn stats_in_the_prometheus_format() {
     );
     assert!(samples.keys().any(|k| k.starts_with("rulelint_services{")));
 }
+
+#[test]
+fn services_of_a_file_without_services_says_what_it_holds() {
+    for (file, says) in [
+        (
+            "corpus/ipvs/healthy-node-ipset-save.txt",
+            "holds IPVS state (ipvsadm, ipset, ip addr) but no Service",
+        ),
+        (
+            "corpus/syntax/err/no-content-kubectl-get-pods.txt",
+            "holds no ruleset",
+        ),
+    ] {
+        let out = rulelint(&["services", file], None);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{file}: {err}");
+    }
+}
