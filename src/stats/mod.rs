@@ -15,7 +15,7 @@ mod prometheus;
 pub use prometheus::prometheus;
 
 use crate::{EXIT_INPUT, Loaded, StatsOutput, write_json};
-use rulelint_lint::source::{Section, SectionKind};
+use rulelint_lint::source::{PARSE_BESIDE_SECTIONS_BYTES, Section, SectionKind, opens_with_table};
 use rulelint_parser::{Parsed, Severity, json};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -226,14 +226,10 @@ fn shape<'a>(
     }
 }
 
-/// From this size on, a text that opens like an iptables-save dump is parsed while its sections
-/// are found on a second thread: the split reads every byte once more (3% of a stats run on
-/// an 8 MB dump), and nearly every such text has no other section.
-const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
-
 /// The sections of `text` and, for a large text that opens like an iptables-save dump, its
 /// iptables parse made meanwhile (thrown away when another section turns up).
 fn sections_beside_parse(text: &str) -> (Vec<Section>, Option<Parsed<'_>>) {
+    // As `check` does it (`rulelint_lint::source`): most large texts are one iptables-save dump.
     if text.len() < PARSE_BESIDE_SECTIONS_BYTES || !opens_with_table(text) {
         return (rulelint_lint::source::sections(text), None);
     }
@@ -245,21 +241,6 @@ fn sections_beside_parse(text: &str) -> (Vec<Section>, Option<Parsed<'_>>) {
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
-}
-
-/// Whether the first line that is neither blank nor a `#` comment opens an iptables-save table
-/// (`*filter`), as every `iptables-save` dump does.
-fn opens_with_table(text: &str) -> bool {
-    // Line by line without looking for the end of the deciding line: a JSON ruleset is one
-    // line of megabytes.
-    let mut rest = text;
-    loop {
-        let line = rest.trim_start();
-        if !line.starts_with('#') {
-            return line.starts_with('*');
-        }
-        rest = line.find('\n').map_or("", |n| &line[n..]);
-    }
 }
 
 /// Whether `text` holds anything but iptables-save (the sections `check` reads it by).

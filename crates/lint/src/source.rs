@@ -773,7 +773,7 @@ fn contains(text: &str, word: &[u8]) -> bool {
 /// From this size on, a text that opens like an iptables-save dump is parsed whole while its
 /// sections are found on a second thread: the split reads every line once more (about 8% of
 /// the parse), and nearly every such text has no other section.
-const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
+pub const PARSE_BESIDE_SECTIONS_BYTES: usize = 1 << 20;
 
 /// What [`sections_beside_parse`] returns.
 struct SplitText<'a> {
@@ -846,7 +846,7 @@ fn sections_beside_parse(text: &str, guess_json: bool) -> SplitText<'_> {
 
 /// Whether the first line that is neither blank nor a `#` comment opens an iptables-save
 /// table (`*filter`): how every `iptables-save` dump starts.
-fn opens_with_table(text: &str) -> bool {
+pub fn opens_with_table(text: &str) -> bool {
     // Skips blanks and comment lines without looking for the end of the line that decides: a
     // JSON ruleset is one line of megabytes.
     let mut rest = text;
