@@ -41,14 +41,10 @@ const COMMAND_OBJECTS: &[&str] = &["table", "chain", "rule", "set", "map", "elem
 ///
 /// Two blocks of one table alone do not make a script: two listings pasted one after the
 /// other (two nodes) look the same, and read as they always did.
+///
+/// A command is `add|insert|... table|chain|rule|set|map|element ...`, `flush ruleset`, or one
+/// written without its `add` and with its family (`table ip t`, `element ip t m { ... }`).
 pub(crate) fn reads_as_script(text: &str, parsed: &Parsed<'_>) -> bool {
-    stray_commands(text, parsed)
-}
-
-/// Whether a line the listing reader reported as stray text (outside every table) is an nft
-/// command: `add|insert|... table|chain|rule|set|map|element ...`, or one written without its
-/// `add` and with its family (`table ip t`, `element ip t m { ... }`).
-fn stray_commands(text: &str, parsed: &Parsed<'_>) -> bool {
     parsed
         .diagnostics
         .iter()
