@@ -372,66 +372,33 @@ fn words(trimmed: &str) -> impl Iterator<Item = &str> {
         .split_ascii_whitespace()
 }
 
-/// Whether a line opens an nftables item, and which.
+/// Whether a line opens an nftables item, and which: a `nft -j` document, a block of a
+/// listing (`table ip t {`, `chain c {`, or a table on one line), or a command of an `nft -f`
+/// script ([`rulelint_nft::is_command_line`]).
 fn nft_opening(trimmed: &str) -> Option<SectionKind> {
     if trimmed.starts_with('{') && trimmed[1..].trim_start().starts_with("\"nftables\"") {
         return Some(SectionKind::NftJson);
     }
     let mut w = words(trimmed);
     let first = w.next()?;
-    match first {
+    let rest: Vec<&str> = w.collect();
+    let opens_block = match first {
+        // `table FAMILY NAME {` or `table NAME {`: a `{` ends the header line, or, in an
+        // `nft -f` file, opens a table written on one line (`table ip nat { chain ... }`).
         "table" => {
-            // `table FAMILY NAME {` or `table NAME {`: a `{` ends the header line, or, in an
-            // `nft -f` file, opens a table written on one line (`table ip nat { chain ... }`).
-            let rest: Vec<&str> = w.collect();
-            let opens = matches!(rest.as_slice(), [_, "{"] | [_, _, "{"])
-                || matches!(rest.as_slice(), [_, n] | [_, _, n] if n.ends_with('{') && n.len() > 1);
             let brace = rest.iter().position(|w| *w == "{");
-            let one_line =
-                matches!(brace, Some(1 | 2)) && brace.is_some_and(|b| rest.len() > b + 1);
-            if opens || one_line {
-                return Some(SectionKind::Nft);
-            }
-            // `table ip t`: an `nft -f` command without its `add`.
-            command_without_verb(first, &rest)
+            matches!(rest.as_slice(), [_, "{"] | [_, _, "{"])
+                || matches!(rest.as_slice(), [_, n] | [_, _, n] if n.ends_with('{') && n.len() > 1)
+                || (matches!(brace, Some(1 | 2)) && brace.is_some_and(|b| rest.len() > b + 1))
         }
-        "chain" | "set" | "map" => {
-            let rest: Vec<&str> = w.collect();
-            if matches!(rest.as_slice(), [_, "{"]) {
-                return Some(SectionKind::Nft);
-            }
-            command_without_verb(first, &rest)
-        }
-        "rule" | "element" => command_without_verb(first, &w.collect::<Vec<_>>()),
-        "add" | "create" | "insert" | "replace" | "flush" | "delete" | "destroy" => {
-            let kind = w.next()?;
-            let object = matches!(
-                kind,
-                "table" | "chain" | "rule" | "set" | "map" | "element" | "ruleset"
-            );
-            // `add rule ip kube-proxy ...`: a family or table word follows; `flush ruleset` ends.
-            (object && (kind == "ruleset" || w.next().is_some()))
-                .then_some(SectionKind::NftTransaction)
-        }
-        _ => None,
-    }
-}
-
-/// Whether the words after `object` (`table`, `chain`, `rule`, ...) make a command of an `nft
-/// -f` script that nft reads as `add`: `table ip t`, `chain ip t c { ... }`, `rule ip t c
-/// accept`, `element ip t s { ... }`. Only with the family written, which prose does not.
-fn command_without_verb(object: &str, rest: &[&str]) -> Option<SectionKind> {
-    let family = rest
-        .first()
-        .is_some_and(|w| rulelint_nft::Family::from_word(w).is_some());
-    let brace_after_names = rest.get(3).is_some_and(|w| w.starts_with('{'));
-    let shaped = match object {
-        "table" => rest.len() == 2,
-        "chain" => rest.len() == 3 || brace_after_names,
-        "rule" => rest.len() > 3,
-        _ => brace_after_names,
+        "chain" | "set" | "map" => matches!(rest.as_slice(), [_, "{"]),
+        _ => false,
     };
-    (family && shaped).then_some(SectionKind::NftTransaction)
+    if opens_block {
+        Some(SectionKind::Nft)
+    } else {
+        rulelint_nft::is_command_line(trimmed).then_some(SectionKind::NftTransaction)
+    }
 }
 
 /// The end of an nft text block that opens on the line at `pos`: after the line on which its

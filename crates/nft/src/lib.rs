@@ -74,6 +74,7 @@ pub use model::{
 pub use parse::{Parsed, parse, parse_knowing_tables};
 pub use print::print;
 pub use rulelint_parser::{CodeInfo, Diagnostic, LineIndex, Severity, Span};
+pub use script::is_command_line;
 pub use transaction::parse_transaction;
 
 /// [`parse`] on the calling thread only, whatever the text's size (for tests and benchmarks).

@@ -41,9 +41,6 @@ const COMMAND_OBJECTS: &[&str] = &["table", "chain", "rule", "set", "map", "elem
 ///
 /// Two blocks of one table alone do not make a script: two listings pasted one after the
 /// other (two nodes) look the same, and read as they always did.
-///
-/// A command is `add|insert|... table|chain|rule|set|map|element ...`, `flush ruleset`, or one
-/// written without its `add` and with its family (`table ip t`, `element ip t m { ... }`).
 pub(crate) fn reads_as_script(text: &str, parsed: &Parsed<'_>) -> bool {
     parsed
         .diagnostics
@@ -51,19 +48,48 @@ pub(crate) fn reads_as_script(text: &str, parsed: &Parsed<'_>) -> bool {
         .filter(|d| d.code == codes::STRAY_TEXT.code)
         .filter_map(|d| text.get(d.span.start as usize..d.span.end as usize))
         .flat_map(str::lines)
-        .any(|line| {
-            let mut words = line.split_ascii_whitespace();
-            let first = words.next().unwrap_or("");
-            let second = words.next().unwrap_or("");
-            let more = words.next().is_some();
-            if second == "ruleset" {
-                // `flush ruleset`, alone on its line.
-                return COMMAND_VERBS.contains(&first) && !more;
-            }
-            let objects = ["table", "chain", "rule", "set", "map", "element"];
-            (COMMAND_VERBS.contains(&first) && objects.contains(&second) && more)
-                || (objects.contains(&first) && Family::from_word(second).is_some() && more)
-        })
+        .any(is_command_line)
+}
+
+/// Whether a line is a command of an `nft -f` script: `add|insert|flush|delete|...
+/// table|chain|rule|set|map|element ...`, `flush ruleset [FAMILY]`, or one that nft reads as `add`,
+/// written without it and with its family, in the shape nft accepts (`table ip t`, `chain ip t
+/// c`, `chain ip t c { ... }`, `rule ip t c accept`, `element ip t m { ... }`). Prose does not
+/// write the family, so it does not read as a command. Words after a `#` are a comment.
+///
+/// This is the one definition: the section finder of the lint crate and the script reader both
+/// ask it.
+pub fn is_command_line(line: &str) -> bool {
+    let mut words = line
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .split_ascii_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let rest: Vec<&str> = words.collect();
+    if COMMAND_VERBS.contains(&first) {
+        return match rest.as_slice() {
+            // `flush ruleset` or `flush ruleset ip`: nothing else follows.
+            ["ruleset"] => true,
+            ["ruleset", family] => Family::from_word(family).is_some(),
+            [object, _, ..] => COMMAND_OBJECTS.contains(object),
+            _ => false,
+        };
+    }
+    let family = rest.first().is_some_and(|w| Family::from_word(w).is_some());
+    // `{` after the family, table and name, or glued to the name (`m{`).
+    let brace_after_names = rest.get(3).is_some_and(|w| w.starts_with('{'))
+        || rest.get(2).is_some_and(|w| w.len() > 1 && w.ends_with('{'));
+    let shaped = match first {
+        "table" => rest.len() == 2,
+        "chain" => rest.len() == 3 || brace_after_names,
+        "rule" => rest.len() > 3,
+        "set" | "map" | "element" => brace_after_names,
+        _ => false,
+    };
+    family && shaped
 }
 
 impl<'a> Tx<'_, 'a> {
@@ -329,6 +355,60 @@ impl<'a> Tx<'_, 'a> {
             let rid = crate::model::RuleId(self.rs.rules.len() as u32);
             self.rs.rules.push(rule);
             self.rs.chains[cid.index()].rules.to_mut().push(rid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_command_line;
+
+    #[test]
+    fn commands_with_their_verb_are_commands() {
+        for line in [
+            "add rule ip kube-proxy services ip daddr 10.0.0.1 accept",
+            "add element ip t m { 1.2.3.4 : goto c }",
+            "flush ruleset",
+            "flush ruleset inet",
+            "flush chain ip t c",
+            "delete table inet filter",
+            "  insert rule ip t c counter # why",
+        ] {
+            assert!(is_command_line(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn commands_without_add_need_their_family_and_shape() {
+        for line in [
+            "table ip t",
+            "chain ip t c",
+            "chain ip t c { type filter hook input priority 0; }",
+            "rule ip t c accept",
+            "element ip t m { 1.2.3.4 }",
+            "set ip t s { type ipv4_addr; }",
+            "map ip t m{ type ipv4_addr : verdict; }",
+        ] {
+            assert!(is_command_line(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn prose_and_listing_lines_are_not_commands() {
+        for line in [
+            "",
+            "add the table to the chain",
+            "flush",
+            "flush ruleset now",
+            "table of contents",
+            "the rule ip addresses follow",
+            "chain input {",
+            "rule ip t",
+            "set ip t s",
+            "# add rule ip t c accept",
+            "delete",
+        ] {
+            assert!(!is_command_line(line), "{line}");
         }
     }
 }
