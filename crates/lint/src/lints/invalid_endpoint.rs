@@ -75,9 +75,15 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
     // `model.endpoints`, 8 bytes an entry: the Services' jumps write it in an order that is
     // random in endpoint order, so it is kept small enough to stay in the cache.
     let mut jumped: Vec<(u32, RuleId)> = vec![(NOT_JUMPED, RuleId(0)); model.endpoints.len()];
+    // Each jump's endpoint index (`NO_ENDPOINT`: none), in the order `duplicates` reads the
+    // jumps: it then reads this list in order rather than look each chain up again in the
+    // model's per-chain table, a cache miss a jump on a large node.
+    let mut jump_endpoints: Vec<u32> = Vec::new();
     for (i, service) in model.services.iter().enumerate() {
         for jump in service.endpoints.iter().chain(&service.local_endpoints) {
-            if let Some(e) = jump.chain.and_then(|c| model.endpoint_index(c))
+            let endpoint = jump.chain.and_then(|c| model.endpoint_index(c));
+            jump_endpoints.push(endpoint.map_or(NO_ENDPOINT, |e| e as u32));
+            if let Some(e) = endpoint
                 && jumped[e].0 == NOT_JUMPED
             {
                 jumped[e] = (i as u32, jump.rule);
@@ -110,11 +116,15 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
             *code = endpoint.destination_key.unwrap_or(TEXT_DESTINATION);
         }
     }
-    duplicates(cx, out, model, &destinations);
+    duplicates(cx, out, model, &destinations, &jump_endpoints);
 }
 
 /// No Service jumps to this endpoint (in `check`'s table of first jumps).
 const NOT_JUMPED: u32 = u32::MAX;
+
+/// A jump to a chain that is not an endpoint chain of the model (in `check`'s list of each
+/// jump's endpoint).
+const NO_ENDPOINT: u32 = u32::MAX;
 
 /// An endpoint's destination as `duplicates` compares it, one `u64` an endpoint, so that the
 /// Services' jumps (random in endpoint order) read a small table rather than the endpoints: a
@@ -324,22 +334,29 @@ impl<'a> Destination<'a> {
 const PAIRWISE_MAX: usize = 32;
 
 /// Two balanced jumps of one Service chain to the same endpoint. `destinations` holds each
-/// endpoint's destination as `check` coded it.
+/// endpoint's destination as `check` coded it, `jump_endpoints` each jump's endpoint index in
+/// the order the jumps are read here (every jump, balanced or not).
 fn duplicates(
     cx: &LintContext<'_, '_>,
     out: &mut Findings<'_>,
     model: &KubeModel<'_>,
     destinations: &[u64],
+    jump_endpoints: &[u32],
 ) {
     let set = cx.ruleset();
     // (endpoint chain, destination, rule) of the jumps seen so far in one chain; reused.
     let mut seen: Vec<(Key<'_>, Option<Destination<'_>>, RuleId)> = Vec::new();
+    let mut jump_endpoints = jump_endpoints.iter();
     for service in &model.services {
         for jumps in [&service.endpoints[..], &service.local_endpoints[..]] {
             let large = Service::balanced(jumps).count() > PAIRWISE_MAX;
             let mut map: FxHashMap<Key<'_>, RuleId> = FxHashMap::default();
             seen.clear();
-            for jump in Service::balanced(jumps) {
+            // `Service::balanced`, with each jump's endpoint beside it.
+            for (jump, &endpoint) in jumps.iter().zip(jump_endpoints.by_ref()) {
+                if jump.affinity {
+                    continue;
+                }
                 // The jump rule itself is read only for an undeclared chain, or to report.
                 let chain_key = match jump.chain {
                     Some(chain) => Key::Chain(chain),
@@ -348,9 +365,8 @@ fn duplicates(
                         None => continue,
                     },
                 };
-                let endpoint = jump
-                    .chain
-                    .and_then(|c| model.endpoint_index(c))
+                let endpoint = Some(endpoint as usize)
+                    .filter(|_| endpoint != NO_ENDPOINT)
                     .filter(|&i| destinations[i] != NO_DESTINATION);
                 let earlier = if large {
                     let destination = endpoint.and_then(|i| model.endpoints[i].destination);

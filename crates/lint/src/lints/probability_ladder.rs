@@ -1,7 +1,7 @@
 //! RL407 probability-ladder: the `-m statistic` probabilities of a service chain's endpoint
 //! jumps do not split traffic evenly, or let some of it fall through.
 
-use crate::context::{Findings, LintContext, written_in_order};
+use crate::context::{Findings, LintContext};
 use crate::kube::names::ServiceChainKind;
 use crate::kube::{EndpointJump, Service};
 use crate::registry::{Category, Lint};
@@ -123,8 +123,9 @@ fn check(cx: &LintContext<'_, '_>, out: &mut Findings<'_>) {
                 ServiceChainKind::Local => &service.local_endpoints[..],
                 ServiceChainKind::External | ServiceChainKind::Firewall => continue,
             };
-            let chain = set.chain(id);
-            if !written_in_order(chain) {
+            // `written_in_order`, as the chain walks read it once for every chain, rather than
+            // each Service chain's rules read again here.
+            if !cx.chain_walk(set.chain(id)).in_order {
                 continue;
             }
             balanced.clear();
