@@ -1,7 +1,8 @@
 //! `rulelint trace`: where a packet goes on each node, and why.
 
 use crate::{EXIT_INPUT, load_all, write_json};
-use rulelint_lint::source::{SectionKind, sections};
+use rulelint_lint::ipvs::check::read_ipvs;
+use rulelint_lint::source::{Section, SectionKind, sections};
 use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::{
     Affinity, ConnState, Origin, PacketFields, PacketSpec, TraceNode, report, trace,
@@ -138,8 +139,16 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
         .collect();
     let mut dumps = Vec::with_capacity(loaded.len());
     let mut failed = false;
+    // Of each iptables-save file, the IPVS-mode state beside its rules (ipsets, `ip addr`,
+    // `ipvsadm`), read as the IPVS lints read it.
+    let mut states = Vec::with_capacity(loaded.len());
     for (l, strings) in loaded.iter().zip(&strings) {
-        match dump_kind(&l.name, &l.text) {
+        let (kind, parts) = dump_kind(&l.name, &l.text);
+        states.push(match kind {
+            DumpKind::Iptables => read_ipvs(&l.text, &parts).map(|(ipvs, _)| ipvs),
+            _ => None,
+        });
+        match kind {
             DumpKind::Nft => {
                 let parsed = rulelint_nft::parse(&l.text);
                 if parsed.ruleset.chains.is_empty() {
@@ -179,12 +188,15 @@ pub fn run(args: &TraceArgs, out: &mut impl Write) -> io::Result<u8> {
     }
     let names = crate::diff::node_names(&loaded.iter().collect::<Vec<_>>());
     let mut docs = Vec::with_capacity(loaded.len());
-    for ((l, p), name) in loaded.iter().zip(&dumps).zip(names) {
+    for (((l, p), name), state) in loaded.iter().zip(&dumps).zip(names).zip(states) {
         match p {
             Parsed::Iptables(p) => {
                 let name =
                     rulelint_lint::diff::declared_name(&p.ruleset).map_or(name, str::to_string);
-                let node = TraceNode::new(name, &p.ruleset);
+                let mut node = TraceNode::new(name, &p.ruleset);
+                if let Some(ipvs) = state {
+                    node = node.with_file_state(ipvs);
+                }
                 let result = trace(&node, &spec);
                 docs.push(report::node_doc(&node, &l.name, &result));
             }
@@ -222,9 +234,15 @@ enum DumpKind {
 
 /// Which walk reads a file: nftables when it holds an `nft list ruleset` listing (even beside
 /// iptables-save text, which is then left out and said so), or nft JSON or an `add ...`
-/// transaction without iptables-save text; iptables-save otherwise.
-fn dump_kind(name: &str, text: &str) -> DumpKind {
-    let kinds: Vec<SectionKind> = sections(text).into_iter().map(|s| s.kind).collect();
+/// transaction without iptables-save text; iptables-save otherwise. With the file's sections.
+fn dump_kind(name: &str, text: &str) -> (DumpKind, Vec<Section>) {
+    let parts = sections(text);
+    let kind = kind_of(name, &parts);
+    (kind, parts)
+}
+
+fn kind_of(name: &str, parts: &[Section]) -> DumpKind {
+    let kinds: Vec<SectionKind> = parts.iter().map(|s| s.kind).collect();
     let nft = kinds.contains(&SectionKind::Nft);
     if nft {
         if kinds.contains(&SectionKind::Iptables) {

@@ -180,3 +180,230 @@ fn files_without_rules_to_walk_are_refused_saying_what_they_hold() {
         assert!(stdout(&out).is_empty(), "{file}");
     }
 }
+
+/// The IPVS-mode node of `corpus/ipvs`: iptables-save, ipset save, ipvsadm -Ln and ip addr.
+const IPVS_NODE: &str = "corpus/ipvs/healthy-node.txt";
+
+fn trace_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["trace", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = rulelint(&all, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("json")
+}
+
+#[test]
+fn an_ipvs_node_file_answers_its_set_matches_addresses_and_virtual_server() {
+    let node = path(IPVS_NODE);
+    let doc = trace_json(&[&node, "--dst", "10.96.0.10:53", "--proto", "udp"]);
+    let n = &doc["nodes"][0];
+    let outcomes = n["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 1, "{n}");
+    let o = &outcomes[0];
+    assert_eq!(o["verdict"], "accept");
+    assert!(o["assumptions"].as_array().unwrap().is_empty(), "{o}");
+    let cluster = o["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["ipset"] == "KUBE-CLUSTER-IP")
+        .expect("a KUBE-CLUSTER-IP fact");
+    assert_eq!(cluster["holds"], true);
+    assert_eq!(cluster["key"], "10.96.0.10,udp:53");
+    let text = std::fs::read_to_string(&node).unwrap();
+    let line = cluster["line"].as_u64().unwrap() as usize;
+    assert_eq!(
+        text.lines().nth(line - 1),
+        Some("add KUBE-CLUSTER-IP 10.96.0.10,udp:53")
+    );
+    let vs = &o["ipvs"];
+    assert_eq!(vs["protocol"], "UDP");
+    assert_eq!(vs["address"], "10.96.0.10:53");
+    let real: Vec<&str> = vs["real_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(real, ["10.244.1.5:53", "10.244.2.3:53"]);
+    let line = vs["line"].as_u64().unwrap() as usize;
+    assert_eq!(text.lines().nth(line - 1), Some("UDP  10.96.0.10:53 rr"));
+    let addresses = n["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["field"] == "node addresses")
+        .unwrap();
+    assert_eq!(addresses["why"], "from ip addr in the dump");
+
+    // The text report says the same, as facts.
+    let out = rulelint(
+        &["trace", &node, "--dst", "10.96.0.10:53", "--proto", "udp"],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("outcome 1 of 1: accept 10.96.0.10:53"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ipset KUBE-CLUSTER-IP holds 10.96.0.10,udp:53 [from the dump, line 72]"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "IPVS virtual server UDP 10.96.0.10:53 rr -> 10.244.1.5:53 (Masq, weight 1), \
+             10.244.2.3:53 (Masq, weight 1) [from ipvsadm in the dump, line 125]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("assumed"), "{text}");
+}
+
+#[test]
+fn a_virtual_server_without_its_cluster_ip_entry_is_rejected_by_the_ipvs_filter() {
+    let dir = TempDir::new("trace-ipvs-missing-entry");
+    let text = std::fs::read_to_string(path(IPVS_NODE)).unwrap();
+    let broken = text.replace("add KUBE-CLUSTER-IP 10.96.120.7,tcp:80\n", "");
+    assert_ne!(broken, text);
+    let file = dir.write("node.txt", &broken).display().to_string();
+    let doc = trace_json(&[&file, "--dst", "10.96.120.7:80"]);
+    let outcomes = doc["nodes"][0]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 1, "{doc}");
+    let o = &outcomes[0];
+    assert_eq!(o["verdict"], "reject");
+    let last = o["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["chain"], "KUBE-IPVS-FILTER");
+    assert!(
+        last["rule"]
+            .as_str()
+            .unwrap()
+            .contains("--match-set KUBE-IPVS-IPS dst -j REJECT"),
+        "{last}"
+    );
+    let facts = o["facts"].as_array().unwrap();
+    let fact = |set: &str| facts.iter().find(|f| f["ipset"] == set).unwrap()["holds"].clone();
+    assert_eq!(fact("KUBE-CLUSTER-IP"), false);
+    assert_eq!(fact("KUBE-IPVS-IPS"), true);
+    // A rejected packet reaches no virtual server.
+    assert!(o.get("ipvs").is_none());
+}
+
+#[test]
+fn a_node_port_is_decided_by_the_bitmap_port_set() {
+    let node = path(IPVS_NODE);
+    let doc = trace_json(&[&node, "--dst", "192.168.56.11:30080", "--from", "outside"]);
+    let o = &doc["nodes"][0]["outcomes"][0];
+    assert_eq!(doc["nodes"][0]["outcomes"].as_array().unwrap().len(), 1);
+    let fact = o["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["ipset"] == "KUBE-NODE-PORT-TCP")
+        .expect("a KUBE-NODE-PORT-TCP fact")
+        .clone();
+    assert_eq!(fact["type"], "bitmap:port");
+    assert_eq!(fact["key"], "30080");
+    assert_eq!(fact["holds"], true);
+    // The nat KUBE-NODE-PORT rule matched on it.
+    assert!(o["steps"].as_array().unwrap().iter().any(|s| {
+        s["rule"]
+            .as_str()
+            .unwrap()
+            .contains("--match-set KUBE-NODE-PORT-TCP dst -j KUBE-MARK-MASQ")
+    }));
+    assert_eq!(o["ipvs"]["address"], "192.168.56.11:30080");
+    // A port no Service has: not in the set, no virtual server.
+    let doc = trace_json(&[&node, "--dst", "192.168.56.11:30999", "--from", "outside"]);
+    let o = &doc["nodes"][0]["outcomes"][0];
+    let fact = o["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["ipset"] == "KUBE-NODE-PORT-TCP")
+        .unwrap()
+        .clone();
+    assert_eq!(fact["holds"], false);
+    assert!(o.get("ipvs").is_none());
+}
+
+#[test]
+fn a_virtual_server_without_real_servers_says_new_connections_reach_no_endpoint() {
+    let out = rulelint(&["trace", &path(IPVS_NODE), "--dst", "10.96.50.5:80"], None);
+    let text = stdout(&out);
+    assert!(
+        text.contains("IPVS virtual server TCP 10.96.50.5:80 rr has no real server"),
+        "{text}"
+    );
+}
+
+#[test]
+fn set_matches_fork_as_before_without_the_sets_or_with_a_cut_listing() {
+    // The iptables-save part alone: each set match is a question.
+    let dir = TempDir::new("trace-ipvs-no-sets");
+    let rules =
+        std::fs::read_to_string(path("corpus/ipvs/healthy-node-iptables-save.txt")).unwrap();
+    let file = dir.write("rules.txt", &rules).display().to_string();
+    let doc = trace_json(&[&file, "--dst", "10.96.0.10:53", "--proto", "udp"]);
+    let outcomes = doc["nodes"][0]["outcomes"].as_array().unwrap();
+    assert!(outcomes.len() > 2, "{doc}");
+    assert!(outcomes.iter().all(|o| o.get("facts").is_none()));
+    assert!(outcomes.iter().any(|o| {
+        o["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "assumed: ipset KUBE-CLUSTER-IP holds the packet's dst,dst")
+    }));
+    // `ipset list` showing 6 of KUBE-CLUSTER-IP's 7 entries: the hidden one is asked.
+    let list = std::fs::read_to_string(path("corpus/ipvs/healthy-node-ipset-list.txt")).unwrap();
+    let cut = list.replace("10.96.0.10,tcp:9153\n", "");
+    assert_ne!(cut, list);
+    let file = dir
+        .write("cut.txt", &format!("{rules}{cut}"))
+        .display()
+        .to_string();
+    let doc = trace_json(&[&file, "--dst", "10.96.0.10:9153"]);
+    let outcomes = doc["nodes"][0]["outcomes"].as_array().unwrap();
+    assert!(outcomes.iter().any(|o| {
+        o["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "assumed: ipset KUBE-CLUSTER-IP holds the packet's dst,dst")
+    }));
+}
+
+#[test]
+fn a_negated_set_match_is_decided_too() {
+    let dir = TempDir::new("trace-ipvs-negated");
+    let file = dir
+        .write(
+            "node.txt",
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+         -A INPUT -m set ! --match-set ALLOWED src -j DROP\nCOMMIT\n\
+         create ALLOWED hash:net family inet hashsize 1024 maxelem 65536\n\
+         add ALLOWED 10.244.0.0/16\n\
+         1: lo: <LOOPBACK,UP> mtu 65536\n    inet 127.0.0.1/8 scope host lo\n\
+         2: eth0: <BROADCAST,UP> mtu 1500\n    inet 192.168.56.11/24 scope global eth0\n",
+        )
+        .display()
+        .to_string();
+    let verdict = |src: &str| {
+        let doc = trace_json(&[
+            &file,
+            "--dst",
+            "192.168.56.11:22",
+            "--src",
+            src,
+            "--from",
+            "outside",
+        ]);
+        let outcomes = doc["nodes"][0]["outcomes"].as_array().unwrap().clone();
+        assert_eq!(outcomes.len(), 1, "{doc}");
+        assert!(outcomes[0]["assumptions"].as_array().unwrap().is_empty());
+        outcomes[0]["verdict"].as_str().unwrap().to_string()
+    };
+    assert_eq!(verdict("10.244.3.4"), "accept");
+    assert_eq!(verdict("198.51.100.7"), "drop");
+}

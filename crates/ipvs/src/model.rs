@@ -156,8 +156,17 @@ pub struct IpSet<'a> {
     pub references: Option<u64>,
     /// `Number of entries: N` (`ipset list` only).
     pub declared_entries: Option<u64>,
+    /// The words after the type on its `create` line, or its `Header:` value (`family inet
+    /// hashsize 1024 ...`, `range 0-65535`, `... timeout 300`); empty when neither was read.
+    pub header: &'a str,
     /// The members read.
     pub members: Vec<SetMember<'a>>,
+    /// Member lines that were not understood (skipped, each with a diagnostic): the members
+    /// read are not all there are.
+    pub unread_members: u32,
+    /// Some member line has words after the member (`nomatch`, `timeout N`, counters,
+    /// `comment`): what such an entry matches is not read.
+    pub member_options: bool,
     /// All its members were read: its header was read and no more members were declared than
     /// listed. Checks that look for a missing member skip incomplete sets.
     pub complete: bool,
@@ -274,6 +283,11 @@ impl<'a> Ipvs<'a> {
                 Some(mine) => {
                     mine.members.extend(set.members);
                     mine.complete &= set.complete;
+                    mine.unread_members += set.unread_members;
+                    mine.member_options |= set.member_options;
+                    if mine.header.is_empty() {
+                        mine.header = set.header;
+                    }
                     mine.set_type = mine.set_type.or(set.set_type);
                     mine.family = mine.family.or(set.family);
                 }

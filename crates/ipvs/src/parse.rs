@@ -253,8 +253,9 @@ impl<'a> Reader<'a> {
             && let Some(set) = self.list_set
         {
             self.flush_stray();
-            let word = trimmed.split_ascii_whitespace().next().unwrap_or(trimmed);
-            self.member(set, word, span);
+            let mut words = trimmed.split_ascii_whitespace();
+            let word = words.next().unwrap_or(trimmed);
+            self.member(set, word, words.next().is_some(), span);
         } else {
             self.stray_line(span);
         }
@@ -268,7 +269,9 @@ impl<'a> Reader<'a> {
             && let Some(set) = self.list_set
             && let Some(m) = parse_member(t.split_ascii_whitespace().next().unwrap_or(t), span)
         {
-            self.out.ipvs.sets[set].members.push(m);
+            let s = &mut self.out.ipvs.sets[set];
+            s.members.push(m);
+            s.member_options |= t.split_ascii_whitespace().nth(1).is_some();
             return true;
         }
         if t.starts_with("IP Virtual Server version") {
@@ -328,6 +331,7 @@ impl<'a> Reader<'a> {
                     let set = self.set_index(name, span);
                     let header: Vec<&str> = words.collect();
                     let s = &mut self.out.ipvs.sets[set];
+                    s.header = after_words(t, 3);
                     s.set_type = Some(kind);
                     s.family = family(&header);
                     s.span = span;
@@ -340,6 +344,7 @@ impl<'a> Reader<'a> {
             }
             "add" => {
                 if let (Some(name), Some(member)) = (words.next(), words.next()) {
+                    let more = words.next().is_some();
                     self.out.ipvs.outputs.ipset.get_or_insert(span);
                     let set = match self.sets.get(name) {
                         Some(&i) => i,
@@ -350,7 +355,7 @@ impl<'a> Reader<'a> {
                             i
                         }
                     };
-                    self.member(set, member, span);
+                    self.member(set, member, more, span);
                     return true;
                 }
                 return false;
@@ -376,7 +381,10 @@ impl<'a> Reader<'a> {
             let s = &mut self.out.ipvs.sets[set];
             match key {
                 "Type" => s.set_type = Some(value),
-                "Header" => s.family = family(&value.split_ascii_whitespace().collect::<Vec<_>>()),
+                "Header" => {
+                    s.header = value;
+                    s.family = family(&value.split_ascii_whitespace().collect::<Vec<_>>());
+                }
                 "References" => s.references = value.parse().ok(),
                 "Number of entries" => s.declared_entries = value.parse().ok(),
                 "Members" => self.in_members = true,
@@ -399,7 +407,10 @@ impl<'a> Reader<'a> {
             family: None,
             references: None,
             declared_entries: None,
+            header: "",
             members: Vec::new(),
+            unread_members: 0,
+            member_options: false,
             complete: false,
             span,
         });
@@ -407,10 +418,16 @@ impl<'a> Reader<'a> {
         i
     }
 
-    fn member(&mut self, set: usize, word: &'a str, span: Span) {
+    /// A member `word` of `set`; `more` says whether its line has words after it.
+    fn member(&mut self, set: usize, word: &'a str, more: bool, span: Span) {
         match parse_member(word, span) {
-            Some(m) => self.out.ipvs.sets[set].members.push(m),
+            Some(m) => {
+                let s = &mut self.out.ipvs.sets[set];
+                s.members.push(m);
+                s.member_options |= more;
+            }
             None => {
+                self.out.ipvs.sets[set].unread_members += 1;
                 let name = self.out.ipvs.sets[set].name;
                 self.malformed(
                     span,
@@ -805,6 +822,19 @@ fn is_prompt(t: &str) -> bool {
     .any(|c| command.starts_with(c))
 }
 
+/// `t` after its first `n` words (blank-separated), trimmed: the header of `create NAME KIND
+/// ...` after 3.
+fn after_words(t: &str, n: usize) -> &str {
+    let mut rest = t.trim_start();
+    for _ in 0..n {
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        rest = rest[end..].trim_start();
+    }
+    rest.trim_end()
+}
+
 fn family(header: &[&str]) -> Option<SetFamily> {
     let i = header.iter().position(|w| *w == "family")?;
     match *header.get(i + 1)? {
@@ -973,6 +1003,37 @@ TCP  10.96.0.1:443                       5       30        0     1800        0
             Some("100.98.125.10".parse().unwrap())
         );
         assert_eq!(vs.real_servers[0].target.port, None);
+    }
+
+    #[test]
+    fn set_headers_unread_members_and_member_options() {
+        let save = "create A hash:ip,port family inet hashsize 1024 timeout 300
+add A 10.0.0.1,tcp:80 timeout 120
+add A 10.0.0.2,icmp:echo-request
+create B  bitmap:port  range 0-65535
+add B 30080
+";
+        let p = parse(save);
+        let a = p.ipvs.set("A").unwrap();
+        assert_eq!(a.header, "family inet hashsize 1024 timeout 300");
+        assert!(a.member_options);
+        assert_eq!((a.members.len(), a.unread_members), (1, 1));
+        let b = p.ipvs.set("B").unwrap();
+        assert_eq!(b.header, "range 0-65535");
+        assert!(!b.member_options && b.unread_members == 0);
+
+        let list = "Name: N
+Type: hash:net
+Header: family inet hashsize 1024 maxelem 65536
+Number of entries: 2
+Members:
+10.0.0.0/8 nomatch
+10.1.0.0/16
+";
+        let n = parse(list);
+        let n = n.ipvs.set("N").unwrap();
+        assert_eq!(n.header, "family inet hashsize 1024 maxelem 65536");
+        assert!(n.member_options && n.complete && n.members.len() == 2);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! for every packet is pinned in `corpus/trace/snapshots/`; the JSON document is checked for
 //! its shape. `corpus/trace/make.py` writes the dumps.
 
+use rulelint_lint::ipvs::check::read_ipvs;
 use rulelint_lint::source::{SectionKind, sections};
 use rulelint_lint::trace::nft::{NftTraceNode, trace_nft};
 use rulelint_lint::trace::report::{TraceDocument, document, human, node_doc};
@@ -87,14 +88,18 @@ fn run(dumps: &[(String, String)], spec: &PacketSpec) -> TraceDocument {
         })
         .collect();
     let mut docs = Vec::new();
-    for ((file, _), p) in dumps.iter().zip(&parsed) {
+    for ((file, text), p) in dumps.iter().zip(&parsed) {
         let file_name = file.trim_end_matches(".txt");
         match p {
             Dump::Iptables(p) => {
                 let name = rulelint_lint::diff::declared_name(&p.ruleset)
                     .unwrap_or(file_name)
                     .to_string();
-                let node = TraceNode::new(name, &p.ruleset);
+                let mut node = TraceNode::new(name, &p.ruleset);
+                // The IPVS-mode state beside the rules, as `rulelint trace` reads it.
+                if let Some((ipvs, _)) = read_ipvs(text, &sections(text)) {
+                    node = node.with_file_state(ipvs);
+                }
                 let result = trace(&node, spec);
                 docs.push(node_doc(&node, file, &result));
             }

@@ -11,7 +11,7 @@
 //! on state the dump does not hold (interfaces not given, the locality of an address, ipsets,
 //! `recent`, `physdev`, unknown modules and options), is a question.
 
-use super::ConnState;
+use super::{ConnState, SetFact};
 use crate::matchset::{InterfacePattern, Ports, protocol_number};
 use ipnet::IpNet;
 use rulelint_parser::views::{Mark, PortRange, parse_address};
@@ -80,6 +80,20 @@ impl std::fmt::Debug for dyn NotLocal + '_ {
     }
 }
 
+/// The node's ipsets as its file holds them: whether a set holds the packet's key.
+pub trait SetContents {
+    /// Whether set `name` holds the packet's key under the match's `flags` (`dst,dst`), with
+    /// where the file says so; `None` when the file does not answer exactly (no such set, a
+    /// set cut short, a type or flags not read): the match stays a question.
+    fn lookup(&self, name: &str, flags: &str, p: &Packet) -> Option<SetFact>;
+}
+
+impl std::fmt::Debug for dyn SetContents + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SetContents")
+    }
+}
+
 /// What the node's addresses say about an address.
 #[derive(Clone, Debug, Default)]
 pub struct Env<'f> {
@@ -95,6 +109,8 @@ pub struct Env<'f> {
     /// Locality of the source when the address alone does not tell (`--from host`: local;
     /// `--from pod`/`outside`: not local).
     pub src_local_default: bool,
+    /// The node's ipsets, when its file holds them.
+    pub sets: Option<&'f dyn SetContents>,
 }
 
 impl Env<'_> {
@@ -196,6 +212,8 @@ struct Acc<'k> {
     /// The unanswered questions from the [`MAX_RULE_QUESTIONS`]th on (with whether the match
     /// is negated), while no earlier one is unanswered.
     rest: Vec<(String, bool)>,
+    /// What the node's ipsets answered.
+    facts: &'k mut Vec<SetFact>,
 }
 
 impl Acc<'_> {
@@ -248,12 +266,13 @@ impl Acc<'_> {
 }
 
 /// Evaluates a rule's matches against `p`. `known` answers the questions the path has already
-/// assumed.
+/// assumed; what the node's ipsets answered is pushed onto `facts`.
 pub fn rule(
     rule: RuleRef<'_, '_>,
     p: &Packet,
     env: &Env<'_>,
     known: &dyn Fn(&str) -> Option<bool>,
+    facts: &mut Vec<SetFact>,
 ) -> Eval {
     let mut acc = Acc {
         known,
@@ -261,6 +280,7 @@ pub fn rule(
         random: None,
         asked: 0,
         rest: Vec::new(),
+        facts,
     };
     if rule
         .tokens()
@@ -537,7 +557,14 @@ fn module_match(
                         let mut args = o.args();
                         let name = args.next().unwrap_or("");
                         let flags = args.next().unwrap_or("");
-                        Tri::Ask(format!("ipset {name} holds the packet's {flags}"))
+                        match env.sets.and_then(|s| s.lookup(name, flags, p)) {
+                            Some(fact) => {
+                                let holds = fact.holds;
+                                acc.facts.push(fact);
+                                Tri::of(holds)
+                            }
+                            None => Tri::Ask(format!("ipset {name} holds the packet's {flags}")),
+                        }
                     }
                     name => Tri::Ask(format!("the packet has `{}`", o.token_text_or(name))),
                 };

@@ -6,7 +6,8 @@
 //! filter, security), and in each table the rules with their jumps, gotos and returns. A DNAT
 //! changes what every later rule sees. Matches are read three-valued ([`eval`]): what the packet
 //! and the node's addresses decide is yes or no; what depends on state the dump does not hold
-//! (an interface not given, an ipset, `recent`, an unknown module) forks the walk into "assumed
+//! (an interface not given, an ipset the file does not list ([`ipvs`]), `recent`, an unknown
+//! module) forks the walk into "assumed
 //! to match" and "assumed not to match", each outcome carrying its assumptions. A
 //! `statistic --mode random` rule forks too, each side with its probability.
 //!
@@ -34,6 +35,7 @@
 pub mod eval;
 pub mod facts;
 pub mod index;
+pub mod ipvs;
 mod lines;
 pub mod nft;
 pub mod report;
@@ -353,6 +355,9 @@ pub struct TraceNode<'a> {
     pub(crate) index: ChainIndexes,
     /// The walk reads large chains through `index` (off: rule by rule, for benchmarks).
     pub(crate) use_index: bool,
+    /// The ipsets, addresses and IPVS virtual servers the node's file holds beside its rules
+    /// (boxed: most nodes have none).
+    pub(crate) file_state: Option<Box<ipvs::FileState<'a>>>,
 }
 
 impl<'a> TraceNode<'a> {
@@ -372,7 +377,18 @@ impl<'a> TraceNode<'a> {
             lines,
             index,
             use_index: true,
+            file_state: None,
         }
+    }
+
+    /// The IPVS-mode state the node's file holds beside its rules (`ipset save`/`list`, `ip
+    /// addr`, `ipvsadm -Ln`, as [`crate::ipvs::check::read_ipvs`] reads them, spans into the
+    /// same text as the ruleset's): set matches are decided from the sets' members, the
+    /// destination's locality from `ip addr`, and a packet delivered to a virtual server ends
+    /// with what `ipvsadm` lists for it.
+    pub fn with_file_state(mut self, ipvs: rulelint_ipvs::Ipvs<'a>) -> TraceNode<'a> {
+        self.file_state = Some(Box::new(ipvs::FileState::new(ipvs)));
+        self
     }
 
     /// The 1-based line of a rule.
@@ -737,6 +753,58 @@ pub struct Outcome {
     pub steps: Vec<Step>,
     /// For [`Verdict::Stopped`]: the bound hit.
     pub stopped: Option<Limit>,
+    /// What the node's ipsets hold, read from its file, for the set matches the path decided
+    /// (sorted, each once).
+    pub facts: Vec<SetFact>,
+    /// For a packet delivered locally to an IPVS virtual server of the node's `ipvsadm`
+    /// listing: that server.
+    pub ipvs: Option<IpvsServer>,
+}
+
+/// Whether an ipset holds the packet's key, read from the set's members in the node's file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SetFact {
+    /// The set's name.
+    pub set: String,
+    /// Its type (`hash:ip,port`).
+    pub set_type: String,
+    /// The packet's key as ipset writes a member (`10.96.0.10,udp:53`, `30080`).
+    pub key: String,
+    /// The set holds it.
+    pub holds: bool,
+    /// How many members the set has.
+    pub members: usize,
+    /// The byte offset in the file of the member that holds it, else of the set's `create`
+    /// (`Name:`) line.
+    pub offset: u32,
+}
+
+/// An IPVS virtual server as `ipvsadm -Ln` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IpvsServer {
+    /// `TCP`, `UDP`, `SCTP`.
+    pub protocol: String,
+    /// `10.96.0.10:53` as listed.
+    pub address: String,
+    /// The scheduler (`rr`).
+    pub scheduler: Option<String>,
+    /// `persistent N`: ClientIP session affinity.
+    pub persistent_seconds: Option<u32>,
+    /// Its real servers, in the order listed.
+    pub real_servers: Vec<RealServerFact>,
+    /// The byte offset of its line in the file.
+    pub offset: u32,
+}
+
+/// A real server of an [`IpvsServer`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealServerFact {
+    /// `10.244.1.5:53` as listed.
+    pub address: String,
+    /// `Masq`, `Route`, `Tunnel`, `Local`, or `unknown` (not shown).
+    pub forward: &'static str,
+    /// Its weight, when shown.
+    pub weight: Option<i64>,
 }
 
 /// The result of tracing one packet on one node.

@@ -479,6 +479,8 @@ impl<'n, 'a> Walker<'n, 'a> {
             assumptions: b.assumptions,
             steps: b.steps,
             stopped,
+            facts: Vec::new(),
+            ipvs: None,
         });
     }
 

@@ -6,7 +6,9 @@
 //!   ...
 //! ```
 
-use super::{Input, Limit, NodeTrace, Outcome, StepAt, TraceNode, TracedPacket, Verdict};
+use super::{
+    Input, IpvsServer, Limit, NodeTrace, Outcome, SetFact, StepAt, TraceNode, TracedPacket, Verdict,
+};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -65,6 +67,62 @@ pub struct OutcomeDoc {
     pub steps: Vec<StepDoc>,
     /// For `stopped`: the bound hit.
     pub stopped: Option<String>,
+    /// What the node's ipsets hold, read from its file, for the set matches the path decided
+    /// (absent when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<SetFactDoc>,
+    /// The IPVS virtual server the packet was delivered to, from the file's `ipvsadm -Ln`
+    /// (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipvs: Option<IpvsServerDoc>,
+}
+
+/// Whether an ipset holds the packet's key, from the set's members in the file.
+#[derive(Clone, Debug, Serialize)]
+pub struct SetFactDoc {
+    /// The set's name.
+    pub ipset: String,
+    /// Its type (`hash:ip,port`, `bitmap:port`, ...).
+    #[serde(rename = "type")]
+    pub set_type: String,
+    /// The packet's key as ipset writes a member (`10.96.0.10,udp:53`, `30080`).
+    pub key: String,
+    /// The set holds it.
+    pub holds: bool,
+    /// The line of the member that holds it, else of the set's `create` (`Name:`) line.
+    pub line: Option<u32>,
+    /// The fact in words, as the text report prints it.
+    pub text: String,
+}
+
+/// An IPVS virtual server as the file's `ipvsadm -Ln` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct IpvsServerDoc {
+    /// `TCP`, `UDP`, `SCTP`.
+    pub protocol: String,
+    /// `10.96.0.10:53`.
+    pub address: String,
+    /// The scheduler (`rr`), `null` when not shown.
+    pub scheduler: Option<String>,
+    /// `persistent N` (ClientIP affinity) in seconds, `null` when not persistent.
+    pub persistent_seconds: Option<u32>,
+    /// The real servers, in the order listed (empty: new connections reach no endpoint).
+    pub real_servers: Vec<RealServerDoc>,
+    /// The virtual server's line.
+    pub line: Option<u32>,
+    /// The fact in words, as the text report prints it.
+    pub text: String,
+}
+
+/// A real server of a virtual server.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealServerDoc {
+    /// `10.244.1.5:53`.
+    pub address: String,
+    /// `Masq`, `Route`, `Tunnel`, `Local`, or `unknown` (not shown).
+    pub forward: &'static str,
+    /// The weight, `null` when not shown.
+    pub weight: Option<i64>,
 }
 
 /// A rule by position.
@@ -134,6 +192,10 @@ pub trait TracedDump {
     fn step_doc(&self, at: StepAt, effect: &str) -> StepDoc;
     /// `iptables` or `nftables`.
     fn backend(&self) -> &'static str;
+    /// The 1-based line of a byte offset of the node's file (the facts read beside its rules).
+    fn line_at(&self, _offset: u32) -> Option<u32> {
+        None
+    }
 }
 
 impl TracedDump for TraceNode<'_> {
@@ -147,6 +209,10 @@ impl TracedDump for TraceNode<'_> {
 
     fn backend(&self) -> &'static str {
         "iptables"
+    }
+
+    fn line_at(&self, offset: u32) -> Option<u32> {
+        Some(self.line(offset))
     }
 }
 
@@ -220,6 +286,83 @@ fn outcome_doc(node: &dyn TracedDump, o: &Outcome) -> OutcomeDoc {
             .map(|s| node.step_doc(s.at, &s.effect_text()))
             .collect(),
         stopped: o.stopped.map(Limit::describe),
+        facts: o.facts.iter().map(|f| set_fact_doc(node, f)).collect(),
+        ipvs: o.ipvs.as_ref().map(|v| ipvs_server_doc(node, v)),
+    }
+}
+
+fn set_fact_doc(node: &dyn TracedDump, f: &SetFact) -> SetFactDoc {
+    let line = node.line_at(f.offset);
+    let at = line.map_or_else(String::new, |l| format!(", line {l}"));
+    let text = if f.holds {
+        format!("ipset {} holds {} [from the dump{at}]", f.set, f.key)
+    } else {
+        let members = match f.members {
+            0 => "the set is empty".to_string(),
+            1 => "not its 1 member".to_string(),
+            n => format!("not among its {n} members"),
+        };
+        let at = line.map_or_else(String::new, |l| format!(", set at line {l}"));
+        format!(
+            "ipset {} does not hold {} [from the dump: {members}{at}]",
+            f.set, f.key
+        )
+    };
+    SetFactDoc {
+        ipset: f.set.clone(),
+        set_type: f.set_type.clone(),
+        key: f.key.clone(),
+        holds: f.holds,
+        line,
+        text,
+    }
+}
+
+fn ipvs_server_doc(node: &dyn TracedDump, v: &IpvsServer) -> IpvsServerDoc {
+    let line = node.line_at(v.offset);
+    let mut text = format!("IPVS virtual server {} {}", v.protocol, v.address);
+    if let Some(s) = &v.scheduler {
+        let _ = write!(text, " {s}");
+    }
+    if let Some(t) = v.persistent_seconds {
+        let _ = write!(text, " persistent {t}");
+    }
+    if v.real_servers.is_empty() {
+        text.push_str(
+            " has no real server: new connections are not forwarded to any endpoint (they get no answer from the Service)",
+        );
+    } else {
+        let servers: Vec<String> = v
+            .real_servers
+            .iter()
+            .map(|r| match r.weight {
+                Some(w) => format!("{} ({}, weight {w})", r.address, r.forward),
+                None => format!("{} ({})", r.address, r.forward),
+            })
+            .collect();
+        let _ = write!(text, " -> {}", servers.join(", "));
+    }
+    let _ = write!(
+        text,
+        " [from ipvsadm in the dump{}]",
+        line.map_or_else(String::new, |l| format!(", line {l}"))
+    );
+    IpvsServerDoc {
+        protocol: v.protocol.clone(),
+        address: v.address.clone(),
+        scheduler: v.scheduler.clone(),
+        persistent_seconds: v.persistent_seconds,
+        real_servers: v
+            .real_servers
+            .iter()
+            .map(|r| RealServerDoc {
+                address: r.address.clone(),
+                forward: r.forward,
+                weight: r.weight,
+            })
+            .collect(),
+        line,
+        text,
     }
 }
 
@@ -571,6 +714,9 @@ pub fn human(doc: &TraceDocument) -> String {
             for a in &o.assumptions {
                 let _ = writeln!(s, "    {a}");
             }
+            for f in &o.facts {
+                let _ = writeln!(s, "    {}", f.text);
+            }
             let long = o.steps.len() > 40;
             for (k, st) in o.steps.iter().enumerate() {
                 if long && (20..o.steps.len() - 5).contains(&k) {
@@ -593,6 +739,9 @@ pub fn human(doc: &TraceDocument) -> String {
                     );
                     let _ = writeln!(s, "      => {}", st.effect);
                 }
+            }
+            if let Some(v) = &o.ipvs {
+                let _ = writeln!(s, "    {}", v.text);
             }
         }
         s.push('\n');

@@ -5,8 +5,8 @@ use super::eval::{self, Env, Eval, Packet};
 use super::{
     Affinity, Assumption, Condition, ConnState, Destination, Endpoint, How, Input, Limit,
     MAX_BRANCHES, MAX_DEPTH, MAX_FORKED, MAX_PATH_STEPS, MAX_RULE_VISITS, MIN_PROBABILITY,
-    NodeTrace, Origin, Outcome, PacketSpec, Step, StepAt, TraceNode, TracedPacket, Verdict,
-    has_ports, protocol_name,
+    NodeTrace, Origin, Outcome, PacketSpec, SetFact, Step, StepAt, TraceNode, TracedPacket,
+    Verdict, has_ports, protocol_name,
 };
 use crate::kube::ProxyMode;
 use ipnet::IpNet;
@@ -81,6 +81,8 @@ struct Branch {
     /// The host's packet to a local address, back in through `lo`: its connection's NAT was
     /// set up on the way out, so the nat tables do not run again.
     looped: bool,
+    /// What the node's ipsets answered on the path, sorted.
+    facts: Vec<SetFact>,
 }
 
 impl Branch {
@@ -98,6 +100,15 @@ impl Branch {
 
     fn assume(&mut self, question: String, holds: bool) {
         assume(&mut self.assumptions, question, holds);
+    }
+}
+
+/// Adds facts to a sorted list, each once (both walkers' outcomes, merged ones too).
+pub(super) fn add_facts(list: &mut Vec<SetFact>, facts: impl IntoIterator<Item = SetFact>) {
+    for f in facts {
+        if let Err(i) = list.binary_search(&f) {
+            list.insert(i, f);
+        }
     }
 }
 
@@ -194,6 +205,8 @@ struct Walker<'n, 'a> {
     forked: usize,
     limits: Vec<Limit>,
     outcomes: Vec<Outcome>,
+    /// The facts the rule being read drew from the node's ipsets.
+    read_facts: Vec<SetFact>,
 }
 
 /// Traces `spec` on `node`.
@@ -220,7 +233,13 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         local_endpoints: node.local_endpoints().to_vec(),
         endpoints: node,
     };
-    let (inputs, pkt, env, origin, traced) = resolve(&known, spec);
+    let (mut inputs, pkt, mut env, origin, traced) = resolve(&known, spec);
+    if let Some(state) = &node.file_state {
+        env.sets = Some(state.as_ref());
+        if spec.node_ips.is_empty() && state.has_ip_addr() {
+            node_addresses_from_ip_addr(state, spec, &mut env, &mut inputs);
+        }
+    }
     let mut walker = Walker {
         node,
         env,
@@ -233,6 +252,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         forked: 0,
         limits: Vec::new(),
         outcomes: Vec::new(),
+        read_facts: Vec::new(),
     };
     let first_hook = match origin {
         Origin::Host => Hook::Output,
@@ -249,6 +269,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         stack: Vec::new(),
         local: None,
         looped: false,
+        facts: Vec::new(),
     };
     if spec.state == Some(ConnState::Established) {
         start.assume(
@@ -266,7 +287,6 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
     }
     walker.limits.sort();
     walker.limits.dedup();
-    let mut inputs = inputs;
     let met_affinity = walker.outcomes.iter().any(|o| {
         o.assumptions
             .iter()
@@ -314,7 +334,10 @@ fn merge_same(outcomes: Vec<Outcome>) -> Vec<Outcome> {
                 && m.stopped == o.stopped
                 && m.steps == o.steps
         }) {
-            Some(m) => m.probability += o.probability,
+            Some(m) => {
+                m.probability += o.probability;
+                add_facts(&mut m.facts, o.facts);
+            }
             None => merged.push(o),
         }
     }
@@ -387,6 +410,8 @@ fn undecided(a: &Outcome, b: &Outcome) -> Option<usize> {
 /// long rule) costs one pointer per step and merge, not a text that grows with each.
 fn join_undecided(kept: &mut Outcome, other: Outcome, k: usize) {
     let question = kept.assumptions.remove(k);
+    // What the node's sets hold is true on both paths.
+    add_facts(&mut kept.facts, other.facts);
     let (holds, holds_not) = if question.holds {
         (std::mem::take(&mut kept.steps), other.steps)
     } else {
@@ -463,6 +488,13 @@ impl<'n, 'a> Walker<'n, 'a> {
                 (Verdict::Stopped, Some(l))
             }
         };
+        // Delivered locally to an address:port IPVS serves: what ipvsadm lists for it.
+        let ipvs = match (verdict, &self.node.file_state, b.pkt.dport) {
+            (Verdict::Accept, Some(state), Some(port)) => {
+                state.virtual_server(b.pkt.dst, b.pkt.protocol, port)
+            }
+            _ => None,
+        };
         self.outcomes.push(Outcome {
             probability: b.probability,
             verdict,
@@ -477,6 +509,8 @@ impl<'n, 'a> Walker<'n, 'a> {
             assumptions: b.assumptions,
             steps: b.steps,
             stopped,
+            facts: b.facts,
+            ipvs,
         });
     }
 
@@ -533,7 +567,16 @@ impl<'n, 'a> Walker<'n, 'a> {
             };
             b.stack.last_mut().expect("a frame").pos = pos;
             let rule = set.rule(ids[pos as usize]);
-            let answer = eval::rule(rule, &b.pkt, &self.env, &|q| b.known(q));
+            let answer = eval::rule(
+                rule,
+                &b.pkt,
+                &self.env,
+                &|q| b.known(q),
+                &mut self.read_facts,
+            );
+            if !self.read_facts.is_empty() {
+                add_facts(&mut b.facts, self.read_facts.drain(..));
+            }
             match answer {
                 Eval::No => b.stack.last_mut().expect("a frame").pos = pos + 1,
                 Eval::Yes => {
@@ -1178,6 +1221,66 @@ pub(super) fn resolve<'n>(
     (inputs, pkt, env, origin, traced)
 }
 
+/// How many addresses of one interface the `node addresses` input lists; the rest are counted.
+const SHOWN_ADDRESSES: usize = 4;
+
+/// The node's addresses from the `ip addr` output in its file (no `--node-ip` given): each is
+/// local, and when the listing is whole for the packet's family, no other address is.
+fn node_addresses_from_ip_addr(
+    state: &super::ipvs::FileState<'_>,
+    spec: &PacketSpec,
+    env: &mut Env<'_>,
+    inputs: &mut [Input],
+) {
+    let v4 = spec.dst.ip.is_ipv4();
+    let addresses = state.addresses(v4);
+    let mut listed: Vec<(&str, Vec<IpAddr>)> = Vec::new();
+    for (net, interface) in &addresses {
+        env.local.insert(net.addr());
+        match listed.iter_mut().find(|(i, _)| i == interface) {
+            Some((_, ips)) => ips.push(net.addr()),
+            None => listed.push((interface, vec![net.addr()])),
+        }
+    }
+    // A subnet's network or broadcast address is no interface's, yet the kernel delivers it
+    // (as broadcast): left to ask.
+    let subnet_edge = addresses.iter().any(|(n, _)| {
+        n.max_prefix_len() - n.prefix_len() >= 2
+            && (n.network() == spec.dst.ip || n.broadcast() == spec.dst.ip)
+    });
+    env.complete = state.lists_every_address(v4) && !subnet_edge;
+    let mut value = listed
+        .iter()
+        .map(|(interface, ips)| {
+            let shown: Vec<String> = ips
+                .iter()
+                .take(SHOWN_ADDRESSES)
+                .map(ToString::to_string)
+                .collect();
+            let more = ips.len().saturating_sub(SHOWN_ADDRESSES);
+            let more = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            format!("{interface}: {}{more}", shown.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    if value.is_empty() {
+        value.push_str("none of this address family");
+    }
+    value.push_str(if env.complete {
+        "; other addresses are not the node's (ip addr lists every interface)"
+    } else {
+        "; loopback is local; other addresses are local or not as the dump shows, else asked"
+    });
+    if let Some(input) = inputs.iter_mut().find(|i| i.field == "node addresses") {
+        input.value = value;
+        input.how = How::Inferred("from ip addr in the dump".into());
+    }
+}
+
 /// The default pod source is one of the first this many addresses of its network.
 const DEFAULT_SOURCE_TRIES: u32 = 2050;
 
@@ -1296,6 +1399,8 @@ mod tests {
             assumptions,
             steps: vec![Step::new(StepAt::Route, effect.into())],
             stopped: Some(Limit::Branches),
+            facts: Vec::new(),
+            ipvs: None,
         }
     }
 
