@@ -389,7 +389,16 @@ impl<'a> Reader<'a> {
                 "Number of entries" => s.declared_entries = value.parse().ok(),
                 "Members" => self.in_members = true,
                 "Revision" | "Size in memory" => {}
-                _ => return false,
+                _ => {
+                    // Not a header key: `ip addr` may follow the list without a blank line
+                    // (`1: lo: <LOOPBACK,UP> ...` reads as a key and a value). It ends the list.
+                    if self.ip_addr_line(t, indented, span) {
+                        self.list_set = None;
+                        self.in_members = false;
+                        return true;
+                    }
+                    return false;
+                }
             }
             return true;
         }
@@ -1092,6 +1101,40 @@ Members:
         let n = p.ipvs.set("KUBE-NODE-PORT-TCP").unwrap();
         assert!(n.complete);
         assert_eq!(n.members[0].port, Some(30080));
+    }
+
+    /// `ipset list; ip addr` pasted without a blank line between them: the interface header
+    /// `1: lo: <LOOPBACK,UP>` looked like a list header key, and every interface was lost.
+    #[test]
+    fn ip_addr_right_after_a_set_list_ends_the_list() {
+        for (first, index) in [("1: lo:", "1"), ("5: kube-ipvs0:", "5")] {
+            let text = format!(
+                "Name: KUBE-CLUSTER-IP
+Type: hash:ip,port
+Revision: 5
+Header: family inet hashsize 1024 maxelem 65536
+Size in memory: 8696
+References: 2
+Number of entries: 1
+Members:
+10.96.0.10,udp:53
+{first} <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000
+    inet 10.96.0.10/32 scope global kube-ipvs0
+"
+            );
+            let p = parse(&text);
+            assert_eq!(codes_of(&p), Vec::<&str>::new(), "{index}");
+            let set = p.ipvs.set("KUBE-CLUSTER-IP").unwrap();
+            assert!(set.complete);
+            assert_eq!(set.members.len(), 1);
+            assert!(p.ipvs.outputs.ip_addr.is_some());
+            let name = first.split_ascii_whitespace().nth(1).unwrap();
+            let interface = p.ipvs.interface(name.trim_end_matches(':')).unwrap();
+            assert_eq!(interface.addresses.len(), 1);
+        }
+        // A line that is neither a header key nor `ip addr` is still not a member.
+        let p = parse("Name: S\nType: hash:ip\nNumber of entries: 1\nMembers:\nwhat: now\n");
+        assert!(!p.ipvs.set("S").unwrap().complete);
     }
 
     #[test]

@@ -264,6 +264,25 @@ mod tests {
         assert_eq!(empty.dumps(), 1);
     }
 
+    /// A node in IPVS mode pasted whole (iptables-save, ipsets, `ip addr`, `ipvsadm`): the page
+    /// decides ipset matches and node addresses from the file as the CLI's trace does, in the
+    /// session and in the one-shot function alike.
+    #[test]
+    fn session_and_one_shot_trace_read_the_ipvs_state_beside_the_rules() {
+        let text = include_str!("../../../corpus/ipvs/healthy-node.txt");
+        let mut session = super::Session::new();
+        session.check("healthy-node.txt", text, "");
+        let nodes = serde_json::json!([{"name": "healthy-node.txt", "text": text}]).to_string();
+        let packet = r#"{"dst": "10.96.0.10:53", "proto": "udp"}"#;
+        let got = session.trace(packet);
+        assert_eq!(got, super::trace(&nodes, packet));
+        let doc: serde_json::Value = serde_json::from_str(&got).expect("JSON");
+        let outcomes = doc["nodes"][0]["outcomes"].as_array().expect("outcomes");
+        // Without the file's ipsets and addresses this packet forks into 30 assumed outcomes.
+        assert_eq!(outcomes.len(), 1, "{got}");
+        assert!(outcomes[0]["ipvs"].is_object(), "{got}");
+    }
+
     /// An `nft list ruleset` listing traces in the session as `rulelint trace` traces it (the
     /// same walk and report on the whole file); nft JSON is refused with a reason.
     #[test]

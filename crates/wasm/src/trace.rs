@@ -6,6 +6,7 @@
 
 use crate::NodeText;
 use rulelint_lint::Config;
+use rulelint_lint::ipvs::check::read_ipvs;
 use rulelint_lint::report::{CheckDocument, CheckedFile};
 use rulelint_lint::source::SectionKind;
 use rulelint_lint::source::{CheckedSource, check_source};
@@ -68,7 +69,14 @@ fn prepare(nodes: &str) -> Result<Prepared, String> {
             .map(|(n, p)| {
                 let name = rulelint_lint::diff::declared_name(&p.ruleset)
                     .map_or_else(|| n.name.clone(), str::to_string);
-                TraceNode::new(name, &p.ruleset)
+                let node = TraceNode::new(name, &p.ruleset);
+                // The IPVS-mode state beside the rules (ipsets, `ip addr`, `ipvsadm`), as the
+                // CLI's trace reads it.
+                let sections = rulelint_lint::source::sections(&n.text);
+                match read_ipvs(&n.text, &sections) {
+                    Some((ipvs, _)) => node.with_file_state(ipvs),
+                    None => node,
+                }
             })
             .collect()
     }))
@@ -173,7 +181,11 @@ fn trace_source(c: &CheckedSource<'_>, text: &str, name: &str) -> Result<(), Str
             )),
         };
     }
-    if c.sections.iter().any(|s| s.kind != SectionKind::Iptables) {
+    // IPVS-mode outputs beside iptables-save are state the trace reads, not another ruleset.
+    if c.sections
+        .iter()
+        .any(|s| !matches!(s.kind, SectionKind::Iptables | SectionKind::Ipvs))
+    {
         return Err(format!(
             "`{name}` holds nft JSON or an `add ...` transaction: the page traces \
              iptables-save and `nft list ruleset` text (`rulelint trace` reads this file)"
@@ -219,7 +231,13 @@ impl Loaded {
                 }
                 let set = &checked.iptables.ruleset;
                 let name = rulelint_lint::diff::declared_name(set).map_or(name, str::to_string);
-                AnyNode::Iptables(TraceNode::new(name, set))
+                let node = TraceNode::new(name, set);
+                // `check` read the IPVS-mode state beside the rules: the trace decides ipset
+                // matches and node addresses from it, as the CLI's does.
+                AnyNode::Iptables(match &checked.ipvs {
+                    Some(ipvs) => node.with_file_state(ipvs.clone()),
+                    None => node,
+                })
             }));
         }
     }
