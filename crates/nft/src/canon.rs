@@ -230,8 +230,8 @@ fn expr(e: &Expr<'_>) -> String {
             literal(numgen.modulus),
             literal(numgen.offset.unwrap_or("0"))
         ),
-        Expr::Binop { op, left, right } => {
-            format!("({} {} {})", expr(left), binop(op), expr(right))
+        Expr::Binop(b) => {
+            format!("({} {} {})", expr(&b.left), binop(b.op), expr(&b.right))
         }
         Expr::Concat(items) => items.iter().map(expr).collect::<Vec<_>>().join(" . "),
         Expr::Map { key, map } => format!("{} map {}", expr(key), expr(map)),
@@ -328,9 +328,8 @@ fn stmt(s: &Stmt<'_>) -> String {
         },
         Stmt::Comment(c) => format!("comment {c:?}"),
         Stmt::Nat(nat) => {
-            let Nat {
-                kind, family, to, ..
-            } = nat;
+            let Nat { kind, to, .. } = nat;
+            let family = nat.family();
             let spec = nat.spec();
             let mut flags: Vec<&str> = nat.flags().to_vec();
             flags.sort_unstable();

@@ -21,9 +21,9 @@
 
 use crate::codes;
 use crate::model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
-    RuleId, RuleList, Ruleset, Set, SetId, SetType, Statement, Stmt, Table, TableId, Value,
-    Verdict, VerdictKind,
+    BaseChain, Binop, Chain, ChainId, CtDir, Element, Expr, Family, Fib, Nat, Numgen, Object,
+    Priority, Proto, Rule, RuleId, RuleList, Ruleset, Set, SetId, SetType, Statement, Stmt, Table,
+    TableId, Value, Verdict, VerdictKind,
 };
 use crate::parse::{Parsed, priority_value};
 use rulelint_parser::{Diagnostic, Span};
@@ -1317,14 +1317,15 @@ fn expr<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Expr<'a>> {
             if words.is_empty() {
                 return None;
             }
-            Expr::List(words)
+            Expr::List(words.into_boxed_slice())
         }
         Val::Null => return None,
         Val::Obj(_) => {
             let (k, v) = j.single()?;
             match k {
+                // A protocol the text reader would not read as a payload selector is not one.
                 "payload" => Expr::Payload {
-                    proto: v.str_of("protocol")?,
+                    proto: Proto::from_word(v.str_of("protocol")?)?,
                     field: v.str_of("field")?,
                 },
                 "meta" => {
@@ -1335,7 +1336,10 @@ fn expr<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Expr<'a>> {
                     }
                 }
                 "ct" => Expr::Ct {
-                    dir: v.str_of("dir"),
+                    dir: match v.str_of("dir") {
+                        Some(dir) => Some(CtDir::from_word(dir)?),
+                        None => None,
+                    },
                     key: v.str_of("key")?,
                 },
                 "fib" => Expr::Fib(Box::new(Fib {
@@ -1370,18 +1374,18 @@ fn expr<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Expr<'a>> {
                             .map(|i| element(strings, i, Span::default()))
                             .collect::<Option<_>>()?,
                     ),
-                    _ => Expr::Set(vec![element(strings, v, Span::default())?]),
+                    _ => Expr::Set(Box::new([element(strings, v, Span::default())?])),
                 },
                 "map" => Expr::Map {
                     key: Box::new(expr(strings, v.get("key")?)?),
                     map: Box::new(expr(strings, v.get("data")?)?),
                 },
                 _ => match (binop_word(k), v.pair()) {
-                    (Some(op), Some((left, right))) => Expr::Binop {
+                    (Some(op), Some((left, right))) => Expr::Binop(Box::new(Binop {
                         op,
-                        left: Box::new(expr(strings, left)?),
-                        right: Box::new(expr(strings, right)?),
-                    },
+                        left: expr(strings, left)?,
+                        right: expr(strings, right)?,
+                    })),
                     _ => return None,
                 },
             }
@@ -1407,7 +1411,7 @@ fn statement<'a>(strings: &'a Strings, j: J<'_, 'a>) -> Option<Stmt<'a>> {
             // `nft` lists `==` and `in` as no operator, except `==` after a binary operation
             // (`meta mark & 0x00004000 == 0x00000000`).
             let op = match v.str_of("op")? {
-                "==" if matches!(left, Expr::Binop { .. }) => Some("=="),
+                "==" if matches!(left, Expr::Binop(_)) => Some("=="),
                 "==" | "in" => None,
                 op => Some(op),
             };

@@ -67,9 +67,10 @@ pub use form::{Form, detect_form, parse_any};
 pub use graph::{ChainGraph, Edge, EdgeKind, Node, Via};
 pub use json::{Strings, parse_json, parse_json_with_extent};
 pub use model::{
-    BaseChain, Chain, ChainId, Element, Expr, Family, Fib, Nat, Numgen, Object, Priority, Rule,
-    RuleId, RuleList, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType, Statement, StatementRange,
-    Stmt, Table, TableId, Value, Verdict, VerdictKind, standard_priority,
+    BaseChain, Binop, Chain, ChainId, CtDir, Element, Expr, Family, Fib, Nat, Numgen, Object,
+    Priority, Proto, Rule, RuleId, RuleList, Ruleset, STATEMENT_CHUNK, Set, SetId, SetType,
+    Statement, StatementRange, Stmt, Table, TableId, Value, Verdict, VerdictKind,
+    standard_priority,
 };
 pub use parse::{Parsed, parse, parse_knowing_tables};
 pub use print::print;

@@ -225,12 +225,9 @@ fn may_own_heap(kind: &Stmt<'_>) -> bool {
         Stmt::Assign { left, value } => !(flat(left) && flat(value)),
         // A verdict is a kind and an optional `&str`; a comment a `&str`.
         Stmt::Verdict(Verdict { kind: _, target: _ }) | Stmt::Comment(_) => false,
-        Stmt::Nat(Nat {
-            kind: _,
-            family: _,
-            to,
-            words,
-        }) => words.is_some() || to.as_ref().is_some_and(|e| !flat(e)),
+        Stmt::Nat(Nat { kind: _, to, words }) => {
+            words.is_some() || to.as_ref().is_some_and(|e| !flat(e))
+        }
         _ => true,
     }
 }
@@ -604,7 +601,9 @@ impl VerdictKind {
     }
 }
 
-/// An expression.
+/// An expression: 24 bytes, so that a statement is 72 and an element 88 (lints walk every
+/// one; a kube-proxy node holds about 100,000 of each kind). Variants hold one `&str` at most
+/// beside byte-sized fields; lists are boxed slices and rare shapes are boxed.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Expr<'a> {
@@ -612,15 +611,15 @@ pub enum Expr<'a> {
     /// `10.180.0.1:80`.
     Literal(&'a str),
     /// A flag list: `established,related`.
-    List(Vec<&'a str>),
+    List(Box<[&'a str]>),
     /// `@name`: a named set or map (name without `@`).
     SetRef(&'a str),
     /// `{ ... }`: an anonymous set or map.
-    Set(Vec<Element<'a>>),
+    Set(Box<[Element<'a>]>),
     /// `ip daddr`, `th dport`, `tcp flags`, ...
     Payload {
         /// `ip`, `ip6`, `tcp`, `udp`, `th`, `ether`, ...
-        proto: &'a str,
+        proto: Proto,
         /// `daddr`, `dport`, ...
         field: &'a str,
     },
@@ -634,7 +633,7 @@ pub enum Expr<'a> {
     /// `ct state`, `ct original saddr`.
     Ct {
         /// `original` / `reply`.
-        dir: Option<&'a str>,
+        dir: Option<CtDir>,
         /// The key.
         key: &'a str,
     },
@@ -643,17 +642,10 @@ pub enum Expr<'a> {
     Fib(Box<Fib<'a>>),
     /// `numgen random mod 2 [offset N]` (out of line: one per Service at most).
     Numgen(Box<Numgen<'a>>),
-    /// `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b`.
-    Binop {
-        /// The operator as written.
-        op: &'a str,
-        /// Left side.
-        left: Box<Expr<'a>>,
-        /// Right side.
-        right: Box<Expr<'a>>,
-    },
+    /// `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b` (out of line: a few per node).
+    Binop(Box<Binop<'a>>),
     /// `a . b . c`.
-    Concat(Vec<Expr<'a>>),
+    Concat(Box<[Expr<'a>]>),
     /// `KEY map MAP`: a lookup whose value is data (`numgen random mod 2 map { 0 : a, 1 : b }`).
     Map {
         /// The key.
@@ -661,6 +653,139 @@ pub enum Expr<'a> {
         /// The map (`@name` or `{ ... }`).
         map: Box<Expr<'a>>,
     },
+}
+
+/// `a & b`: [`Expr::Binop`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Binop<'a> {
+    /// The operator as written.
+    pub op: &'a str,
+    /// Left side.
+    pub left: Expr<'a>,
+    /// Right side.
+    pub right: Expr<'a>,
+}
+
+/// Declares a keyword enum: variants, their words, `from_word`, `as_str`, serialized as the word.
+macro_rules! keyword_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl $name {
+            /// The one named `word`.
+            pub fn from_word(word: &str) -> Option<$name> {
+                Some(match word {
+                    $($word => $name::$variant,)*
+                    _ => return None,
+                })
+            }
+
+            /// The keyword.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+keyword_enum! {
+    /// The protocols whose fields are payload selectors (`ip daddr`, `th dport`): a byte rather
+    /// than a `&str`, which keeps [`Expr`] at 24 bytes. A word not listed is not a payload
+    /// selector, in the text and in JSON alike.
+    Proto {
+        /// `ip`.
+        Ip = "ip",
+        /// `ip6`.
+        Ip6 = "ip6",
+        /// `tcp`.
+        Tcp = "tcp",
+        /// `udp`.
+        Udp = "udp",
+        /// `udplite`.
+        Udplite = "udplite",
+        /// `sctp`.
+        Sctp = "sctp",
+        /// `dccp`.
+        Dccp = "dccp",
+        /// `th`.
+        Th = "th",
+        /// `icmp`.
+        Icmp = "icmp",
+        /// `icmpv6`.
+        Icmpv6 = "icmpv6",
+        /// `igmp`.
+        Igmp = "igmp",
+        /// `ether`.
+        Ether = "ether",
+        /// `vlan`.
+        Vlan = "vlan",
+        /// `arp`.
+        Arp = "arp",
+        /// `ah`.
+        Ah = "ah",
+        /// `esp`.
+        Esp = "esp",
+        /// `comp`.
+        Comp = "comp",
+        /// `dst`.
+        Dst = "dst",
+        /// `hbh`.
+        Hbh = "hbh",
+        /// `frag`.
+        Frag = "frag",
+        /// `rt`.
+        Rt = "rt",
+        /// `mh`.
+        Mh = "mh",
+        /// `rt0`.
+        Rt0 = "rt0",
+        /// `rt2`.
+        Rt2 = "rt2",
+        /// `srh`.
+        Srh = "srh",
+        /// `gre`.
+        Gre = "gre",
+        /// `geneve`.
+        Geneve = "geneve",
+        /// `vxlan`.
+        Vxlan = "vxlan",
+        /// `ipip`.
+        Ipip = "ipip",
+    }
+}
+
+keyword_enum! {
+    /// The direction of a `ct original saddr` / `ct reply daddr` expression.
+    CtDir {
+        /// `original`.
+        Original = "original",
+        /// `reply`.
+        Reply = "reply",
+    }
 }
 
 /// `fib daddr type`: [`Expr::Fib`].
@@ -812,24 +937,23 @@ pub enum Stmt<'a> {
 pub struct Nat<'a> {
     /// Which.
     pub kind: &'a str,
-    /// `ip`/`ip6` after the keyword.
-    pub family: Option<&'a str>,
     /// The `to` expression.
     pub to: Option<Expr<'a>>,
-    /// [`Nat::spec`] and [`Nat::flags`], out of line: kube-proxy writes neither on its
-    /// `dnat to ADDR:PORT`, and inline they would make every statement larger.
+    /// [`Nat::family`], [`Nat::spec`] and [`Nat::flags`], out of line: kube-proxy writes none
+    /// of them on its `dnat to ADDR:PORT`, and inline they would make every statement larger.
     words: Option<Box<NatWords<'a>>>,
 }
 
 /// The rare words of a [`Nat`].
 #[derive(Clone, Debug, Default)]
 struct NatWords<'a> {
+    family: Option<&'a str>,
     spec: Vec<&'a str>,
     flags: Vec<&'a str>,
 }
 
 impl<'a> Nat<'a> {
-    /// A NAT statement; `spec` and `flags` take memory of their own only when not empty.
+    /// A NAT statement; `family`, `spec` and `flags` take memory of their own only when given.
     pub fn new(
         kind: &'a str,
         family: Option<&'a str>,
@@ -837,14 +961,19 @@ impl<'a> Nat<'a> {
         to: Option<Expr<'a>>,
         flags: Vec<&'a str>,
     ) -> Nat<'a> {
-        let words =
-            (!spec.is_empty() || !flags.is_empty()).then(|| Box::new(NatWords { spec, flags }));
-        Nat {
-            kind,
-            family,
-            to,
-            words,
-        }
+        let words = (family.is_some() || !spec.is_empty() || !flags.is_empty()).then(|| {
+            Box::new(NatWords {
+                family,
+                spec,
+                flags,
+            })
+        });
+        Nat { kind, to, words }
+    }
+
+    /// `ip`/`ip6` after the keyword.
+    pub fn family(&self) -> Option<&'a str> {
+        self.words.as_ref().and_then(|w| w.family)
     }
 
     /// `addr . port`, `prefix`: words between the keyword (and family) and `to`.
@@ -863,7 +992,7 @@ impl Serialize for Nat<'_> {
         use serde::ser::SerializeStruct;
         let mut st = serializer.serialize_struct("Nat", 5)?;
         st.serialize_field("kind", &self.kind)?;
-        st.serialize_field("family", &self.family)?;
+        st.serialize_field("family", &self.family())?;
         st.serialize_field("spec", self.spec())?;
         st.serialize_field("to", &self.to)?;
         st.serialize_field("flags", self.flags())?;
@@ -1088,7 +1217,8 @@ mod tests {
     }
 
     /// Lints walk every statement and element: their size is most of the memory they load.
-    /// Rare parts (`fib`, `numgen`, NAT statements) are boxed so that the common ones stay small.
+    /// Rare parts (`fib`, `numgen`, binary operations, a NAT statement's rare words) are boxed and
+    /// keywords are bytes, so that the common ones stay small.
     #[test]
     fn statements_expressions_and_elements_stay_small() {
         let sizes = [
@@ -1100,12 +1230,31 @@ mod tests {
         assert_eq!(
             sizes,
             [
-                ("Expr", 40),
-                ("Stmt", 96),
-                ("Statement", 104),
-                ("Element", 104)
+                ("Expr", 24),
+                ("Stmt", 64),
+                ("Statement", 72),
+                ("Element", 88)
             ]
         );
+    }
+
+    /// Each payload protocol and ct direction reads back from its word (so the text and JSON
+    /// readers, which both go through `from_word`, accept the same words), serializes as it,
+    /// and other words are none of them.
+    #[test]
+    fn keyword_bytes_read_back_from_their_words() {
+        for word in ["ip", "ip6", "th", "tcp", "udp", "ether", "vxlan", "ipip", "icmpv6", "rt0"] {
+            let proto = Proto::from_word(word).expect(word);
+            assert_eq!(proto.as_str(), word);
+            assert_eq!(serde_json::to_string(&proto).ok(), Some(format!("{word:?}")));
+        }
+        for dir in [CtDir::Original, CtDir::Reply] {
+            assert_eq!(CtDir::from_word(dir.as_str()), Some(dir));
+        }
+        for word in ["", "IP", "ip ", "meta", "ct", "original", "daddr"] {
+            assert_eq!(Proto::from_word(word), None, "{word:?}");
+        }
+        assert_eq!(CtDir::from_word("ip"), None);
     }
 
     /// A chain's shared range of rule ids, made owned to change it, keeps its rules.

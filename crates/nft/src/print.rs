@@ -247,9 +247,8 @@ fn stmt(out: &mut String, s: &Stmt<'_>) {
             let _ = write!(out, "comment \"{c}\"");
         }
         Stmt::Nat(nat) => {
-            let Nat {
-                kind, family, to, ..
-            } = nat;
+            let Nat { kind, to, .. } = nat;
+            let family = nat.family();
             let (spec, flags) = (nat.spec(), nat.flags());
             out.push_str(kind);
             if let Some(f) = family {
@@ -341,7 +340,7 @@ fn expr(out: &mut String, e: &Expr<'_>) {
         Expr::Ct { dir, key } => {
             out.push_str("ct ");
             if let Some(d) = dir {
-                out.push_str(d);
+                out.push_str(d.as_str());
                 out.push(' ');
             }
             out.push_str(key);
@@ -355,10 +354,10 @@ fn expr(out: &mut String, e: &Expr<'_>) {
                 let _ = write!(out, " offset {o}");
             }
         }
-        Expr::Binop { op, left, right } => {
-            expr(out, left);
-            let _ = write!(out, " {op} ");
-            expr(out, right);
+        Expr::Binop(b) => {
+            expr(out, &b.left);
+            let _ = write!(out, " {} ", b.op);
+            expr(out, &b.right);
         }
         Expr::Concat(items) => {
             for (i, x) in items.iter().enumerate() {

@@ -7,7 +7,10 @@
 
 use crate::codes;
 use crate::lexer::{Kind, Token};
-use crate::model::{Element, Expr, Fib, Nat, Numgen, Statement, Stmt, Value, Verdict, VerdictKind};
+use crate::model::{
+    Binop, CtDir, Element, Expr, Fib, Nat, Numgen, Proto, Statement, Stmt, Value, Verdict,
+    VerdictKind,
+};
 use rulelint_parser::{Diagnostic, Span};
 
 /// How deep anonymous sets and lookups may nest before the rest is kept opaque.
@@ -18,37 +21,7 @@ const MAX_DEPTH: u32 = 16;
 
 /// Protocols whose fields are payload selectors (`ip daddr`, `th dport`).
 fn is_payload(w: &str) -> bool {
-    matches!(
-        w,
-        "ip" | "ip6"
-            | "tcp"
-            | "udp"
-            | "udplite"
-            | "sctp"
-            | "dccp"
-            | "th"
-            | "icmp"
-            | "icmpv6"
-            | "igmp"
-            | "ether"
-            | "vlan"
-            | "arp"
-            | "ah"
-            | "esp"
-            | "comp"
-            | "dst"
-            | "hbh"
-            | "frag"
-            | "rt"
-            | "mh"
-            | "rt0"
-            | "rt2"
-            | "srh"
-            | "gre"
-            | "geneve"
-            | "vxlan"
-            | "ipip"
-    )
+    Proto::from_word(w).is_some()
 }
 
 /// Meta keys nft also prints without `meta`.
@@ -442,7 +415,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 Some(Stmt::SetUpdate {
                     op: w,
                     set,
-                    elements,
+                    elements: elements.into_vec(),
                 })
             }
             _ if is_arg_statement(w) => {
@@ -601,9 +574,8 @@ impl<'t, 'a> Cur<'t, 'a> {
             "ct" => {
                 self.bump();
                 let mut key = self.plain_word()?;
-                let mut dir = None;
-                if matches!(key, "original" | "reply") {
-                    dir = Some(key);
+                let dir = CtDir::from_word(key);
+                if dir.is_some() {
                     key = self.plain_word()?;
                 }
                 // `ct original ip saddr`: the key is two words, as `nft -j` names it.
@@ -651,12 +623,13 @@ impl<'t, 'a> Cur<'t, 'a> {
                 })))
             }
             _ if is_payload(w) => {
+                let proto = Proto::from_word(w)?;
                 self.bump();
                 let field = self.plain_word()?;
                 if matches!(field, "vmap" | "map" | "set") {
                     return None;
                 }
-                Some(Expr::Payload { proto: w, field })
+                Some(Expr::Payload { proto, field })
             }
             _ => None,
         }
@@ -677,11 +650,11 @@ impl<'t, 'a> Cur<'t, 'a> {
                 None => self.literal()?,
             };
             let left = std::mem::replace(e, Expr::Literal(""));
-            *e = Expr::Binop {
+            *e = Expr::Binop(Box::new(Binop {
                 op: operator_symbol(op),
-                left: Box::new(left),
-                right: Box::new(right),
-            };
+                left,
+                right,
+            }));
         }
         Some(())
     }
@@ -692,14 +665,15 @@ impl<'t, 'a> Cur<'t, 'a> {
         if self.word() != Some(".") {
             return Some(first);
         }
-        // Concatenations have two or three parts: one allocation, not one plus a regrowth.
-        let mut items = Vec::with_capacity(4);
+        // Concatenations have two or three parts: one allocation, not one plus a regrowth or
+        // a shrink into the boxed slice.
+        let mut items = Vec::with_capacity(3);
         items.push(first);
         while self.word() == Some(".") {
             self.bump();
             items.push(self.selector_binop()?);
         }
-        Some(Expr::Concat(items))
+        Some(Expr::Concat(items.into_boxed_slice()))
     }
 
     /// A constant word or string.
@@ -759,13 +733,13 @@ impl<'t, 'a> Cur<'t, 'a> {
     fn rhs(&mut self, lists: bool) -> Option<Expr<'a>> {
         let first = self.rhs_primary()?;
         if self.word() == Some(".") {
-            let mut items = Vec::with_capacity(4);
+            let mut items = Vec::with_capacity(3);
             items.push(first);
             while self.word() == Some(".") {
                 self.bump();
                 items.push(self.rhs_primary()?);
             }
-            return Some(Expr::Concat(items));
+            return Some(Expr::Concat(items.into_boxed_slice()));
         }
         // The vector only once a `,` follows: most right sides are one literal.
         if lists
@@ -780,7 +754,7 @@ impl<'t, 'a> Cur<'t, 'a> {
                 self.bump();
                 self.bump();
             }
-            return Some(Expr::List(words));
+            return Some(Expr::List(words.into_boxed_slice()));
         }
         Some(first)
     }
@@ -829,7 +803,7 @@ impl<'t, 'a> Cur<'t, 'a> {
             Some(t) if t.kind(self.text) == Kind::RBrace => self.bump(),
             _ => return None,
         }
-        Some(Expr::Set(elements))
+        Some(Expr::Set(elements.into_boxed_slice()))
     }
 
     // ---- elements ----

@@ -5,8 +5,8 @@
 
 use super::NftLint;
 use rulelint_nft::{
-    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, RuleId, Ruleset, Set, SetId, Span, Stmt,
-    TableId,
+    Chain, ChainGraph, ChainId, Diagnostic, Expr, Family, Proto, RuleId, Ruleset, Set, SetId, Span,
+    Stmt, TableId,
 };
 use std::sync::OnceLock;
 
@@ -347,7 +347,7 @@ impl<'a> Walked<'a> {
                         Stmt::Match { left, op, right } if endpoint => {
                             if let (
                                 Expr::Payload {
-                                    proto: "ip" | "ip6",
+                                    proto: Proto::Ip | Proto::Ip6,
                                     field: "saddr",
                                 },
                                 None | Some("=="),
@@ -450,7 +450,7 @@ fn holds_numgen_map(expr: &Expr<'_>) -> bool {
     // without the stack's allocation, which cost as much as the rest of the walk's statements.
     match expr {
         Expr::Map { key, .. } => return matches!(**key, Expr::Numgen(_)),
-        Expr::Concat(_) | Expr::Binop { .. } => {}
+        Expr::Concat(_) | Expr::Binop(_) => {}
         _ => return false,
     }
     let mut stack = vec![expr];
@@ -458,9 +458,9 @@ fn holds_numgen_map(expr: &Expr<'_>) -> bool {
         match e {
             Expr::Map { key, .. } if matches!(**key, Expr::Numgen(_)) => return true,
             Expr::Concat(parts) => stack.extend(parts.iter()),
-            Expr::Binop { left, right, .. } => {
-                stack.push(left);
-                stack.push(right);
+            Expr::Binop(b) => {
+                stack.push(&b.left);
+                stack.push(&b.right);
             }
             _ => {}
         }
@@ -558,28 +558,33 @@ impl<'s> NftFindings<'s> {
 mod tests {
     use super::*;
 
+    /// A concatenation of `items`.
+    fn concat(items: Vec<Expr<'_>>) -> Expr<'_> {
+        Expr::Concat(items.into())
+    }
+
     /// Key texts: literals, flat and nested concatenations (joined as `join(" . ")` of each
     /// part's text would), and keys that are not constants.
     #[test]
     fn key_texts() {
         let lit = |s| Expr::Literal(s);
-        let flat = Expr::Concat(vec![lit("10.0.0.1"), lit("tcp"), lit("80")]);
+        let flat = concat(vec![lit("10.0.0.1"), lit("tcp"), lit("80")]);
         assert_eq!(key_text(&flat).as_deref(), Some("10.0.0.1 . tcp . 80"));
-        let nested = Expr::Concat(vec![
+        let nested = concat(vec![
             lit("a"),
-            Expr::Concat(vec![lit("b"), lit("c")]),
-            Expr::Concat(vec![]),
+            concat(vec![lit("b"), lit("c")]),
+            concat(vec![]),
             lit("d"),
         ]);
         assert_eq!(key_text(&nested).as_deref(), Some("a . b . c .  . d"));
-        assert_eq!(key_text(&Expr::Concat(vec![])).as_deref(), Some(""));
+        assert_eq!(key_text(&concat(vec![])).as_deref(), Some(""));
         assert_eq!(key_text(&lit("x")).as_deref(), Some("x"));
-        let not_constant = Expr::Concat(vec![lit("a"), Expr::SetRef("s")]);
+        let not_constant = concat(vec![lit("a"), Expr::SetRef("s")]);
         assert_eq!(key_text(&not_constant), None);
         // Deep nesting: no recursion.
         let mut deep = lit("z");
         for _ in 0..100_000 {
-            deep = Expr::Concat(vec![deep]);
+            deep = concat(vec![deep]);
         }
         assert_eq!(key_text(&deep).as_deref(), Some("z"));
         std::mem::forget(deep);
@@ -609,11 +614,8 @@ mod tests {
             panic!("the first rule is a dnat");
         };
         let lookup = nat.to.clone().expect("dnat to");
-        assert!(holds_numgen_map(&Expr::Concat(vec![
-            Expr::Literal("80"),
-            lookup
-        ])));
-        assert!(!holds_numgen_map(&Expr::Concat(vec![Expr::Literal("80")])));
+        assert!(holds_numgen_map(&concat(vec![Expr::Literal("80"), lookup])));
+        assert!(!holds_numgen_map(&concat(vec![Expr::Literal("80")])));
         assert!(is_service_chain("service-ULMVA6XW-ns1/svc1/tcp/p80"));
         assert!(!is_service_chain("service-ULMVA6XW"));
         assert!(!is_service_chain("services/x"));

@@ -16,7 +16,7 @@ use crate::kube::catalog::{
 };
 use ipnet::IpNet;
 use rulelint_nft::{
-    ChainGraph, ChainId, Element, Expr, Family, LineIndex, Node, Ruleset, Set, SetId, Stmt,
+    ChainGraph, ChainId, Element, Expr, Family, LineIndex, Node, Proto, Ruleset, Set, SetId, Stmt,
     TableId, Value, VerdictKind,
 };
 use rulelint_parser::views::Mark;
@@ -380,7 +380,7 @@ fn is_saddr(e: &Expr<'_>) -> bool {
     matches!(
         e,
         Expr::Payload {
-            proto: "ip" | "ip6",
+            proto: Proto::Ip | Proto::Ip6,
             field: "saddr"
         }
     )
@@ -825,11 +825,9 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     fn masquerade_mark(&self, table: TableId) -> Option<Mark> {
         let mark_from = |e: &Expr<'_>| match e {
-            Expr::Binop {
-                op: "|" | "&" | "^",
-                right,
-                ..
-            } => literal(right).and_then(hex_or_decimal),
+            Expr::Binop(b) if matches!(b.op, "|" | "&" | "^") => {
+                literal(&b.right).and_then(hex_or_decimal)
+            }
             _ => None,
         };
         for name in ["mark-for-masquerade", "masquerading"] {

@@ -1338,7 +1338,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
     let v4 = pkt.dst.is_ipv4();
     match e {
         Expr::Payload { proto, field } => {
-            let family_ok = match *proto {
+            let family_ok = match proto.as_str() {
                 "ip" => Some(v4),
                 "ip6" => Some(!v4),
                 _ => None,
@@ -1354,7 +1354,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
                 }
                 (_, Some(false)) => Field::Known(Val::Absent),
                 ("dport" | "sport", None) => {
-                    let proto_ok = match *proto {
+                    let proto_ok = match proto.as_str() {
                         "th" => has_ports(pkt.protocol),
                         p => protocol_number(p) == Some(pkt.protocol),
                     };
@@ -1421,11 +1421,7 @@ fn field(e: &Expr<'_>, pkt: &Packet, env: &Env<'_>) -> Field {
                 None => Field::Ask(Env::local_question(ip)),
             }
         }
-        Expr::Binop {
-            op: "&",
-            left,
-            right,
-        } => match (field(left, pkt, env), right.as_ref()) {
+        Expr::Binop(b) if b.op == "&" => match (field(&b.left, pkt, env), &b.right) {
             (Field::Known(Val::Num(v)), Expr::Literal(m)) => match parse_num(m) {
                 Some(mask) => Field::Known(Val::Num(v & mask)),
                 None => Field::NotModelled,
@@ -1530,15 +1526,15 @@ fn parse_num(text: &str) -> Option<u64> {
 fn eval_mark(value: &Expr<'_>, mark: u32) -> Option<u32> {
     match value {
         Expr::Literal(l) => parse_num(l).and_then(|v| u32::try_from(v).ok()),
-        Expr::Binop { op, left, right } => {
-            if !matches!(left.as_ref(), Expr::Meta { key: "mark", .. }) {
+        Expr::Binop(b) => {
+            if !matches!(b.left, Expr::Meta { key: "mark", .. }) {
                 return None;
             }
-            let Expr::Literal(l) = right.as_ref() else {
+            let Expr::Literal(l) = &b.right else {
                 return None;
             };
             let v = u32::try_from(parse_num(l)?).ok()?;
-            Some(match *op {
+            Some(match b.op {
                 "|" => mark | v,
                 "^" => mark ^ v,
                 "&" => mark & v,

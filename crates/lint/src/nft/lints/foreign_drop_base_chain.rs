@@ -63,7 +63,7 @@ fn is_reply_only(set: &Ruleset<'_>, rule: &Rule<'_>) -> bool {
         } => {
             let words: Vec<&str> = match right {
                 Expr::Literal(w) => vec![*w],
-                Expr::List(ws) => ws.clone(),
+                Expr::List(ws) => ws.to_vec(),
                 Expr::Set(elements) => elements
                     .iter()
                     .filter_map(|e| match &e.key {

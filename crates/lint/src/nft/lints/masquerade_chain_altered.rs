@@ -167,15 +167,10 @@ fn tested_mark(cx: &NftContext<'_, '_>, chain: ChainId) -> Option<(u64, rulelint
             .iter()
             .find_map(|s| match &s.kind {
                 Stmt::Match {
-                    left:
-                        Expr::Binop {
-                            op: "&",
-                            left,
-                            right,
-                        },
+                    left: Expr::Binop(b),
                     right: Expr::Literal(zero),
                     ..
-                } if is_mark(left) && number(zero) == Some(0) => match right.as_ref() {
+                } if b.op == "&" && is_mark(&b.left) && number(zero) == Some(0) => match &b.right {
                     Expr::Literal(m) => number(m).map(|m| (m, s.span)),
                     _ => None,
                 },
@@ -193,8 +188,8 @@ fn set_mark(cx: &NftContext<'_, '_>, chain: ChainId) -> Option<u64> {
             .find_map(|s| match &s.kind {
                 Stmt::Assign {
                     left,
-                    value: Expr::Binop { op: "|", right, .. },
-                } if is_mark(left) => match right.as_ref() {
+                    value: Expr::Binop(b),
+                } if b.op == "|" && is_mark(left) => match &b.right {
                     Expr::Literal(m) => number(m),
                     _ => None,
                 },

@@ -112,9 +112,9 @@ fn collect_maps<'e, 'a>(expr: &'e Expr<'a>, out: &mut Vec<(&'e Expr<'a>, &'e Exp
         match e {
             Expr::Map { key, map } => out.push((key, map)),
             Expr::Concat(parts) => stack.extend(parts.iter().rev()),
-            Expr::Binop { left, right, .. } => {
-                stack.push(right);
-                stack.push(left);
+            Expr::Binop(b) => {
+                stack.push(&b.right);
+                stack.push(&b.left);
             }
             _ => {}
         }
