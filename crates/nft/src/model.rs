@@ -1243,10 +1243,15 @@ mod tests {
     /// and other words are none of them.
     #[test]
     fn keyword_bytes_read_back_from_their_words() {
-        for word in ["ip", "ip6", "th", "tcp", "udp", "ether", "vxlan", "ipip", "icmpv6", "rt0"] {
+        for word in [
+            "ip", "ip6", "th", "tcp", "udp", "ether", "vxlan", "ipip", "icmpv6", "rt0",
+        ] {
             let proto = Proto::from_word(word).expect(word);
             assert_eq!(proto.as_str(), word);
-            assert_eq!(serde_json::to_string(&proto).ok(), Some(format!("{word:?}")));
+            assert_eq!(
+                serde_json::to_string(&proto).ok(),
+                Some(format!("{word:?}"))
+            );
         }
         for dir in [CtDir::Original, CtDir::Reply] {
             assert_eq!(CtDir::from_word(dir.as_str()), Some(dir));
