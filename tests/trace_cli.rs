@@ -407,3 +407,19 @@ fn a_negated_set_match_is_decided_too() {
     assert_eq!(verdict("10.244.3.4"), "accept");
     assert_eq!(verdict("198.51.100.7"), "drop");
 }
+
+/// A control byte in the input (here in a set's name, in the rule and in the `ipset save`
+/// beside it) is written as an escape in the report, so that it cannot drive the terminal.
+#[test]
+fn control_bytes_of_the_input_are_escaped_in_the_report() {
+    let dir = TempDir::new("trace-control-bytes");
+    let text = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m set --match-set S\x1bX dst -j DROP\nCOMMIT\n\
+                create S\x1bX hash:ip family inet hashsize 1024 maxelem 65536\nadd S\x1bX 10.0.0.1\n";
+    let file = dir.write("node.txt", text).display().to_string();
+    let out = rulelint(&["trace", "--dst", "10.0.0.1:80", &file], None);
+    let report = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!report.contains('\x1b'), "{report}");
+    assert!(report.contains("--match-set S\\x1bX dst"), "{report}");
+    assert!(report.contains("ipset S\\x1bX holds 10.0.0.1"), "{report}");
+}

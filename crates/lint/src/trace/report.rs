@@ -328,9 +328,7 @@ fn ipvs_server_doc(node: &dyn TracedDump, v: &IpvsServer) -> IpvsServerDoc {
         let _ = write!(text, " persistent {t}");
     }
     if v.real_servers.is_empty() {
-        text.push_str(
-            " has no real server: new connections are not forwarded to any endpoint (they get no answer from the Service)",
-        );
+        text.push_str(" has no real server: new connections are not forwarded to any endpoint");
     } else {
         let servers: Vec<String> = v
             .real_servers
@@ -763,5 +761,7 @@ pub fn human(doc: &TraceDocument) -> String {
             }
         }
     }
-    s
+    // Rules, set names and addresses are the input's words: a control byte in them must not
+    // drive the terminal.
+    rulelint_parser::escape_control(&s).into_owned()
 }

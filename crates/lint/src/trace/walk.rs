@@ -1237,9 +1237,11 @@ fn node_addresses_from_ip_addr(
     let mut listed: Vec<(&str, Vec<IpAddr>)> = Vec::new();
     for (net, interface) in &addresses {
         env.local.insert(net.addr());
-        match listed.iter_mut().find(|(i, _)| i == interface) {
-            Some((_, ips)) => ips.push(net.addr()),
-            None => listed.push((interface, vec![net.addr()])),
+        // An interface's addresses come together (`addresses` lists interface by interface):
+        // only the last group can be its.
+        match listed.last_mut() {
+            Some((i, ips)) if i == interface => ips.push(net.addr()),
+            _ => listed.push((interface, vec![net.addr()])),
         }
     }
     // A subnet's network or broadcast address is no interface's, yet the kernel delivers it
