@@ -50,6 +50,8 @@ struct Reader<'a> {
     in_members: bool,
     /// The `ip addr` interface whose address lines come next.
     interface: Option<usize>,
+    /// Interfaces by name: a node lists tens of thousands of veth/cali interfaces.
+    interfaces: FxHashMap<&'a str, usize>,
     /// The open run of stray lines.
     stray: Option<Span>,
 }
@@ -66,6 +68,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         list_set: None,
         in_members: false,
         interface: None,
+        interfaces: FxHashMap::default(),
         stray: None,
     };
     if text.len() > u32::MAX as usize {
@@ -732,16 +735,18 @@ impl<'a> Reader<'a> {
 
     fn interface_index(&mut self, name: &'a str, span: Span) -> usize {
         // `ip -o addr` repeats the interface on every line: one entry per name.
-        if let Some(i) = self.out.ipvs.interfaces.iter().position(|i| i.name == name) {
+        if let Some(&i) = self.interfaces.get(name) {
             return i;
         }
+        let i = self.out.ipvs.interfaces.len();
         self.out.ipvs.interfaces.push(Interface {
             name,
             addresses: Vec::new(),
             complete: true,
             span,
         });
-        self.out.ipvs.interfaces.len() - 1
+        self.interfaces.insert(name, i);
+        i
     }
 
     fn address(&mut self, interface: usize, word: Option<&str>, span: Span) {
@@ -1154,6 +1159,32 @@ Members:
         assert_eq!(
             p.ipvs.interface("cni0").unwrap().addresses[0].0,
             "10.244.1.1/24".parse::<IpNet>().unwrap()
+        );
+    }
+
+    /// `ip -o addr` repeats each interface on every address line, not always next to each
+    /// other; a name met again adds to its one entry, across many interfaces.
+    #[test]
+    fn ip_o_addr_lines_of_one_interface_make_one_entry() {
+        let mut text = String::new();
+        for round in 1..=2 {
+            for i in 0..3000 {
+                text.push_str(&format!(
+                    "{}: cali{i}    inet 10.{round}.{}.{}/32 scope global cali{i}\\\n",
+                    i + 1,
+                    i / 256,
+                    i % 256
+                ));
+            }
+        }
+        let p = parse(&text);
+        assert_eq!(codes_of(&p), Vec::<&str>::new());
+        assert_eq!(p.ipvs.interfaces.len(), 3000);
+        let last = p.ipvs.interface("cali2999").unwrap();
+        assert_eq!(last.addresses.len(), 2);
+        assert_eq!(
+            last.addresses[1].0,
+            "10.2.11.183/32".parse::<IpNet>().unwrap()
         );
     }
 
