@@ -423,3 +423,159 @@ fn control_bytes_of_the_input_are_escaped_in_the_report() {
     assert!(report.contains("--match-set S\\x1bX dst"), "{report}");
     assert!(report.contains("ipset S\\x1bX holds 10.0.0.1"), "{report}");
 }
+
+const REDIRECT_RULES: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n\
+    :OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n\
+    -A PREROUTING -p tcp -m tcp --dport 7200 -j REDIRECT --to-ports 8080\n\
+    -A OUTPUT -p tcp -m tcp --dport 7201 -j REDIRECT --to-ports 8080\nCOMMIT\n";
+
+/// The one outcome of a trace: (verdict, destination, assumptions).
+fn only_outcome(doc: &serde_json::Value) -> (String, String, Vec<String>) {
+    let outcomes = doc["nodes"][0]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 1, "{doc}");
+    let o = &outcomes[0];
+    let assumptions = o["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    (
+        o["verdict"].as_str().unwrap().into(),
+        o["destination"].as_str().unwrap().into(),
+        assumptions,
+    )
+}
+
+/// The kernel (`nf_nat_redirect.c`) sends a packet REDIRECTed on PREROUTING to the first
+/// address of the interface it came in on; 127.0.0.1 only for the host's own packets (nat
+/// OUTPUT). Checked with `scripts/check-trace-kernel.sh`: the kernel gave the input
+/// interface's first address, 169.254.77.1, where trace said 127.0.0.1.
+#[test]
+fn redirect_on_prerouting_goes_to_the_input_interfaces_first_address() {
+    let dir = TempDir::new("trace-redirect-ip-addr");
+    let ip_addr = "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000\n    inet 127.0.0.1/8 scope host lo\n\
+         2: eth0@if9: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000\n    inet 169.254.77.1/30 scope global eth0\n    inet 192.168.7.1/32 scope global eth0\n\
+         3: eth1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000\n    inet6 fd00::1/64 scope global\n";
+    let file = dir
+        .write("node.txt", &format!("{REDIRECT_RULES}{ip_addr}"))
+        .display()
+        .to_string();
+    let from_outside = ["--from", "outside", "--src", "192.0.2.7"];
+    let doc = trace_json(&[
+        &file,
+        "--dst",
+        "10.60.0.1:7200",
+        "--in",
+        "eth0",
+        from_outside[0],
+        from_outside[1],
+        from_outside[2],
+        from_outside[3],
+    ]);
+    let (verdict, destination, _) = only_outcome(&doc);
+    assert_eq!(
+        (verdict.as_str(), destination.as_str()),
+        ("accept", "169.254.77.1:8080")
+    );
+    // An interface `ip addr` shows whole without an IPv4 address: the kernel drops.
+    let doc = trace_json(&[
+        &file,
+        "--dst",
+        "10.60.0.1:7200",
+        "--in",
+        "eth1",
+        from_outside[0],
+        from_outside[1],
+        from_outside[2],
+        from_outside[3],
+    ]);
+    assert_eq!(only_outcome(&doc).0, "drop");
+    // An input interface `ip addr` does not show: an address of it, not an invented one.
+    for args in [
+        vec![file.as_str(), "--dst", "10.60.0.1:7200", "--in", "eth7"],
+        vec![file.as_str(), "--dst", "10.60.0.1:7200"],
+    ] {
+        let mut args = args;
+        args.extend_from_slice(&from_outside);
+        let doc = trace_json(&args);
+        let (verdict, destination, assumptions) = only_outcome(&doc);
+        assert_eq!(
+            (verdict.as_str(), destination.as_str()),
+            ("accept", "10.60.0.1:8080")
+        );
+        assert!(
+            assumptions
+                .iter()
+                .any(|a| a.contains("an address of the input interface")),
+            "{assumptions:?}"
+        );
+        // `ip addr` lists 127.0.0.1 on lo: only the outcome must not name it.
+        let outcome = doc["nodes"][0]["outcomes"].to_string();
+        assert!(!outcome.contains("127.0.0.1"), "{outcome}");
+    }
+    // The host's own packet (nat OUTPUT) goes to loopback.
+    let doc = trace_json(&[&file, "--dst", "10.60.0.1:7201", "--from", "host"]);
+    assert_eq!(only_outcome(&doc).1, "127.0.0.1:8080");
+}
+
+/// Without `ip addr`, a REDIRECT on PREROUTING still delivers locally: the routing decision
+/// does not ask whether the unchanged address is the node's, nor forward it.
+#[test]
+fn redirect_on_prerouting_without_ip_addr_is_delivered_locally() {
+    let dir = TempDir::new("trace-redirect-rules-only");
+    let file = dir.write("node.txt", REDIRECT_RULES).display().to_string();
+    let doc = trace_json(&[
+        &file,
+        "--dst",
+        "10.60.0.1:7200",
+        "--from",
+        "outside",
+        "--node-ip",
+        "192.168.7.1",
+    ]);
+    let (verdict, destination, assumptions) = only_outcome(&doc);
+    assert_eq!(
+        (verdict.as_str(), destination.as_str()),
+        ("accept", "10.60.0.1:8080")
+    );
+    assert!(
+        assumptions
+            .iter()
+            .any(|a| a.contains("an address of the input interface")),
+        "{assumptions:?}"
+    );
+}
+
+/// nft `redirect`: to loopback on the output hook, to an address of the input interface on
+/// prerouting (the nft walk reads no `ip addr`); before, it was "not understood" on both.
+#[test]
+fn nft_redirect_follows_the_hook() {
+    let dir = TempDir::new("trace-nft-redirect");
+    let text = "table ip t {\n\tchain pre {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\ttcp dport 7200 redirect to :8080\n\t}\n\
+                \tchain out {\n\t\ttype nat hook output priority -100; policy accept;\n\t\ttcp dport 7201 redirect to :8080\n\t}\n}\n";
+    let file = dir.write("node.nft", text).display().to_string();
+    let doc = trace_json(&[&file, "--dst", "10.60.0.1:7201", "--from", "host"]);
+    assert_eq!(only_outcome(&doc).1, "127.0.0.1:8080");
+    let doc = trace_json(&[
+        &file,
+        "--dst",
+        "10.60.0.1:7200",
+        "--from",
+        "outside",
+        "--in",
+        "eth0",
+    ]);
+    let (verdict, destination, assumptions) = only_outcome(&doc);
+    assert_eq!(
+        (verdict.as_str(), destination.as_str()),
+        ("accept", "10.60.0.1:8080")
+    );
+    assert!(
+        assumptions
+            .iter()
+            .any(|a| a.contains("an address of the input interface")),
+        "{assumptions:?}"
+    );
+    assert!(!doc.to_string().contains("not understood"), "{doc}");
+}

@@ -235,6 +235,8 @@ struct Branch {
     /// The host's packet to a local address, back in through `lo`: its connection's NAT was
     /// set up on the way out, so the nat chains do not run again.
     looped: bool,
+    /// A `redirect` rewrote the destination: the routing decision delivers it locally.
+    redirected: bool,
 }
 
 impl Branch {
@@ -408,6 +410,7 @@ pub fn trace_nft(node: &NftTraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         stack: Vec::new(),
         local: None,
         looped: false,
+        redirected: false,
     };
     if spec.state == Some(ConnState::Established) {
         start.assume(
@@ -587,7 +590,12 @@ impl<'n, 'a> Walker<'n, 'a> {
 
     fn route(&mut self, b: &mut Branch, work: &mut Vec<Branch>) -> Option<End> {
         let dst = b.pkt.dst;
-        let local = match self.env.is_local(dst) {
+        // `redirect` always sends the packet to an address of the node.
+        let local = match b
+            .redirected
+            .then_some(true)
+            .or_else(|| self.env.is_local(dst))
+        {
             Some(l) => l,
             None => {
                 let q = Env::local_question(dst);
@@ -609,6 +617,10 @@ impl<'n, 'a> Walker<'n, 'a> {
         b.local = Some(local);
         let host = self.origin == Origin::Host;
         let effect = match (local, host) {
+            (true, false) if b.known(walk::REDIRECT_UNKNOWN_ADDRESS).is_some() => {
+                "the address of the input interface redirect chose is local: delivered through input"
+                    .to_string()
+            }
             (true, false) => format!("{dst} is local: delivered through input"),
             (true, true) => {
                 format!(
@@ -1172,10 +1184,10 @@ impl<'n, 'a> Walker<'n, 'a> {
                         },
                     );
                 }
-                let target = match (kind, to) {
-                    ("dnat", Some(e)) => nat_target(e),
-                    _ => None,
-                };
+                if kind == "redirect" {
+                    return self.redirect(b, rule, to, text);
+                }
+                let target = to.and_then(nat_target);
                 self.dnat(b, rule, target, text)
             }
             _ => {
@@ -1224,6 +1236,63 @@ impl<'n, 'a> Walker<'n, 'a> {
             }
         };
         b.steps.push(Step::new(StepAt::NftRule(rule), effect));
+        b.stack.clear();
+        b.base += 1;
+        None
+    }
+
+    /// `redirect [to :PORT]`: to an address of the node (`walk::redirect_to`).
+    fn redirect(
+        &mut self,
+        b: &mut Branch,
+        rule: RuleId,
+        to: Option<&'n Expr<'a>>,
+        text: &str,
+    ) -> Option<End> {
+        let port = match to {
+            None => None,
+            Some(e) => match redirect_port(e) {
+                Some(port) => Some(port),
+                None => return self.dnat(b, rule, None, text),
+            },
+        };
+        let hook = match b.stage {
+            Stage::Hook(hook) => hook,
+            _ => Hook::Prerouting,
+        };
+        // The nft walk reads no `ip addr`: the input interface's address stays unknown.
+        let (ip, note) = match walk::redirect_to(hook, b.pkt.dst, None, None) {
+            walk::RedirectTo::Address(ip, note) => (ip, note),
+            walk::RedirectTo::Drop(why) => {
+                b.steps
+                    .push(Step::new(StepAt::NftRule(rule), format!("redirect: {why}")));
+                return Some(End::Verdict(Verdict::Drop));
+            }
+            walk::RedirectTo::Unknown => {
+                b.assume(walk::REDIRECT_UNKNOWN_ADDRESS.into(), true);
+                (b.pkt.dst, walk::REDIRECT_UNKNOWN_NOTE)
+            }
+        };
+        let before = Endpoint {
+            ip: b.pkt.dst,
+            port: b.pkt.dport,
+        };
+        b.pkt.dst = ip;
+        if let Some(port) = port
+            && has_ports(b.pkt.protocol)
+        {
+            b.pkt.dport = Some(port);
+        }
+        b.pkt.dnat = true;
+        b.redirected = true;
+        let after = Endpoint {
+            ip: b.pkt.dst,
+            port: b.pkt.dport,
+        };
+        b.steps.push(Step::new(
+            StepAt::NftRule(rule),
+            format!("redirect {before} -> {after}{note}"),
+        ));
         b.stack.clear();
         b.base += 1;
         None
@@ -1547,6 +1616,13 @@ fn eval_mark(value: &Expr<'_>, mark: u32) -> Option<u32> {
 
 /// The address and port of `dnat to ...`: `10.180.0.1:80`, `10.180.0.1`, `10.180.0.1 . 80`,
 /// `[fd00::1]:80`.
+/// The port of `redirect to :PORT` (`:PORT-PORT`: the first); `None` when it is not one.
+fn redirect_port(e: &Expr<'_>) -> Option<u16> {
+    let Expr::Literal(l) = e else { return None };
+    let l = l.strip_prefix(':').unwrap_or(l);
+    l.split('-').next()?.parse().ok()
+}
+
 fn nat_target(e: &Expr<'_>) -> Option<(IpAddr, Option<u16>)> {
     match e {
         Expr::Literal(l) => {

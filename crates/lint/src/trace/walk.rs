@@ -83,6 +83,8 @@ struct Branch {
     looped: bool,
     /// What the node's ipsets answered on the path, sorted.
     facts: Vec<SetFact>,
+    /// A REDIRECT rewrote the destination: the routing decision delivers it locally.
+    redirected: bool,
 }
 
 impl Branch {
@@ -167,6 +169,82 @@ pub(super) fn hook_interfaces(
         (_, Hook::Prerouting | Hook::Input) => (in_given.clone(), Some(String::new())),
         (_, _) => (in_given.clone(), out_given.clone()),
     }
+}
+
+/// Where a REDIRECT (nft `redirect`) sends the packet (both walkers).
+pub(super) enum RedirectTo {
+    /// This address; the text says why (appended to the step).
+    Address(IpAddr, &'static str),
+    /// The input interface has no address of the packet's family: the kernel drops it.
+    Drop(String),
+    /// An address of the input interface that the dump and the options do not show.
+    Unknown,
+}
+
+/// The assumption a REDIRECT on PREROUTING rests on when the input interface's address is not
+/// known (both walkers).
+pub(super) const REDIRECT_UNKNOWN_ADDRESS: &str = "REDIRECT sends the packet to an address of \
+     the input interface (the first `ip addr` lists for it), which the trace does not know: \
+     the destination address is shown unchanged (give `--in` and the node's `ip addr`)";
+
+/// Appended to a REDIRECT step whose new address is not known.
+pub(super) const REDIRECT_UNKNOWN_NOTE: &str =
+    " (to an address of the input interface, not known here: address shown unchanged)";
+
+/// The kernel's choice (`nf_nat_redirect.c`): loopback only for the host's own packets (nat
+/// OUTPUT); on PREROUTING, the first address of the packet's family of the interface it came
+/// in on, and a drop when that interface has none. Inventing 127.0.0.1 there would send the
+/// packet to a socket bound to loopback, which it never reaches.
+pub(super) fn redirect_to(
+    hook: Hook,
+    dst: IpAddr,
+    in_interface: Option<&str>,
+    state: Option<&super::ipvs::FileState<'_>>,
+) -> RedirectTo {
+    if hook == Hook::Output {
+        return RedirectTo::Address(
+            match dst {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            },
+            " (to the node itself)",
+        );
+    }
+    let v4 = dst.is_ipv4();
+    let (Some(name), Some(state)) = (in_interface.filter(|n| !n.is_empty()), state) else {
+        return RedirectTo::Unknown;
+    };
+    let Some(interface) = state.ipvs().interface(name) else {
+        return RedirectTo::Unknown;
+    };
+    if let Some((net, _)) = interface
+        .addresses
+        .iter()
+        .find(|(n, _)| n.addr().is_ipv4() == v4)
+    {
+        return RedirectTo::Address(
+            net.addr(),
+            if v4 {
+                " (the first IPv4 address of the input interface in `ip addr`)"
+            } else {
+                " (the first IPv6 address of the input interface in `ip addr`)"
+            },
+        );
+    }
+    // `ip -4 addr` shows no IPv6 address of any interface: only a listing that shows the
+    // family at all, and this interface whole, says it has none.
+    let family_listed = state
+        .ipvs()
+        .interfaces
+        .iter()
+        .any(|i| i.addresses.iter().any(|(n, _)| n.addr().is_ipv4() == v4));
+    if interface.complete && family_listed {
+        let family = if v4 { "IPv4" } else { "IPv6" };
+        return RedirectTo::Drop(format!(
+            "the input interface {name} has no {family} address in `ip addr`: the kernel drops the packet"
+        ));
+    }
+    RedirectTo::Unknown
 }
 
 /// The one assumption a path rests on under `--affinity miss`, in place of one per list.
@@ -270,6 +348,7 @@ pub fn trace(node: &TraceNode<'_>, spec: &PacketSpec) -> NodeTrace {
         local: None,
         looped: false,
         facts: Vec::new(),
+        redirected: false,
     };
     if spec.state == Some(ConnState::Established) {
         start.assume(
@@ -680,7 +759,12 @@ impl<'n, 'a> Walker<'n, 'a> {
     /// The routing decision: local delivery or not, from the destination after DNAT.
     fn route(&mut self, b: &mut Branch, work: &mut Vec<Branch>) -> Option<End> {
         let dst = b.pkt.dst;
-        let local = match self.env.is_local(dst) {
+        // REDIRECT always sends the packet to an address of the node.
+        let local = match b
+            .redirected
+            .then_some(true)
+            .or_else(|| self.env.is_local(dst))
+        {
             Some(l) => l,
             None => {
                 let q = Env::local_question(dst);
@@ -702,6 +786,10 @@ impl<'n, 'a> Walker<'n, 'a> {
         b.local = Some(local);
         let host = self.origin == Origin::Host;
         let effect = match (local, host) {
+            (true, false) if b.known(REDIRECT_UNKNOWN_ADDRESS).is_some() => {
+                "the address of the input interface REDIRECT chose is local: delivered through INPUT"
+                    .to_string()
+            }
             (true, false) => format!("{dst} is local: delivered through INPUT"),
             (true, true) => {
                 format!(
@@ -853,22 +941,49 @@ impl<'n, 'a> Walker<'n, 'a> {
                     ip: b.pkt.dst,
                     port: b.pkt.dport,
                 };
+                let mut note = "";
                 let parsed = if name == "DNAT" {
                     target
                         .option_arg("--to-destination")
                         .and_then(|t| NatAddress::parse(t).ok())
                 } else {
-                    let loopback = match b.pkt.dst {
-                        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
-                        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                    let ports = target
+                        .option_arg("--to-ports")
+                        .and_then(rulelint_parser::views::PortRange::parse);
+                    let hook = match b.stage {
+                        Stage::Hook(hook) => hook,
+                        _ => Hook::Prerouting,
                     };
-                    Some(NatAddress {
-                        first: Some(loopback),
-                        last: Some(loopback),
-                        ports: target
-                            .option_arg("--to-ports")
-                            .and_then(rulelint_parser::views::PortRange::parse),
-                    })
+                    let to = redirect_to(
+                        hook,
+                        b.pkt.dst,
+                        b.pkt.in_interface.as_deref(),
+                        self.node.file_state.as_deref(),
+                    );
+                    b.redirected = true;
+                    match to {
+                        RedirectTo::Address(ip, why) => {
+                            note = why;
+                            Some(NatAddress {
+                                first: Some(ip),
+                                last: Some(ip),
+                                ports,
+                            })
+                        }
+                        RedirectTo::Drop(why) => {
+                            step(b, format!("REDIRECT: {why}"));
+                            return Some(End::Verdict(Verdict::Drop));
+                        }
+                        RedirectTo::Unknown => {
+                            b.assume(REDIRECT_UNKNOWN_ADDRESS.into(), true);
+                            note = REDIRECT_UNKNOWN_NOTE;
+                            Some(NatAddress {
+                                first: None,
+                                last: None,
+                                ports,
+                            })
+                        }
+                    }
                 };
                 let Some(nat) = parsed else {
                     b.assume(
@@ -900,9 +1015,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 if nat.first != nat.last || nat.ports.is_some_and(|p| p.first != p.last) {
                     effect.push_str(" (first of a range)");
                 }
-                if name == "REDIRECT" {
-                    effect.push_str(" (to the node itself)");
-                }
+                effect.push_str(note);
                 step(b, effect);
                 b.stack.clear();
                 b.table += 1;
