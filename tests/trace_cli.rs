@@ -579,3 +579,24 @@ fn nft_redirect_follows_the_hook() {
     );
     assert!(!doc.to_string().contains("not understood"), "{doc}");
 }
+
+/// A 60 KB comment (words of 64 KiB and more are not read) is cut in the human report as
+/// `check` cuts a long line (at its snippet reach), saying how much was left out; JSON keeps
+/// the whole rule.
+#[test]
+fn long_input_lines_are_cut_in_the_report_and_whole_in_json() {
+    let dir = TempDir::new("trace-long-line");
+    let comment = "c".repeat(60_000);
+    let text = format!(
+        "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment \"{comment}\" -j DROP\nCOMMIT\n"
+    );
+    let file = dir.write("node.txt", &text).display().to_string();
+    let out = rulelint(&["trace", "--dst", "10.0.0.1:80", &file], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    let longest = report.lines().map(str::len).max().unwrap();
+    assert!(longest < 1100, "a line of {longest} bytes");
+    assert!(report.contains("more bytes not shown)"), "{report}");
+    let doc = trace_json(&["--dst", "10.0.0.1:80", &file]);
+    assert!(doc.to_string().contains(&comment));
+}

@@ -250,7 +250,8 @@ struct NamedText<'a> {
 const CONTEXT_LINES: usize = 1;
 
 /// The most bytes of a line shown on each side of a span: a snippet of a 1 GB line stays small.
-const SNIPPET_REACH: usize = 1000;
+/// The trace report cuts the input's text it quotes at the same length.
+pub const SNIPPET_REACH: usize = 1000;
 
 /// The longest span underlined whole; a longer one (a whole file that is not a dump, a 1 GB line)
 /// is underlined over its first line, at most [`SNIPPET_REACH`] bytes of it, so the snippet and

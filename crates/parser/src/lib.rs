@@ -60,7 +60,7 @@ mod rule_tokens;
 mod span;
 pub mod views;
 
-pub use diagnostic::{CodeInfo, Diagnostic, Severity, escape_control};
+pub use diagnostic::{CodeInfo, Diagnostic, SNIPPET_REACH, Severity, escape_control};
 pub use graph::{ChainGraph, Jump};
 pub use model::{
     Chain, ChainId, ChainRef, Command, CommandVerb, Comment, CommentKind, Family, Generator,

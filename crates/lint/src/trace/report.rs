@@ -762,6 +762,31 @@ pub fn human(doc: &TraceDocument) -> String {
         }
     }
     // Rules, set names and addresses are the input's words: a control byte in them must not
-    // drive the terminal.
-    rulelint_parser::escape_control(&s).into_owned()
+    // drive the terminal, and a 100 KB rule or comment must not fill it.
+    cut_long_lines(&rulelint_parser::escape_control(&s))
+}
+
+/// `text` with every line longer than [`rulelint_parser::SNIPPET_REACH`] bytes (what `check`
+/// shows of a line beside a span) cut there, on a character boundary, with how much was left
+/// out. JSON keeps the whole text.
+fn cut_long_lines(text: &str) -> String {
+    let reach = rulelint_parser::SNIPPET_REACH;
+    let mut out = String::with_capacity(text.len().min(1 << 20));
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if body.len() <= reach {
+            out.push_str(line);
+            continue;
+        }
+        let mut end = reach;
+        while !body.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push_str(&body[..end]);
+        let _ = write!(out, " ... ({} more bytes not shown)", body.len() - end);
+        if line.len() > body.len() {
+            out.push('\n');
+        }
+    }
+    out
 }
