@@ -393,6 +393,21 @@ def matches(outcome_steps, kernel_keys):
     return False
 
 
+def same_destination(outcome, dest, in_if_addresses):
+    """Whether trace's outcome sends the packet where the kernel did. A REDIRECT on PREROUTING
+    whose input interface trace could not read keeps the address and says so as an
+    assumption: then the port must agree and the kernel's address be one of the input
+    interface's (the harness gave it `in_if_addresses`)."""
+    if outcome["destination"] == dest:
+        return True
+    unknown = any("an address of the input interface" in a for a in outcome["assumptions"])
+    if not unknown or dest is None:
+        return False
+    ip, port = split_hostport(dest)
+    _, traced_port = split_hostport(outcome["destination"])
+    return ip in in_if_addresses and port == traced_port
+
+
 def main():
     cases = [l.rstrip("\n") for l in sys.stdin if l.strip()]
     agree = mismatch = skipped = branches_seen = 0
@@ -446,6 +461,20 @@ def main():
             report.append(f"skip {label}: the kernel here does not take it: {e}")
             teardown()
             continue
+        if iptables and any(
+            "an address of the input interface" in a
+            for o in node["outcomes"]
+            for a in o["assumptions"]
+        ):
+            # trace could not tell where a REDIRECT sends the packet: give it the node's own
+            # `ip addr` beside the rules, as a user would paste it, and hold it to the address.
+            addr = run(["ip", "addr"], ns=NODE).stdout
+            with_addr = f"/tmp/hk-kernel-with-ip-addr.txt"
+            with open(with_addr, "w") as f:
+                f.write(open(path).read().rstrip("\n") + "\n" + addr)
+            doc = json.loads(run([RULELINT, "trace", "--format", "json", *words, with_addr]).stdout)
+            node = doc["nodes"][0]
+            label += " (with the namespace's ip addr)"
         try:
             handles, hooks = kernel_handles()
             hit = set()
@@ -471,7 +500,9 @@ def main():
                 for i, o in enumerate(node["outcomes"]):
                     if o["verdict"] != end:
                         continue
-                    if end not in ("drop", "reject") and o["destination"] != dest:
+                    if end not in ("drop", "reject") and not same_destination(
+                        o, dest, ["169.254.77.1", *node_ips]
+                    ):
                         continue
                     if matches(trace_steps(o, iptables), keys):
                         found = i
