@@ -447,6 +447,22 @@ fn only_outcome(doc: &serde_json::Value) -> (String, String, Vec<String>) {
     )
 }
 
+/// The one outcome of a REDIRECT on PREROUTING (to port 8080) whose input interface's address
+/// the trace does not know: accepted, address unchanged, resting on that assumption.
+fn accepted_at_an_unknown_address_of_the_input_interface(doc: &serde_json::Value) {
+    let (verdict, destination, assumptions) = only_outcome(doc);
+    assert_eq!(
+        (verdict.as_str(), destination.as_str()),
+        ("accept", "10.60.0.1:8080")
+    );
+    assert!(
+        assumptions
+            .iter()
+            .any(|a| a.contains("an address of the input interface")),
+        "{assumptions:?}"
+    );
+}
+
 /// The kernel (`nf_nat_redirect.c`) sends a packet REDIRECTed on PREROUTING to the first
 /// address of the interface it came in on; 127.0.0.1 only for the host's own packets (nat
 /// OUTPUT). Checked with `scripts/check-trace-kernel.sh`: the kernel gave the input
@@ -499,17 +515,7 @@ fn redirect_on_prerouting_goes_to_the_input_interfaces_first_address() {
         let mut args = args;
         args.extend_from_slice(&from_outside);
         let doc = trace_json(&args);
-        let (verdict, destination, assumptions) = only_outcome(&doc);
-        assert_eq!(
-            (verdict.as_str(), destination.as_str()),
-            ("accept", "10.60.0.1:8080")
-        );
-        assert!(
-            assumptions
-                .iter()
-                .any(|a| a.contains("an address of the input interface")),
-            "{assumptions:?}"
-        );
+        accepted_at_an_unknown_address_of_the_input_interface(&doc);
         // `ip addr` lists 127.0.0.1 on lo: only the outcome must not name it.
         let outcome = doc["nodes"][0]["outcomes"].to_string();
         assert!(!outcome.contains("127.0.0.1"), "{outcome}");
@@ -534,17 +540,7 @@ fn redirect_on_prerouting_without_ip_addr_is_delivered_locally() {
         "--node-ip",
         "192.168.7.1",
     ]);
-    let (verdict, destination, assumptions) = only_outcome(&doc);
-    assert_eq!(
-        (verdict.as_str(), destination.as_str()),
-        ("accept", "10.60.0.1:8080")
-    );
-    assert!(
-        assumptions
-            .iter()
-            .any(|a| a.contains("an address of the input interface")),
-        "{assumptions:?}"
-    );
+    accepted_at_an_unknown_address_of_the_input_interface(&doc);
 }
 
 /// nft `redirect`: to loopback on the output hook, to an address of the input interface on
@@ -566,17 +562,7 @@ fn nft_redirect_follows_the_hook() {
         "--in",
         "eth0",
     ]);
-    let (verdict, destination, assumptions) = only_outcome(&doc);
-    assert_eq!(
-        (verdict.as_str(), destination.as_str()),
-        ("accept", "10.60.0.1:8080")
-    );
-    assert!(
-        assumptions
-            .iter()
-            .any(|a| a.contains("an address of the input interface")),
-        "{assumptions:?}"
-    );
+    accepted_at_an_unknown_address_of_the_input_interface(&doc);
     assert!(!doc.to_string().contains("not understood"), "{doc}");
 }
 
