@@ -1614,8 +1614,6 @@ fn eval_mark(value: &Expr<'_>, mark: u32) -> Option<u32> {
     }
 }
 
-/// The address and port of `dnat to ...`: `10.180.0.1:80`, `10.180.0.1`, `10.180.0.1 . 80`,
-/// `[fd00::1]:80`.
 /// The port of `redirect to :PORT` (`:PORT-PORT`: the first); `None` when it is not one.
 fn redirect_port(e: &Expr<'_>) -> Option<u16> {
     let Expr::Literal(l) = e else { return None };
@@ -1623,6 +1621,8 @@ fn redirect_port(e: &Expr<'_>) -> Option<u16> {
     l.split('-').next()?.parse().ok()
 }
 
+/// The address and port of `dnat to ...`: `10.180.0.1:80`, `10.180.0.1`, `10.180.0.1 . 80`,
+/// `[fd00::1]:80`.
 fn nat_target(e: &Expr<'_>) -> Option<(IpAddr, Option<u16>)> {
     match e {
         Expr::Literal(l) => {
