@@ -469,7 +469,7 @@ def main():
             # trace could not tell where a REDIRECT sends the packet: give it the node's own
             # `ip addr` beside the rules, as a user would paste it, and hold it to the address.
             addr = run(["ip", "addr"], ns=NODE).stdout
-            with_addr = f"/tmp/hk-kernel-with-ip-addr.txt"
+            with_addr = "/tmp/hk-kernel-with-ip-addr.txt"
             with open(with_addr, "w") as f:
                 f.write(open(path).read().rstrip("\n") + "\n" + addr)
             doc = json.loads(run([RULELINT, "trace", "--format", "json", *words, with_addr]).stdout)

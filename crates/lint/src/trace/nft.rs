@@ -617,7 +617,7 @@ impl<'n, 'a> Walker<'n, 'a> {
         b.local = Some(local);
         let host = self.origin == Origin::Host;
         let effect = match (local, host) {
-            (true, false) if b.known(walk::REDIRECT_UNKNOWN_ADDRESS).is_some() => {
+            (true, false) if b.known(NFT_REDIRECT_UNKNOWN_ADDRESS).is_some() => {
                 "the address of the input interface redirect chose is local: delivered through input"
                     .to_string()
             }
@@ -1269,7 +1269,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 return Some(End::Verdict(Verdict::Drop));
             }
             walk::RedirectTo::Unknown => {
-                b.assume(walk::REDIRECT_UNKNOWN_ADDRESS.into(), true);
+                b.assume(NFT_REDIRECT_UNKNOWN_ADDRESS.into(), true);
                 (b.pkt.dst, walk::REDIRECT_UNKNOWN_NOTE)
             }
         };
@@ -1613,6 +1613,12 @@ fn eval_mark(value: &Expr<'_>, mark: u32) -> Option<u32> {
         _ => None,
     }
 }
+
+/// The assumption a `redirect` on prerouting rests on: unlike the iptables walk, this one reads
+/// no `ip addr`, so it does not tell the user to paste one.
+const NFT_REDIRECT_UNKNOWN_ADDRESS: &str = "redirect sends the packet to an address of the \
+     input interface (the first `ip addr` lists for it), which the trace of an nft ruleset does \
+     not read: the destination address is shown unchanged";
 
 /// The port of `redirect to :PORT` (`:PORT-PORT`: the first); `None` when it is not one.
 fn redirect_port(e: &Expr<'_>) -> Option<u16> {

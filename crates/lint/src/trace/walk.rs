@@ -182,7 +182,7 @@ pub(super) enum RedirectTo {
 }
 
 /// The assumption a REDIRECT on PREROUTING rests on when the input interface's address is not
-/// known (both walkers).
+/// known (the iptables walk; the nft walk has its own, since `ip addr` cannot help it).
 pub(super) const REDIRECT_UNKNOWN_ADDRESS: &str = "REDIRECT sends the packet to an address of \
      the input interface (the first `ip addr` lists for it), which the trace does not know: \
      the destination address is shown unchanged (give `--in` and the node's `ip addr`)";
